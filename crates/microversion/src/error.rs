@@ -74,6 +74,19 @@ impl InvalidVersion {
         String::from_utf8_lossy(&self.input).into_owned()
     }
 
+    /// Why the input was rejected, in a few words (`more than one dot`),
+    /// without the input or the accepted form.
+    #[must_use]
+    pub fn reason(&self) -> &'static str {
+        self.kind.reason()
+    }
+
+    /// What is accepted: `expected MAJOR.MINOR such as 1.0 or 2.15`.
+    #[must_use]
+    pub fn expected() -> &'static str {
+        VERSION_FORM
+    }
+
     /// Whether the number overflowed: the shape was right but a number was
     /// too large.
     #[must_use]

@@ -1,0 +1,2 @@
+//! Placeholder replaced by the layer benchmark.
+fn main() {}

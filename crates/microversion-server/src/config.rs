@@ -1,0 +1,455 @@
+//! [`Microversions`]: the versioning of one API, built once and shared by
+//! the layer, the extractors and the router.
+
+use std::fmt;
+use std::sync::Arc;
+
+use http::{HeaderMap, HeaderName, HeaderValue};
+use microversion::{
+    Decoded, InvalidServiceType, InvalidVersion, OPENSTACK_API_VERSION, RequestedVersion, Version,
+    VersionHeader, VersionRange,
+};
+
+use crate::deprecation::Deprecation;
+use crate::profile::{Profile, Rules};
+
+/// The versioning of one API: its service type, supported range and
+/// profile. Cheap to clone (an `Arc`).
+///
+/// ```
+/// use microversion::VersionRange;
+/// use microversion_server::{Microversions, Profile};
+///
+/// let api = Microversions::builder("placement", VersionRange::from_static("1.0", "1.39"))
+///     .profile(Profile::Placement)
+///     .version_neutral("/healthcheck")
+///     .build()?;
+/// assert_eq!(api.range().max().to_string(), "1.39");
+/// # Ok::<(), microversion_server::BuildError>(())
+/// ```
+#[derive(Clone)]
+pub struct Microversions {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    codec: VersionHeader,
+    range: VersionRange,
+    profile: Profile,
+    rules: Rules,
+    neutral_paths: Vec<String>,
+    neutral_prefixes: Vec<String>,
+    deprecation: Option<Deprecation>,
+    /// Standard header values for every version of the range, so answering
+    /// costs no formatting. Empty when the range is too wide to keep.
+    standard_values: Vec<HeaderValue>,
+    legacy_values: Vec<HeaderValue>,
+    range_values: (HeaderValue, HeaderValue),
+    vary: HeaderValue,
+    #[cfg(feature = "metrics")]
+    telemetry: crate::telemetry::Telemetry,
+}
+
+/// At most this many header values are prepared ahead.
+const MAX_CACHED_VERSIONS: u32 = 4096;
+
+/// What the headers of a request ask, read by [`Microversions::negotiate`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Negotiation {
+    /// The version to serve.
+    Served(Version),
+    /// The version text is malformed (400, or 406 in some profiles): the
+    /// error holds the text as sent and why it is wrong.
+    Malformed(InvalidVersion),
+    /// A well-formed version outside the range (406).
+    Unsupported(Version),
+}
+
+impl Microversions {
+    /// Starts a builder for `service_type` serving `range`.
+    pub fn builder(service_type: impl Into<String>, range: VersionRange) -> MicroversionsBuilder {
+        MicroversionsBuilder {
+            service_type: service_type.into(),
+            range,
+            profile: Profile::default(),
+            rules: None,
+            neutral_paths: Vec::new(),
+            neutral_prefixes: Vec::new(),
+            deprecation: None,
+        }
+    }
+
+    /// The service type read from and written to the header.
+    #[must_use]
+    pub fn service_type(&self) -> &str {
+        self.inner.codec.service_type()
+    }
+
+    /// The supported range.
+    #[must_use]
+    pub fn range(&self) -> VersionRange {
+        self.inner.range
+    }
+
+    /// The profile.
+    #[must_use]
+    pub fn profile(&self) -> Profile {
+        self.inner.profile
+    }
+
+    /// The rules in force (the profile's, possibly changed).
+    #[must_use]
+    pub fn rules(&self) -> &Rules {
+        &self.inner.rules
+    }
+
+    /// The deprecation policy, if any.
+    #[must_use]
+    pub fn deprecation(&self) -> Option<&Deprecation> {
+        self.inner.deprecation.as_ref()
+    }
+
+    /// The request counters (feature `metrics`).
+    #[cfg(feature = "metrics")]
+    #[must_use]
+    pub fn telemetry(&self) -> &crate::telemetry::Telemetry {
+        &self.inner.telemetry
+    }
+
+    /// Whether a request to `path` skips negotiation (health, metrics, and
+    /// `/` in profiles whose root is not versioned).
+    #[must_use]
+    pub fn is_version_neutral(&self, path: &str) -> bool {
+        let inner = &self.inner;
+        (path == "/" && !inner.rules.root_is_versioned)
+            || inner.neutral_paths.iter().any(|p| p == path)
+            || inner
+                .neutral_prefixes
+                .iter()
+                .any(|p| path.starts_with(p.as_str()))
+    }
+
+    /// Reads the version a request asks for and decides what to serve.
+    ///
+    /// No allocation happens for a well-formed header or none.
+    #[must_use]
+    pub fn negotiate(&self, headers: &HeaderMap) -> Negotiation {
+        let inner = &self.inner;
+        let standard = headers.get_all(OPENSTACK_API_VERSION);
+        let decoded = match &inner.rules.legacy_header {
+            Some(legacy) => inner
+                .codec
+                .decode_with_legacy(standard, headers.get_all(legacy)),
+            None => inner.codec.decode(standard),
+        };
+        match decoded {
+            Decoded::Absent => Negotiation::Served(inner.range.min()),
+            Decoded::Present(requested) => match inner.range.resolve(requested) {
+                Ok(v) => Negotiation::Served(v),
+                Err(e) => Negotiation::Unsupported(e.requested()),
+            },
+            Decoded::Malformed(bad) => {
+                let error = bad.error();
+                match error.zero_major() {
+                    Some(v) if inner.rules.zero_major_is_unsupported => Negotiation::Unsupported(v),
+                    _ => Negotiation::Malformed(error),
+                }
+            }
+        }
+    }
+
+    /// Resolves a version the caller already holds (for tests and tools).
+    ///
+    /// # Errors
+    ///
+    /// Returns the requested version when it is outside the range.
+    pub fn resolve(&self, requested: RequestedVersion) -> Result<Version, Version> {
+        self.inner
+            .range
+            .resolve(requested)
+            .map_err(|e| e.requested())
+    }
+
+    /// The standard header value naming `version`.
+    #[must_use]
+    pub fn standard_value(&self, version: Version) -> HeaderValue {
+        self.cached(&self.inner.standard_values, version)
+            .unwrap_or_else(|| self.inner.codec.encode(version))
+    }
+
+    /// The legacy header value naming `version` (the bare `X.Y`).
+    #[must_use]
+    pub fn legacy_value(&self, version: Version) -> HeaderValue {
+        self.cached(&self.inner.legacy_values, version)
+            .unwrap_or_else(|| VersionHeader::encode_legacy(version))
+    }
+
+    fn cached(&self, values: &[HeaderValue], version: Version) -> Option<HeaderValue> {
+        let min = self.inner.range.min();
+        if version.major() != min.major() || version < min {
+            return None;
+        }
+        let index = usize::try_from(version.minor() - min.minor()).ok()?;
+        values.get(index).cloned()
+    }
+
+    /// The minimum and maximum as header values (for range headers).
+    pub(crate) fn range_values(&self) -> &(HeaderValue, HeaderValue) {
+        &self.inner.range_values
+    }
+
+    /// The `Vary` value naming the headers versions are read from.
+    pub(crate) fn vary_value(&self) -> &HeaderValue {
+        &self.inner.vary
+    }
+}
+
+impl fmt::Debug for Microversions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Microversions")
+            .field("service_type", &self.service_type())
+            .field("range", &self.inner.range)
+            .field("profile", &self.inner.profile)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds [`Microversions`]; errors come out of [`MicroversionsBuilder::build`].
+#[derive(Debug)]
+#[must_use]
+pub struct MicroversionsBuilder {
+    service_type: String,
+    range: VersionRange,
+    profile: Profile,
+    rules: Option<Rules>,
+    neutral_paths: Vec<String>,
+    neutral_prefixes: Vec<String>,
+    deprecation: Option<Deprecation>,
+}
+
+impl MicroversionsBuilder {
+    /// Follows this profile (default `api-sig`).
+    pub fn profile(mut self, profile: Profile) -> Self {
+        self.profile = profile;
+        self
+    }
+
+    /// Follows these rules instead of the profile's own (start from
+    /// [`Profile::rules`] and change what differs).
+    pub fn rules(mut self, rules: Rules) -> Self {
+        self.rules = Some(rules);
+        self
+    }
+
+    /// A path that skips negotiation: no version is read, none is echoed.
+    pub fn version_neutral(mut self, path: impl Into<String>) -> Self {
+        self.neutral_paths.push(path.into());
+        self
+    }
+
+    /// Every path under this prefix skips negotiation.
+    pub fn version_neutral_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.neutral_prefixes.push(prefix.into());
+        self
+    }
+
+    /// Marks versions below a threshold as deprecated (see [`Deprecation`]).
+    pub fn deprecation(mut self, deprecation: Deprecation) -> Self {
+        self.deprecation = Some(deprecation);
+        self
+    }
+
+    /// Checks the configuration and builds it.
+    ///
+    /// # Errors
+    ///
+    /// Returns [`BuildError`] for an invalid service type, or a deprecation
+    /// threshold outside the range.
+    pub fn build(self) -> Result<Microversions, BuildError> {
+        let rules = self.rules.unwrap_or_else(|| self.profile.rules());
+        let codec = VersionHeader::try_new(self.service_type)
+            .map_err(BuildError::ServiceType)?
+            .latest_any_case(rules.latest_any_case);
+        let range = self.range;
+        if let Some(d) = &self.deprecation {
+            if !range.contains(d.below()) {
+                return Err(BuildError::Deprecation {
+                    below: d.below(),
+                    range,
+                });
+            }
+        }
+        let (min, max) = (range.min(), range.max());
+        let same_major = min.major() == max.major();
+        let count = max.minor().saturating_sub(min.minor());
+        let versions: Vec<Version> = if same_major && count < MAX_CACHED_VERSIONS {
+            (min.minor()..=max.minor())
+                .map(|minor| Version::new(min.major(), minor))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let standard_values = versions.iter().map(|&v| codec.encode(v)).collect();
+        let legacy_values = versions
+            .iter()
+            .map(|&v| VersionHeader::encode_legacy(v))
+            .collect();
+        let vary = vary_value(&rules);
+        Ok(Microversions {
+            inner: Arc::new(Inner {
+                range,
+                profile: self.profile,
+                neutral_paths: self.neutral_paths,
+                neutral_prefixes: self.neutral_prefixes,
+                deprecation: self.deprecation,
+                standard_values,
+                legacy_values,
+                range_values: (
+                    VersionHeader::encode_legacy(min),
+                    VersionHeader::encode_legacy(max),
+                ),
+                vary,
+                #[cfg(feature = "metrics")]
+                telemetry: crate::telemetry::Telemetry::new(codec.service_type()),
+                rules,
+                codec,
+            }),
+        })
+    }
+}
+
+/// `Vary` names every header the version is read from and echoed in.
+fn vary_value(rules: &Rules) -> HeaderValue {
+    let mut names: Vec<&str> = Vec::new();
+    if rules.echo_standard {
+        names.push("OpenStack-API-Version");
+    }
+    if let (Some(legacy), true) = (&rules.legacy_header, rules.echo_legacy) {
+        names.push(legacy.as_str());
+    }
+    if names.is_empty() {
+        names.push("OpenStack-API-Version");
+    }
+    HeaderValue::try_from(names.join(", "))
+        .unwrap_or_else(|_| HeaderValue::from_static("OpenStack-API-Version"))
+}
+
+/// A configuration that cannot be built.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The service type cannot appear in the header.
+    ServiceType(InvalidServiceType),
+    /// The deprecation threshold lies outside the supported range.
+    Deprecation {
+        /// The threshold.
+        below: Version,
+        /// The supported range.
+        range: VersionRange,
+    },
+    /// Two routes or schemas for one operation have overlapping ranges.
+    Overlap(crate::routing::RouteConflict),
+    /// Something else in the configuration is wrong; the message says what.
+    Invalid(String),
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::ServiceType(e) => fmt::Display::fmt(e, f),
+            BuildError::Deprecation { below, range } => write!(
+                f,
+                "deprecation threshold {below} is outside the supported range {range}"
+            ),
+            BuildError::Overlap(e) => fmt::Display::fmt(e, f),
+            BuildError::Invalid(msg) => f.write_str(msg),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BuildError::ServiceType(e) => Some(e),
+            BuildError::Overlap(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// The name of the header that carries the request id.
+pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-openstack-request-id");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn api(profile: Profile) -> Microversions {
+        Microversions::builder("placement", VersionRange::from_static("1.0", "1.39"))
+            .profile(profile)
+            .build()
+            .unwrap()
+    }
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (k, v) in pairs {
+            map.append(*k, HeaderValue::from_static(v));
+        }
+        map
+    }
+
+    #[test]
+    fn negotiates_min_latest_and_errors() {
+        let api = api(Profile::ApiSig);
+        assert_eq!(
+            api.negotiate(&HeaderMap::new()),
+            Negotiation::Served(Version::new(1, 0))
+        );
+        let h = headers(&[("openstack-api-version", "placement latest")]);
+        assert_eq!(api.negotiate(&h), Negotiation::Served(Version::new(1, 39)));
+        let h = headers(&[("openstack-api-version", "placement 1.999")]);
+        assert_eq!(
+            api.negotiate(&h),
+            Negotiation::Unsupported(Version::new(1, 999))
+        );
+        let h = headers(&[("openstack-api-version", "placement 0.5")]);
+        assert!(matches!(api.negotiate(&h), Negotiation::Malformed(_)));
+        let api = self::api(Profile::Placement);
+        assert_eq!(
+            api.negotiate(&h),
+            Negotiation::Unsupported(Version::new(0, 5))
+        );
+    }
+
+    #[test]
+    fn header_values_are_prepared() {
+        let api = api(Profile::ApiSig);
+        assert_eq!(api.standard_value(Version::new(1, 20)), "placement 1.20");
+        assert_eq!(api.standard_value(Version::new(2, 0)), "placement 2.0");
+        assert_eq!(api.legacy_value(Version::new(1, 39)), "1.39");
+    }
+
+    #[test]
+    fn bad_configuration_fails_to_build() {
+        let err = Microversions::builder("bad type", VersionRange::from_static("1.0", "1.2"))
+            .build()
+            .unwrap_err();
+        assert!(err.to_string().starts_with("invalid service type"), "{err}");
+    }
+
+    #[test]
+    fn neutral_paths() {
+        let api = Microversions::builder("compute", VersionRange::from_static("2.1", "2.90"))
+            .profile(Profile::Nova)
+            .version_neutral("/healthcheck")
+            .version_neutral_prefix("/static/")
+            .build()
+            .unwrap();
+        assert!(api.is_version_neutral("/"));
+        assert!(api.is_version_neutral("/healthcheck"));
+        assert!(api.is_version_neutral("/static/a.css"));
+        assert!(!api.is_version_neutral("/servers"));
+        assert!(!self::api(Profile::Placement).is_version_neutral("/"));
+    }
+}

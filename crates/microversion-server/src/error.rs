@@ -1,0 +1,404 @@
+//! Errors as the API shows them: [`ApiError`] for handlers, and the
+//! rendering of every error body in the profile's format.
+//!
+//! A handler (or the router's fallback) returns an [`ApiError`]; the layer
+//! renders its body in the profile's shape, with the request id, the served
+//! version and the request's `Accept` at hand. So handler errors, router
+//! 404s and 405s, and the layer's own 400s and 406s all look the same.
+
+use std::fmt;
+
+use axum::response::{IntoResponse, Response};
+use http::header::CONTENT_TYPE;
+use http::{HeaderValue, StatusCode};
+use microversion::{ErrorBody, ErrorEntry, Version, VersionRange};
+
+use crate::profile::{ErrorFormat, Rules};
+
+/// An error answer from a handler: a status, a detail for people, and an
+/// optional machine-readable code.
+///
+/// Behind the microversion layer its body is rendered in the profile's
+/// format. Without the layer it is plain text.
+///
+/// ```
+/// use http::StatusCode;
+/// use microversion_server::ApiError;
+///
+/// let err = ApiError::new(StatusCode::CONFLICT, "resource provider generation conflict")
+///     .with_code("placement.concurrent_update");
+/// assert_eq!(err.status(), StatusCode::CONFLICT);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApiError {
+    status: StatusCode,
+    detail: String,
+    code: Option<String>,
+}
+
+impl ApiError {
+    /// An error with this status and detail.
+    #[must_use]
+    pub fn new(status: StatusCode, detail: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            detail: detail.into(),
+            code: None,
+        }
+    }
+
+    /// 400 Bad Request.
+    #[must_use]
+    pub fn bad_request(detail: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, detail)
+    }
+
+    /// 404 Not Found, as for a path that does not exist.
+    #[must_use]
+    pub fn not_found() -> Self {
+        ApiError::new(StatusCode::NOT_FOUND, "The resource could not be found.")
+    }
+
+    /// 405 Method Not Allowed.
+    #[must_use]
+    pub fn method_not_allowed() -> Self {
+        ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "The method specified is not allowed for this resource.",
+        )
+    }
+
+    /// Sets the machine-readable code.
+    #[must_use]
+    pub fn with_code(mut self, code: impl Into<String>) -> Self {
+        self.code = Some(code.into());
+        self
+    }
+
+    /// The status.
+    #[must_use]
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The detail for people.
+    #[must_use]
+    pub fn detail(&self) -> &str {
+        &self.detail
+    }
+
+    /// The machine-readable code, if set.
+    #[must_use]
+    pub fn code(&self) -> Option<&str> {
+        self.code.as_deref()
+    }
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.status, self.detail)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut response = (
+            self.status,
+            [(
+                CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; charset=utf-8"),
+            )],
+            self.detail.clone(),
+        )
+            .into_response();
+        // The layer finds this and renders the body in the profile's format.
+        response.extensions_mut().insert(self);
+        response
+    }
+}
+
+/// What an error body may mention besides the error itself.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ErrorContext<'a> {
+    pub(crate) request_id: Option<&'a str>,
+    /// The version that served the request, if one did.
+    pub(crate) served: Option<Version>,
+    /// The supported range, on version errors.
+    pub(crate) range: Option<VersionRange>,
+    /// The request's `Accept`, for formats that follow it.
+    pub(crate) accept: Option<&'a HeaderValue>,
+}
+
+/// Renders `error` in the format of `rules`: the content type and the body.
+pub(crate) fn render(
+    rules: &Rules,
+    error: &ApiError,
+    ctx: &ErrorContext<'_>,
+) -> (HeaderValue, String) {
+    match rules.error_format {
+        ErrorFormat::ApiSig => json(api_sig_body(rules, error, ctx)),
+        ErrorFormat::Placement => match webob_choice(ctx.accept) {
+            WebobChoice::Json => json(api_sig_body(rules, error, ctx)),
+            WebobChoice::Html => (
+                HeaderValue::from_static("text/html; charset=UTF-8"),
+                html_body(error),
+            ),
+            WebobChoice::Plain => (
+                HeaderValue::from_static("text/plain; charset=UTF-8"),
+                format!(
+                    "{} {}\n\n{}",
+                    error.status.as_u16(),
+                    title(error.status),
+                    error.detail
+                ),
+            ),
+        },
+        ErrorFormat::Fault => {
+            let body = serde_json::json!({
+                fault_name(error.status): {"code": error.status.as_u16(), "message": error.detail}
+            });
+            json(body)
+        }
+        ErrorFormat::Ironic => {
+            let fault = serde_json::json!({
+                "faultstring": error.detail,
+                "faultcode": if error.status.is_server_error() { "Server" } else { "Client" },
+                "debuginfo": null,
+            });
+            json(serde_json::json!({"error_message": fault.to_string()}))
+        }
+    }
+}
+
+fn json(body: impl serde::Serialize) -> (HeaderValue, String) {
+    (
+        HeaderValue::from_static("application/json"),
+        serde_json::to_string(&body).unwrap_or_else(|_| String::from("{}")),
+    )
+}
+
+fn title(status: StatusCode) -> &'static str {
+    status.canonical_reason().unwrap_or("Error")
+}
+
+fn api_sig_body(rules: &Rules, error: &ApiError, ctx: &ErrorContext<'_>) -> ErrorBody {
+    let mut entry = ErrorEntry::new(error.status, error.detail.clone());
+    let code_allowed = match (rules.error_code_since, ctx.served) {
+        (None, _) => true,
+        (Some(since), Some(served)) => served >= since,
+        (Some(_), None) => false,
+    };
+    if code_allowed {
+        entry.code = error
+            .code
+            .clone()
+            .or_else(|| rules.error_code_since.and(rules.default_error_code.clone()));
+    }
+    entry.request_id = ctx.request_id.map(str::to_owned);
+    if let Some(range) = ctx.range {
+        entry = entry.with_range(range);
+    }
+    ErrorBody::single(entry)
+}
+
+/// Nova's and Cinder's fault names, by status.
+fn fault_name(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        400 => "badRequest",
+        401 => "unauthorized",
+        403 => "forbidden",
+        404 => "itemNotFound",
+        405 => "badMethod",
+        409 => "conflictingRequest",
+        413 | 429 => "overLimit",
+        415 => "badMediaType",
+        501 => "notImplemented",
+        503 => "serviceUnavailable",
+        _ => "computeFault",
+    }
+}
+
+fn html_body(error: &ApiError) -> String {
+    let status = format!("{} {}", error.status.as_u16(), title(error.status));
+    format!(
+        "<html>\n <head>\n  <title>{status}</title>\n </head>\n <body>\n  <h1>{status}</h1>\n  {}<br /><br />\n\n\n\n </body>\n</html>",
+        escape_html(&error.detail)
+    )
+}
+
+fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WebobChoice {
+    Html,
+    Plain,
+    Json,
+}
+
+/// The representation webob picks for an error: the offer with the highest
+/// quality in `Accept`, earlier offers winning ties; plain text when
+/// nothing matches or there is no `Accept`.
+fn webob_choice(accept: Option<&HeaderValue>) -> WebobChoice {
+    const OFFERS: [(&str, WebobChoice); 3] = [
+        ("text/html", WebobChoice::Html),
+        ("text/plain", WebobChoice::Plain),
+        ("application/json", WebobChoice::Json),
+    ];
+    let Some(accept) = accept.and_then(|a| a.to_str().ok()) else {
+        return WebobChoice::Plain;
+    };
+    let mut best: Option<(f32, WebobChoice)> = None;
+    for (offer, choice) in OFFERS {
+        let quality = accept
+            .split(',')
+            .filter_map(|range| media_range_quality(range, offer))
+            .fold(None, |acc: Option<(u8, f32)>, (spec, q)| match acc {
+                // The most specific matching range decides the quality.
+                Some((s, _)) if s > spec => acc,
+                _ => Some((spec, q)),
+            })
+            .map(|(_, q)| q);
+        if let Some(q) = quality {
+            if q > 0.0 && best.is_none_or(|(bq, _)| q > bq) {
+                best = Some((q, choice));
+            }
+        }
+    }
+    best.map_or(WebobChoice::Plain, |(_, choice)| choice)
+}
+
+/// If `range` (one element of `Accept`) matches `offer`: how specific it
+/// is (0 for `*/*`, 1 for `type/*`, 2 for exact) and its quality.
+fn media_range_quality(range: &str, offer: &str) -> Option<(u8, f32)> {
+    let mut parts = range.split(';');
+    let media = parts.next()?.trim().to_ascii_lowercase();
+    let quality = parts
+        .filter_map(|p| p.trim().strip_prefix("q="))
+        .find_map(|q| q.trim().parse::<f32>().ok())
+        .unwrap_or(1.0);
+    let (offer_type, _) = offer.split_once('/')?;
+    let specificity = if media == "*/*" {
+        0
+    } else if media.strip_suffix("/*") == Some(offer_type) {
+        1
+    } else if media == offer {
+        2
+    } else {
+        return None;
+    };
+    Some((specificity, quality))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Profile;
+
+    fn ctx() -> ErrorContext<'static> {
+        ErrorContext {
+            request_id: Some("req-1"),
+            ..ErrorContext::default()
+        }
+    }
+
+    #[test]
+    fn api_sig_json() {
+        let (ct, body) = render(
+            &Profile::ApiSig.rules(),
+            &ApiError::bad_request("bad").with_code("x.y"),
+            &ctx(),
+        );
+        assert_eq!(ct, "application/json");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"errors": [{"status": 400, "title": "Bad Request",
+                "detail": "bad", "code": "x.y", "request_id": "req-1"}]})
+        );
+    }
+
+    #[test]
+    fn placement_code_only_from_1_23() {
+        let rules = Profile::Placement.rules();
+        let accept = HeaderValue::from_static("application/json");
+        let err = ApiError::new(StatusCode::CONFLICT, "conflict");
+        let at = |v: Option<Version>| {
+            let ctx = ErrorContext {
+                served: v,
+                accept: Some(&accept),
+                ..ctx()
+            };
+            let (_, body) = render(&rules, &err, &ctx);
+            serde_json::from_str::<serde_json::Value>(&body).unwrap()["errors"][0]["code"].clone()
+        };
+        assert_eq!(at(Some(Version::new(1, 22))), serde_json::Value::Null);
+        assert_eq!(at(Some(Version::new(1, 23))), "placement.undefined_code");
+        assert_eq!(at(None), serde_json::Value::Null);
+    }
+
+    #[test]
+    fn placement_follows_accept() {
+        let rules = Profile::Placement.rules();
+        let err = ApiError::new(
+            StatusCode::NOT_ACCEPTABLE,
+            "Unacceptable version header: 0.5",
+        );
+        for (accept, want) in [
+            (Some("application/json"), "application/json"),
+            (Some("text/html"), "text/html; charset=UTF-8"),
+            (Some("*/*"), "text/html; charset=UTF-8"),
+            (
+                Some("application/json, text/html;q=0.5"),
+                "application/json",
+            ),
+            (Some("image/png"), "text/plain; charset=UTF-8"),
+            (None, "text/plain; charset=UTF-8"),
+        ] {
+            let value = accept.map(HeaderValue::from_static);
+            let ctx = ErrorContext {
+                accept: value.as_ref(),
+                ..ctx()
+            };
+            let (ct, body) = render(&rules, &err, &ctx);
+            assert_eq!(ct, want, "{accept:?}");
+            assert!(body.contains("Unacceptable version header: 0.5"), "{body}");
+        }
+    }
+
+    #[test]
+    fn fault_and_ironic_shapes() {
+        let (_, body) = render(
+            &Profile::Nova.rules(),
+            &ApiError::bad_request("nope"),
+            &ctx(),
+        );
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&body).unwrap(),
+            serde_json::json!({"badRequest": {"code": 400, "message": "nope"}})
+        );
+        let (_, body) = render(
+            &Profile::Ironic.rules(),
+            &ApiError::new(StatusCode::NOT_ACCEPTABLE, "too new"),
+            &ctx(),
+        );
+        let outer: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let inner: serde_json::Value =
+            serde_json::from_str(outer["error_message"].as_str().unwrap()).unwrap();
+        assert_eq!(inner["faultstring"], "too new");
+        assert_eq!(inner["faultcode"], "Client");
+    }
+}

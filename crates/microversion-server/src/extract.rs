@@ -1,0 +1,126 @@
+//! Extractors: the served version and the request id.
+
+use std::ops::Deref;
+
+use axum::extract::FromRequestParts;
+use axum::response::{IntoResponse, Response};
+use http::request::Parts;
+use http::{HeaderValue, StatusCode};
+use microversion::Version;
+
+/// The version that serves this request, as negotiated by the layer.
+///
+/// It dereferences to [`Version`], so a handler can branch with
+/// [`Version::matches`]:
+///
+/// ```
+/// use microversion::Version;
+/// use microversion_server::ServedVersion;
+///
+/// async fn show(version: ServedVersion) -> String {
+///     if version.matches(Version::new(1, 14), None) {
+///         "with parent_provider_uuid".to_owned()
+///     } else {
+///         "without".to_owned()
+///     }
+/// }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ServedVersion(pub Version);
+
+impl ServedVersion {
+    /// The served version of a request that went through the layer.
+    #[must_use]
+    pub fn from_extensions(extensions: &http::Extensions) -> Option<Self> {
+        extensions.get::<ServedVersion>().copied()
+    }
+}
+
+impl Deref for ServedVersion {
+    type Target = Version;
+
+    fn deref(&self) -> &Version {
+        &self.0
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for ServedVersion {
+    type Rejection = MissingLayer;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        ServedVersion::from_extensions(&parts.extensions).ok_or(MissingLayer("ServedVersion"))
+    }
+}
+
+/// The id of this request, also sent in `x-openstack-request-id`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RequestId(pub(crate) HeaderValue);
+
+impl RequestId {
+    /// A new id: `req-` and a random UUID.
+    #[must_use]
+    pub fn generate() -> Self {
+        let text = format!("req-{}", uuid::Uuid::new_v4());
+        RequestId(HeaderValue::try_from(text).unwrap_or(HeaderValue::from_static("req-unknown")))
+    }
+
+    /// The id as text.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        self.0.to_str().unwrap_or_default()
+    }
+
+    /// The id as a header value.
+    #[must_use]
+    pub fn header_value(&self) -> &HeaderValue {
+        &self.0
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for RequestId {
+    type Rejection = MissingLayer;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        parts
+            .extensions
+            .get::<RequestId>()
+            .cloned()
+            .ok_or(MissingLayer("RequestId"))
+    }
+}
+
+/// An extractor was used on a route the microversion layer does not wrap:
+/// a programming error, answered with 500.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MissingLayer(&'static str);
+
+impl std::fmt::Display for MissingLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} is only available behind MicroversionLayer (or on a version-neutral path)",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for MissingLayer {}
+
+impl IntoResponse for MissingLayer {
+    fn into_response(self) -> Response {
+        (StatusCode::INTERNAL_SERVER_ERROR, self.to_string()).into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_ids_look_like_openstack_ones() {
+        let id = RequestId::generate();
+        assert!(id.as_str().starts_with("req-"));
+        assert_eq!(id.as_str().len(), 40);
+        assert_ne!(id, RequestId::generate());
+    }
+}

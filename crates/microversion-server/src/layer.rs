@@ -1,0 +1,430 @@
+//! [`MicroversionLayer`]: negotiates the version of every request and sets
+//! the version headers on every response.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, VARY};
+use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
+use microversion::{InvalidVersion, OPENSTACK_API_VERSION, Version};
+use pin_project_lite::pin_project;
+use tower_layer::Layer;
+use tower_service::Service;
+
+use crate::config::{Microversions, Negotiation, REQUEST_ID};
+use crate::error::{ApiError, ErrorContext, render};
+use crate::extract::{RequestId, ServedVersion};
+use crate::profile::{Messages, VersionErrorHeaders};
+
+/// Applies [`Microversion`] to a service.
+///
+/// ```
+/// use axum::{Router, routing::get};
+/// use microversion::VersionRange;
+/// use microversion_server::{MicroversionLayer, Microversions, ServedVersion};
+///
+/// let api = Microversions::builder("placement", VersionRange::from_static("1.0", "1.39"))
+///     .build()?;
+/// let app: Router = Router::new()
+///     .route("/things", get(|v: ServedVersion| async move { v.to_string() }))
+///     .layer(MicroversionLayer::new(api));
+/// # Ok::<(), microversion_server::BuildError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct MicroversionLayer {
+    api: Microversions,
+}
+
+impl MicroversionLayer {
+    /// A layer for the API described by `api`.
+    #[must_use]
+    pub fn new(api: Microversions) -> Self {
+        MicroversionLayer { api }
+    }
+}
+
+impl<S> Layer<S> for MicroversionLayer {
+    type Service = Microversion<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        Microversion {
+            inner,
+            api: self.api.clone(),
+        }
+    }
+}
+
+/// Negotiates each request's version (wire.md 1-8), answers malformed and
+/// unsupported versions itself (400 / 406), and sets the version, `Vary`
+/// and request id headers on every response (9-11), rendering error bodies
+/// in the profile's format.
+///
+/// The served version is in the request extensions as [`ServedVersion`],
+/// the request id as [`RequestId`].
+#[derive(Clone, Debug)]
+pub struct Microversion<S> {
+    inner: S,
+    api: Microversions,
+}
+
+impl<S, ReqBody, ResBody> Service<Request<ReqBody>> for Microversion<S>
+where
+    S: Service<Request<ReqBody>, Response = Response<ResBody>>,
+    ResBody: From<String>,
+{
+    type Response = Response<ResBody>;
+    type Error = S::Error;
+    type Future = ResponseFuture<S::Future, ResBody>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut req: Request<ReqBody>) -> Self::Future {
+        let request_id = RequestId::generate();
+        req.extensions_mut().insert(request_id.clone());
+        let accept = req.headers().get(ACCEPT).cloned();
+        let finish = |served: Option<Version>| Finish {
+            api: self.api.clone(),
+            served,
+            request_id: request_id.clone(),
+            accept: accept.clone(),
+        };
+        if self.api.is_version_neutral(req.uri().path()) {
+            let finish = finish(None);
+            return ResponseFuture::inner(self.inner.call(req), finish, tracing::Span::none());
+        }
+        match self.api.negotiate(req.headers()) {
+            Negotiation::Served(version) => {
+                crate::telemetry::record(
+                    &self.api,
+                    &req,
+                    crate::telemetry::Outcome::Served(version),
+                );
+                req.extensions_mut().insert(ServedVersion(version));
+                req.extensions_mut().insert(self.api.clone());
+                let span = tracing::info_span!(
+                    "microversion",
+                    version = %version,
+                    request_id = request_id.as_str(),
+                );
+                let finish = finish(Some(version));
+                let future = span.in_scope(|| self.inner.call(req));
+                ResponseFuture::inner(future, finish, span)
+            }
+            Negotiation::Malformed(error) => {
+                crate::telemetry::record(&self.api, &req, crate::telemetry::Outcome::Malformed);
+                let response = malformed(&self.api, &error, &finish(None));
+                ResponseFuture::ready(response)
+            }
+            Negotiation::Unsupported(version) => {
+                crate::telemetry::record(&self.api, &req, crate::telemetry::Outcome::Unsupported);
+                let response = unsupported(&self.api, version, &finish(None));
+                ResponseFuture::ready(response)
+            }
+        }
+    }
+}
+
+/// What the response needs once the inner service answers.
+#[derive(Debug)]
+struct Finish {
+    api: Microversions,
+    served: Option<Version>,
+    request_id: RequestId,
+    accept: Option<HeaderValue>,
+}
+
+impl Finish {
+    fn apply<B: From<String>>(&self, response: &mut Response<B>) {
+        let rules = self.api.rules();
+        let headers = response.headers_mut();
+        if let Some(version) = self.served {
+            set_version_headers(&self.api, version, headers);
+            if let Some(deprecation) = self.api.deprecation() {
+                deprecation.annotate(version, headers);
+            }
+            set_range_headers(&self.api, headers);
+        }
+        if rules.vary && self.served.is_some() {
+            append_vary(headers, self.api.vary_value());
+        }
+        self.set_request_id(headers);
+        if let Some(error) = response.extensions_mut().remove::<ApiError>() {
+            self.render_into(response, &error, None);
+        }
+    }
+
+    fn set_request_id(&self, headers: &mut HeaderMap) {
+        let id = self.request_id.header_value();
+        headers.insert(REQUEST_ID, id.clone());
+        for alias in &self.api.rules().request_id_aliases {
+            headers.insert(alias.clone(), id.clone());
+        }
+    }
+
+    fn render_into<B: From<String>>(
+        &self,
+        response: &mut Response<B>,
+        error: &ApiError,
+        range: Option<microversion::VersionRange>,
+    ) {
+        let ctx = ErrorContext {
+            request_id: Some(self.request_id.as_str()),
+            served: self.served,
+            range,
+            accept: self.accept.as_ref(),
+        };
+        let (content_type, body) = render(self.api.rules(), error, &ctx);
+        let headers = response.headers_mut();
+        headers.insert(CONTENT_TYPE, content_type);
+        headers.remove(CONTENT_LENGTH);
+        *response.body_mut() = B::from(body);
+    }
+
+    /// A response the layer makes itself for a version error.
+    fn error_response<B: From<String>>(
+        &self,
+        error: &ApiError,
+        range: Option<microversion::VersionRange>,
+    ) -> Response<B> {
+        let mut response = Response::new(B::from(String::new()));
+        *response.status_mut() = error.status();
+        self.render_into(&mut response, error, range);
+        self.set_request_id(response.headers_mut());
+        response
+    }
+}
+
+fn set_version_headers(api: &Microversions, version: Version, headers: &mut HeaderMap) {
+    let rules = api.rules();
+    if rules.echo_standard {
+        headers.insert(OPENSTACK_API_VERSION, api.standard_value(version));
+    }
+    if let (Some(legacy), true) = (&rules.legacy_header, rules.echo_legacy) {
+        headers.insert(legacy.clone(), api.legacy_value(version));
+    }
+}
+
+fn set_range_headers(api: &Microversions, headers: &mut HeaderMap) {
+    if let Some((min_name, max_name)) = &api.rules().range_headers {
+        let (min, max) = api.range_values();
+        headers.insert(min_name.clone(), min.clone());
+        headers.insert(max_name.clone(), max.clone());
+    }
+}
+
+/// Adds our `Vary` value unless the handler's `Vary` already names it.
+fn append_vary(headers: &mut HeaderMap, ours: &HeaderValue) {
+    let ours_text = ours.to_str().unwrap_or_default();
+    let already = headers.get_all(VARY).iter().any(|v| {
+        v.to_str().is_ok_and(|v| {
+            v.trim() == "*"
+                || ours_text.split(',').all(|name| {
+                    v.split(',')
+                        .any(|n| n.trim().eq_ignore_ascii_case(name.trim()))
+                })
+        })
+    });
+    if !already {
+        headers.append(VARY, ours.clone());
+    }
+}
+
+/// The layer's answer to a malformed version.
+fn malformed<B: From<String>>(
+    api: &Microversions,
+    error: &InvalidVersion,
+    finish: &Finish,
+) -> Response<B> {
+    let rules = api.rules();
+    let raw = error.input_lossy();
+    let detail = match rules.messages {
+        Messages::Placement => format!(
+            "Invalid microversion: invalid version string: {raw}; {}; {}",
+            error.reason(),
+            InvalidVersion::expected()
+        ),
+        Messages::Nova => format!(
+            "API Version String {raw} is of invalid format. Must be of format MajorNum.MinorNum."
+        ),
+        Messages::Ironic => match &rules.legacy_header {
+            Some(name) => format!("Invalid value for {} header", canonical(name.as_str())),
+            None => "Invalid value for OpenStack-API-Version header".to_owned(),
+        },
+        _ => format!("Invalid OpenStack-API-Version header: {error}"),
+    };
+    let status = rules.malformed_status;
+    let mut response = finish.error_response(&ApiError::new(status, detail), None);
+    if rules.vary && rules.version_error_headers == VersionErrorHeaders::VaryOnly {
+        append_vary(response.headers_mut(), api.vary_value());
+    }
+    response
+}
+
+/// The layer's answer to a well-formed version outside the range.
+fn unsupported<B: From<String>>(
+    api: &Microversions,
+    requested: Version,
+    finish: &Finish,
+) -> Response<B> {
+    let rules = api.rules();
+    let range = api.range();
+    let (min, max) = (range.min(), range.max());
+    let detail = match rules.messages {
+        Messages::Placement => format!(
+            "Invalid microversion: Unacceptable version header: {requested}. Minimum is {min} and maximum is {max}."
+        ),
+        Messages::Ironic if requested.major() != max.major() => format!(
+            "Mutually exclusive versions requested. Version {requested} requested but not supported by this service. The supported version range is: [{min}, {max}]."
+        ),
+        Messages::Ironic => format!(
+            "Version {requested} was requested but the minor version is not supported by this service. The supported version range is: [{min}, {max}]."
+        ),
+        _ => format!(
+            "Version {requested} is not supported by the API. Minimum is {min} and maximum is {max}."
+        ),
+    };
+    let error = ApiError::new(StatusCode::NOT_ACCEPTABLE, detail);
+    let mut response = finish.error_response(&error, Some(range));
+    let headers = response.headers_mut();
+    match rules.version_error_headers {
+        VersionErrorHeaders::VaryOnly if rules.vary => append_vary(headers, api.vary_value()),
+        VersionErrorHeaders::RejectedVersion => {
+            set_version_headers(api, requested, headers);
+            if rules.vary {
+                append_vary(headers, api.vary_value());
+            }
+        }
+        _ => {}
+    }
+    set_range_headers(api, headers);
+    response
+}
+
+/// `X-OpenStack-Ironic-API-Version` from its lower-case name, for messages.
+fn canonical(name: &str) -> String {
+    name.split('-')
+        .map(|part| match part {
+            "openstack" => "OpenStack".to_owned(),
+            "api" => "API".to_owned(),
+            "x" => "X".to_owned(),
+            other => {
+                let mut chars = other.chars();
+                chars.next().map_or_else(String::new, |c| {
+                    c.to_ascii_uppercase().to_string() + chars.as_str()
+                })
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+pin_project! {
+    /// The response future of [`Microversion`].
+    pub struct ResponseFuture<F, B> {
+        #[pin]
+        kind: Kind<F, B>,
+    }
+}
+
+pin_project! {
+    #[project = KindProj]
+    enum Kind<F, B> {
+        Inner {
+            #[pin]
+            future: F,
+            finish: Finish,
+            span: tracing::Span,
+        },
+        Ready {
+            response: Option<Response<B>>,
+        },
+    }
+}
+
+impl<F, B> ResponseFuture<F, B> {
+    fn inner(future: F, finish: Finish, span: tracing::Span) -> Self {
+        ResponseFuture {
+            kind: Kind::Inner {
+                future,
+                finish,
+                span,
+            },
+        }
+    }
+
+    fn ready(response: Response<B>) -> Self {
+        ResponseFuture {
+            kind: Kind::Ready {
+                response: Some(response),
+            },
+        }
+    }
+}
+
+impl<F, B, E> Future for ResponseFuture<F, B>
+where
+    F: Future<Output = Result<Response<B>, E>>,
+    B: From<String>,
+{
+    type Output = Result<Response<B>, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project().kind.project() {
+            KindProj::Inner {
+                future,
+                finish,
+                span,
+            } => {
+                let _entered = span.enter();
+                let mut response = ready!(future.poll(cx))?;
+                finish.apply(&mut response);
+                Poll::Ready(Ok(response))
+            }
+            KindProj::Ready { response } => match response.take() {
+                Some(response) => Poll::Ready(Ok(response)),
+                // Polled again after completion: a caller bug; never wake.
+                None => Poll::Pending,
+            },
+        }
+    }
+}
+
+impl<F, B> std::fmt::Debug for ResponseFuture<F, B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResponseFuture").finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_header_names() {
+        assert_eq!(
+            canonical("x-openstack-ironic-api-version"),
+            "X-OpenStack-Ironic-API-Version"
+        );
+    }
+
+    #[test]
+    fn vary_is_appended_once() {
+        let ours = HeaderValue::from_static("OpenStack-API-Version");
+        let mut h = HeaderMap::new();
+        h.insert(VARY, HeaderValue::from_static("Accept"));
+        append_vary(&mut h, &ours);
+        append_vary(&mut h, &ours);
+        let values: Vec<_> = h.get_all(VARY).iter().collect();
+        assert_eq!(values, ["Accept", "OpenStack-API-Version"]);
+        let mut h = HeaderMap::new();
+        h.insert(
+            VARY,
+            HeaderValue::from_static("accept, openstack-api-version"),
+        );
+        append_vary(&mut h, &ours);
+        assert_eq!(h.get_all(VARY).iter().count(), 1);
+    }
+}

@@ -1,0 +1,76 @@
+//! OpenStack-style API microversions for tower and axum services.
+//!
+//! Nova, Cinder, Ironic and Placement each implement microversions by hand.
+//! This crate does it once, as a tower layer with axum integration:
+//!
+//! - [`MicroversionLayer`] negotiates the version of every request
+//!   (`OpenStack-API-Version: placement 1.20`; none means the minimum,
+//!   `latest` the maximum), answers malformed versions with 400 and
+//!   unsupported ones with 406, and sets the version, `Vary` and request id
+//!   headers on every response, errors included.
+//! - [`ServedVersion`] gives a handler the negotiated version, with
+//!   [`matches`](microversion::Version::matches) for small differences.
+//! - [`VersionedRouter`] picks a handler by path, method and version, and
+//!   refuses to build when two handlers of one operation overlap.
+//! - [`Profile`] reproduces the observable behaviour of real servers
+//!   (`api-sig`, `placement`, `nova`, `ironic`, `cinder`).
+//! - [`ApiError`] renders errors in the profile's body format.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use axum::Json;
+//! use microversion::{Version, VersionRange};
+//! use microversion_server::{
+//!     MicroversionLayer, Microversions, Profile, ServedVersion, Versions, VersionedRouter,
+//! };
+//! use serde_json::{Value, json};
+//!
+//! async fn show(version: ServedVersion) -> Json<Value> {
+//!     let mut body = json!({"name": "rp1"});
+//!     // A field added in 1.14: branch inside the handler.
+//!     if version.matches(Version::new(1, 14), None) {
+//!         body["parent_provider_uuid"] = Value::Null;
+//!     }
+//!     Json(body)
+//! }
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let api = Microversions::builder("placement", VersionRange::from_static("1.0", "1.39"))
+//!     .profile(Profile::Placement)
+//!     .build()?;
+//! let app = VersionedRouter::new()
+//!     .get("/thing", Versions::all(), show)
+//!     .build()?
+//!     .layer(MicroversionLayer::new(api));
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8778").await?;
+//! axum::serve(listener, app).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Features
+//!
+//! - `metrics`: request counters by version, client and outcome, in the
+//!   Prometheus text format (see [`telemetry`]).
+//! - `json-schema`: request bodies validated against JSON Schema documents.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod config;
+pub mod deprecation;
+mod error;
+mod extract;
+mod layer;
+pub mod profile;
+pub mod routing;
+pub mod telemetry;
+
+pub use crate::config::{BuildError, Microversions, MicroversionsBuilder, Negotiation, REQUEST_ID};
+pub use crate::deprecation::Deprecation;
+pub use crate::error::ApiError;
+pub use crate::extract::{MissingLayer, RequestId, ServedVersion};
+pub use crate::layer::{Microversion, MicroversionLayer, ResponseFuture};
+pub use crate::profile::{Profile, Rules};
+pub use crate::routing::{RouteConflict, RouteTable, VersionedRouter, Versions};
+#[cfg(feature = "metrics")]
+pub use crate::telemetry::Telemetry;

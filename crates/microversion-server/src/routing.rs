@@ -1,0 +1,540 @@
+//! Versioned routing: several handlers for one method and path, each for a
+//! range of versions, checked for overlaps when the router is built.
+//!
+//! ```
+//! use axum::Json;
+//! use http::Method;
+//! use microversion_server::{Versions, VersionedRouter};
+//! use serde_json::json;
+//!
+//! async fn list_v1() -> Json<serde_json::Value> { Json(json!({"items": []})) }
+//! async fn list_v5() -> Json<serde_json::Value> { Json(json!({"items": [], "next": null})) }
+//!
+//! let routes = VersionedRouter::new()
+//!     .route("/items", Method::GET, Versions::between("1.0", "1.4"), list_v1)
+//!     .route("/items", Method::GET, Versions::since("1.5"), list_v5);
+//! println!("{}", routes.table());
+//! let router: axum::Router = routes.build()?;
+//! # Ok::<(), microversion_server::BuildError>(())
+//! ```
+//!
+//! A request whose version no handler covers gets 404, exactly as a path
+//! that does not exist (wire.md 15); [`VersionedRouter::unavailable_status`]
+//! changes that for one operation (Placement answers 405 for some).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::handler::Handler;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodFilter, MethodRouter};
+use http::{Method, StatusCode};
+use microversion::{InvalidRange, Version, VersionRange};
+
+use crate::config::BuildError;
+use crate::error::ApiError;
+use crate::extract::ServedVersion;
+
+/// The versions a route, schema or option is available at: from a first
+/// version, to a last one or to the newest (`latest`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Versions {
+    start: Version,
+    end: Option<Version>,
+}
+
+impl Versions {
+    /// Every version.
+    #[must_use]
+    pub const fn all() -> Self {
+        Versions {
+            start: Version::new(0, 0),
+            end: None,
+        }
+    }
+
+    /// From `start` (a literal such as `"1.5"`) to the newest.
+    ///
+    /// # Panics
+    ///
+    /// Panics when `start` is not a valid version literal.
+    #[must_use]
+    #[track_caller]
+    pub fn since(start: &'static str) -> Self {
+        Versions {
+            start: Version::from_static(start),
+            end: None,
+        }
+    }
+
+    /// From `start` to `end`, both included (literals).
+    ///
+    /// # Panics
+    ///
+    /// Panics when either is not a valid version literal, or `start > end`.
+    #[must_use]
+    #[track_caller]
+    pub fn between(start: &'static str, end: &'static str) -> Self {
+        let range = VersionRange::from_static(start, end);
+        Versions::from(range)
+    }
+
+    /// From `start` to `end` (`None`: the newest).
+    ///
+    /// # Errors
+    ///
+    /// Returns [`InvalidRange`] when `start > end`.
+    pub fn new(start: Version, end: Option<Version>) -> Result<Self, InvalidRange> {
+        if let Some(end) = end {
+            VersionRange::new(start, end)?;
+        }
+        Ok(Versions { start, end })
+    }
+
+    /// The first version.
+    #[must_use]
+    pub fn start(self) -> Version {
+        self.start
+    }
+
+    /// The last version, `None` for the newest.
+    #[must_use]
+    pub fn end(self) -> Option<Version> {
+        self.end
+    }
+
+    /// Whether `version` is in it.
+    #[must_use]
+    pub fn contains(self, version: Version) -> bool {
+        version.matches(self.start, self.end)
+    }
+
+    /// Whether it covers every version.
+    #[must_use]
+    pub fn is_all(self) -> bool {
+        self == Versions::all()
+    }
+
+    /// Whether the two share a version.
+    #[must_use]
+    pub fn overlaps(self, other: Versions) -> bool {
+        let end = |v: Versions| v.end.unwrap_or(Version::MAX);
+        self.start <= end(other) && other.start <= end(self)
+    }
+}
+
+impl From<VersionRange> for Versions {
+    fn from(range: VersionRange) -> Self {
+        Versions {
+            start: range.min(),
+            end: Some(range.max()),
+        }
+    }
+}
+
+impl fmt::Display for Versions {
+    /// `1.0 - 1.4`, `1.5 - latest`, or `all`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.is_all(), self.end) {
+            (true, _) => f.write_str("all"),
+            (false, Some(end)) => write!(f, "{} - {end}", self.start),
+            (false, None) => write!(f, "{} - latest", self.start),
+        }
+    }
+}
+
+impl fmt::Debug for Versions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Versions({self})")
+    }
+}
+
+/// Two handlers (or schemas) for one operation whose versions overlap.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RouteConflict {
+    /// The path, or the schema's name.
+    pub path: String,
+    /// The method (`None` for a schema).
+    pub method: Option<Method>,
+    /// The versions of the first handler.
+    pub first: Versions,
+    /// The versions of the second handler.
+    pub second: Versions,
+}
+
+impl fmt::Display for RouteConflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.method {
+            Some(method) => write!(
+                f,
+                "overlapping version ranges for {method} {}: {} and {}",
+                self.path, self.first, self.second
+            ),
+            None => write!(
+                f,
+                "overlapping version ranges for {}: {} and {}",
+                self.path, self.first, self.second
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RouteConflict {}
+
+/// Finds the first pair of overlapping ranges, in registration order.
+pub(crate) fn find_overlap(ranges: &[Versions]) -> Option<(Versions, Versions)> {
+    ranges.iter().enumerate().find_map(|(i, a)| {
+        ranges[i + 1..]
+            .iter()
+            .find(|b| a.overlaps(**b))
+            .map(|b| (*a, *b))
+    })
+}
+
+type BoxFuture = Pin<Box<dyn Future<Output = Response> + Send>>;
+type BoxedHandler<S> = Arc<dyn Fn(Request, S) -> BoxFuture + Send + Sync>;
+/// Entries grouped by path, then by method, in registration order.
+type Grouped<S> = Vec<(String, Vec<(Method, Vec<Entry<S>>)>)>;
+
+struct Entry<S> {
+    path: String,
+    method: Method,
+    versions: Versions,
+    handler: BoxedHandler<S>,
+}
+
+/// One row of the route table.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RouteInfo {
+    /// The method.
+    pub method: String,
+    /// The path pattern.
+    pub path: String,
+    /// The versions the handler serves, as text (`1.0 - 1.4`, `all`).
+    pub versions: String,
+    /// The first version.
+    pub min_version: String,
+    /// The last version, `None` for the newest.
+    pub max_version: Option<String>,
+}
+
+/// Every route with its versions: for documentation and debugging.
+///
+/// Gaps (a method removed at some version) show as missing ranges.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(transparent)]
+pub struct RouteTable {
+    rows: Vec<RouteInfo>,
+}
+
+impl RouteTable {
+    /// The rows, sorted by path, method and first version.
+    #[must_use]
+    pub fn rows(&self) -> &[RouteInfo] {
+        &self.rows
+    }
+
+    /// The table in Markdown.
+    #[must_use]
+    pub fn to_markdown(&self) -> String {
+        let mut out = String::from("| method | path | versions |\n|---|---|---|\n");
+        for r in &self.rows {
+            out.push_str(&format!(
+                "| {} | `{}` | {} |\n",
+                r.method, r.path, r.versions
+            ));
+        }
+        out
+    }
+}
+
+impl fmt::Display for RouteTable {
+    /// Aligned plain text, one route per line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let width = self.rows.iter().map(|r| r.path.len()).max().unwrap_or(0);
+        for r in &self.rows {
+            writeln!(f, "{:<7} {:<width$}  {}", r.method, r.path, r.versions)?;
+        }
+        Ok(())
+    }
+}
+
+/// A router whose handlers are chosen by path, method and served version.
+///
+/// Build it into an [`axum::Router`] with [`VersionedRouter::build`], which
+/// fails when two handlers of one operation overlap, and wrap the result in
+/// [`MicroversionLayer`](crate::MicroversionLayer). Unknown paths answer
+/// 404 and unknown methods 405, rendered like every other error.
+#[must_use]
+pub struct VersionedRouter<S = ()> {
+    entries: Vec<Entry<S>>,
+    unavailable: BTreeMap<(String, String), StatusCode>,
+}
+
+impl<S> fmt::Debug for VersionedRouter<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("VersionedRouter")
+            .field("routes", &self.entries.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S> Default for VersionedRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+{
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<S> VersionedRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+{
+    /// An empty router.
+    pub fn new() -> Self {
+        VersionedRouter {
+            entries: Vec::new(),
+            unavailable: BTreeMap::new(),
+        }
+    }
+
+    /// Adds a handler for `method` on `path` (axum path syntax, such as
+    /// `/resource_providers/{uuid}`) at `versions`.
+    pub fn route<H, T>(mut self, path: &str, method: Method, versions: Versions, handler: H) -> Self
+    where
+        H: Handler<T, S>,
+        T: 'static,
+    {
+        let handler: BoxedHandler<S> =
+            Arc::new(move |req, state| Box::pin(handler.clone().call(req, state)));
+        self.entries.push(Entry {
+            path: path.to_owned(),
+            method,
+            versions,
+            handler,
+        });
+        self
+    }
+
+    /// Adds a GET handler.
+    pub fn get<H, T>(self, path: &str, versions: Versions, handler: H) -> Self
+    where
+        H: Handler<T, S>,
+        T: 'static,
+    {
+        self.route(path, Method::GET, versions, handler)
+    }
+
+    /// Adds a POST handler.
+    pub fn post<H, T>(self, path: &str, versions: Versions, handler: H) -> Self
+    where
+        H: Handler<T, S>,
+        T: 'static,
+    {
+        self.route(path, Method::POST, versions, handler)
+    }
+
+    /// Adds a PUT handler.
+    pub fn put<H, T>(self, path: &str, versions: Versions, handler: H) -> Self
+    where
+        H: Handler<T, S>,
+        T: 'static,
+    {
+        self.route(path, Method::PUT, versions, handler)
+    }
+
+    /// Adds a PATCH handler.
+    pub fn patch<H, T>(self, path: &str, versions: Versions, handler: H) -> Self
+    where
+        H: Handler<T, S>,
+        T: 'static,
+    {
+        self.route(path, Method::PATCH, versions, handler)
+    }
+
+    /// Adds a DELETE handler.
+    pub fn delete<H, T>(self, path: &str, versions: Versions, handler: H) -> Self
+    where
+        H: Handler<T, S>,
+        T: 'static,
+    {
+        self.route(path, Method::DELETE, versions, handler)
+    }
+
+    /// The status for a request to this operation at a version no handler
+    /// serves (default 404; Placement uses 405 for some operations).
+    pub fn unavailable_status(mut self, path: &str, method: &Method, status: StatusCode) -> Self {
+        self.unavailable
+            .insert((path.to_owned(), method.as_str().to_owned()), status);
+        self
+    }
+
+    /// The route table.
+    #[must_use]
+    pub fn table(&self) -> RouteTable {
+        let mut rows: Vec<(&str, &Method, Versions)> = self
+            .entries
+            .iter()
+            .map(|e| (e.path.as_str(), &e.method, e.versions))
+            .collect();
+        rows.sort_by(|a, b| (a.0, a.1.as_str(), a.2.start).cmp(&(b.0, b.1.as_str(), b.2.start)));
+        RouteTable {
+            rows: rows
+                .into_iter()
+                .map(|(path, method, versions)| RouteInfo {
+                    method: method.to_string(),
+                    path: path.to_owned(),
+                    versions: versions.to_string(),
+                    min_version: versions.start.to_string(),
+                    max_version: versions.end.map(|v| v.to_string()),
+                })
+                .collect(),
+        }
+    }
+
+    /// Checks every operation for overlapping ranges and builds the router.
+    ///
+    /// # Errors
+    ///
+    /// Returns [`BuildError::Overlap`] naming the path, the method and both
+    /// ranges when two handlers of one operation overlap, and
+    /// [`BuildError::Invalid`] for a method axum cannot route.
+    ///
+    /// # Panics
+    ///
+    /// axum panics on an invalid path pattern (such as one with an unclosed
+    /// `{`): a programmer error in a literal.
+    pub fn build(self) -> Result<Router<S>, BuildError> {
+        // Group by path, then method, keeping registration order.
+        let mut paths: Grouped<S> = Vec::new();
+        for entry in self.entries {
+            let methods = match paths.iter_mut().find(|(p, _)| *p == entry.path) {
+                Some((_, methods)) => methods,
+                None => {
+                    paths.push((entry.path.clone(), Vec::new()));
+                    &mut paths.last_mut().expect("just pushed").1
+                }
+            };
+            match methods.iter_mut().find(|(m, _)| *m == entry.method) {
+                Some((_, entries)) => entries.push(entry),
+                None => methods.push((entry.method.clone(), vec![entry])),
+            }
+        }
+        let mut router = Router::new();
+        for (path, methods) in paths {
+            let mut method_router: MethodRouter<S> = MethodRouter::new();
+            for (method, entries) in methods {
+                let ranges: Vec<Versions> = entries.iter().map(|e| e.versions).collect();
+                if let Some((first, second)) = find_overlap(&ranges) {
+                    return Err(BuildError::Overlap(RouteConflict {
+                        path,
+                        method: Some(method),
+                        first,
+                        second,
+                    }));
+                }
+                let filter = MethodFilter::try_from(method.clone()).map_err(|_| {
+                    BuildError::Invalid(format!("method {method} of {path} cannot be routed"))
+                })?;
+                let status = self
+                    .unavailable
+                    .get(&(path.clone(), method.as_str().to_owned()))
+                    .copied()
+                    .unwrap_or(StatusCode::NOT_FOUND);
+                let table: Arc<[(Versions, BoxedHandler<S>)]> = entries
+                    .into_iter()
+                    .map(|e| (e.versions, e.handler))
+                    .collect();
+                method_router =
+                    method_router.on(filter, move |State(state): State<S>, req: Request| {
+                        dispatch(table.clone(), status, state, req)
+                    });
+            }
+            router = router.route(&path, method_router);
+        }
+        Ok(router
+            .fallback(|| async { ApiError::not_found() })
+            .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() }))
+    }
+}
+
+/// Calls the handler whose versions contain the served version.
+///
+/// Without a served version (a version-neutral path) only a handler for
+/// all versions answers.
+async fn dispatch<S>(
+    table: Arc<[(Versions, BoxedHandler<S>)]>,
+    unavailable: StatusCode,
+    state: S,
+    req: Request,
+) -> Response {
+    let served = ServedVersion::from_extensions(req.extensions());
+    let found = table.iter().find(|(versions, _)| match served {
+        Some(v) => versions.contains(*v),
+        None => versions.is_all(),
+    });
+    match found {
+        Some((_, handler)) => handler(req, state).await,
+        None if unavailable == StatusCode::NOT_FOUND => ApiError::not_found().into_response(),
+        None if unavailable == StatusCode::METHOD_NOT_ALLOWED => {
+            ApiError::method_not_allowed().into_response()
+        }
+        None => ApiError::new(
+            unavailable,
+            "The requested operation is not available at this version.",
+        )
+        .into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_overlap_and_display() {
+        let a = Versions::between("1.0", "1.4");
+        let b = Versions::since("1.5");
+        let c = Versions::since("1.4");
+        assert!(!a.overlaps(b));
+        assert!(a.overlaps(c));
+        assert!(b.overlaps(c));
+        assert!(Versions::all().overlaps(a));
+        assert_eq!(a.to_string(), "1.0 - 1.4");
+        assert_eq!(b.to_string(), "1.5 - latest");
+        assert_eq!(Versions::all().to_string(), "all");
+        assert!(Versions::new(Version::new(1, 5), Some(Version::new(1, 4))).is_err());
+    }
+
+    #[test]
+    fn overlaps_fail_the_build_naming_path_method_and_ranges() {
+        let err = VersionedRouter::<()>::new()
+            .get("/a", Versions::between("1.0", "1.5"), || async { "a" })
+            .get("/a", Versions::since("1.5"), || async { "b" })
+            .build()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "overlapping version ranges for GET /a: 1.0 - 1.5 and 1.5 - latest"
+        );
+    }
+
+    #[test]
+    fn same_ranges_on_other_methods_are_fine() {
+        let router = VersionedRouter::<()>::new()
+            .get("/a", Versions::all(), || async { "a" })
+            .post("/a", Versions::all(), || async { "b" })
+            .get("/b", Versions::all(), || async { "c" });
+        let table = router.table();
+        assert_eq!(table.rows().len(), 3);
+        assert!(table.to_string().contains("GET     /a  all"));
+        assert!(router.build().is_ok());
+    }
+}

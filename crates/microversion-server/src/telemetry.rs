@@ -1,0 +1,262 @@
+//! Operator telemetry: which versions are served, to which clients, and how
+//! many requests were refused.
+//!
+//! With the `metrics` feature the layer counts every negotiated request by
+//! served version, by client (the product token of `User-Agent`, such as
+//! `python-openstackclient`) and by outcome (`served`, `malformed`,
+//! `unsupported`), and [`Telemetry::render_prometheus`] writes the counters
+//! in the Prometheus text format. Serve it on a version-neutral path:
+//!
+//! ```
+//! # #[cfg(feature = "metrics")] {
+//! use axum::{Router, routing::get};
+//! use microversion::VersionRange;
+//! use microversion_server::{MicroversionLayer, Microversions};
+//!
+//! let api = Microversions::builder("placement", VersionRange::from_static("1.0", "1.39"))
+//!     .version_neutral("/metrics")
+//!     .build()?;
+//! let telemetry = api.telemetry().clone();
+//! let app: Router = Router::new()
+//!     .route("/metrics", get(move || async move { telemetry.render_prometheus() }))
+//!     .layer(MicroversionLayer::new(api));
+//! # }
+//! # Ok::<(), microversion_server::BuildError>(())
+//! ```
+//!
+//! Without the feature nothing is counted. In both cases every negotiated
+//! request runs inside a `tracing` span named `microversion` with the
+//! fields `version` and `request_id`.
+
+use http::Request;
+use microversion::Version;
+
+use crate::config::Microversions;
+
+/// How negotiation ended for one request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    Served(Version),
+    Malformed,
+    Unsupported,
+}
+
+/// Counts one request (a no-op without the `metrics` feature).
+#[cfg_attr(not(feature = "metrics"), allow(clippy::missing_const_for_fn))]
+pub(crate) fn record<B>(api: &Microversions, req: &Request<B>, outcome: Outcome) {
+    #[cfg(feature = "metrics")]
+    api.telemetry().record(req.headers(), outcome);
+    #[cfg(not(feature = "metrics"))]
+    let _ = (api, req, outcome);
+}
+
+#[cfg(feature = "metrics")]
+pub use counters::Telemetry;
+
+#[cfg(feature = "metrics")]
+mod counters {
+    use std::collections::{BTreeMap, HashMap};
+    use std::fmt::Write as _;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    use http::HeaderMap;
+    use http::header::USER_AGENT;
+    use microversion::Version;
+
+    use super::Outcome;
+
+    /// At most this many distinct clients are counted apart; the rest are
+    /// counted as `other`, so a client cannot grow the label set at will.
+    const MAX_CLIENTS: usize = 200;
+
+    /// Request counters of one API. Cheap to clone (an `Arc`).
+    #[derive(Clone, Debug, Default)]
+    pub struct Telemetry {
+        inner: Arc<Inner>,
+    }
+
+    #[derive(Debug, Default)]
+    struct Inner {
+        service_type: String,
+        outcomes: [AtomicU64; 3],
+        versions: Mutex<BTreeMap<Version, u64>>,
+        clients: Mutex<HashMap<String, [u64; 3]>>,
+    }
+
+    impl Telemetry {
+        pub(crate) fn new(service_type: &str) -> Self {
+            Telemetry {
+                inner: Arc::new(Inner {
+                    service_type: service_type.to_owned(),
+                    ..Inner::default()
+                }),
+            }
+        }
+
+        pub(crate) fn record(&self, headers: &HeaderMap, outcome: Outcome) {
+            let index = match outcome {
+                Outcome::Served(_) => 0,
+                Outcome::Malformed => 1,
+                Outcome::Unsupported => 2,
+            };
+            self.inner.outcomes[index].fetch_add(1, Ordering::Relaxed);
+            if let Outcome::Served(version) = outcome {
+                let mut versions = lock(&self.inner.versions);
+                *versions.entry(version).or_insert(0) += 1;
+            }
+            let client = headers
+                .get(USER_AGENT)
+                .and_then(|v| v.to_str().ok())
+                .map_or("unknown", product_token);
+            let mut clients = lock(&self.inner.clients);
+            if let Some(counts) = clients.get_mut(client) {
+                counts[index] += 1;
+            } else {
+                let key = if clients.len() < MAX_CLIENTS {
+                    client
+                } else {
+                    "other"
+                };
+                clients.entry(key.to_owned()).or_insert([0; 3])[index] += 1;
+            }
+        }
+
+        /// How many requests were served at `version`.
+        #[must_use]
+        pub fn served_at(&self, version: Version) -> u64 {
+            lock(&self.inner.versions)
+                .get(&version)
+                .copied()
+                .unwrap_or(0)
+        }
+
+        /// How many requests ended as served, malformed and unsupported.
+        #[must_use]
+        pub fn outcomes(&self) -> [u64; 3] {
+            let o = &self.inner.outcomes;
+            [0, 1, 2].map(|i| o[i].load(Ordering::Relaxed))
+        }
+
+        /// The counters in the Prometheus text exposition format.
+        #[must_use]
+        pub fn render_prometheus(&self) -> String {
+            let service = escape(&self.inner.service_type);
+            let mut out = String::new();
+            out.push_str("# HELP microversion_requests_total Requests served, by microversion.\n");
+            out.push_str("# TYPE microversion_requests_total counter\n");
+            for (version, count) in lock(&self.inner.versions).iter() {
+                let _ = writeln!(
+                    out,
+                    "microversion_requests_total{{service_type=\"{service}\",version=\"{version}\"}} {count}"
+                );
+            }
+            out.push_str(
+                "# HELP microversion_negotiations_total Negotiations, by outcome (served, malformed: 400, unsupported: 406).\n",
+            );
+            out.push_str("# TYPE microversion_negotiations_total counter\n");
+            for (name, count) in OUTCOMES.iter().zip(self.outcomes()) {
+                let _ = writeln!(
+                    out,
+                    "microversion_negotiations_total{{service_type=\"{service}\",outcome=\"{name}\"}} {count}"
+                );
+            }
+            out.push_str(
+                "# HELP microversion_client_requests_total Negotiations, by User-Agent product and outcome.\n",
+            );
+            out.push_str("# TYPE microversion_client_requests_total counter\n");
+            let clients = lock(&self.inner.clients);
+            let mut sorted: Vec<_> = clients.iter().collect();
+            sorted.sort();
+            for (client, counts) in sorted {
+                for (name, count) in OUTCOMES.iter().zip(counts) {
+                    if *count > 0 {
+                        let _ = writeln!(
+                            out,
+                            "microversion_client_requests_total{{service_type=\"{service}\",client=\"{}\",outcome=\"{name}\"}} {count}",
+                            escape(client)
+                        );
+                    }
+                }
+            }
+            out
+        }
+    }
+
+    const OUTCOMES: [&str; 3] = ["served", "malformed", "unsupported"];
+
+    /// A poisoned lock still holds valid counters: keep counting.
+    fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+        m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// `python-novaclient/18.0 keystoneauth1/5.0` -> `python-novaclient`.
+    fn product_token(user_agent: &str) -> &str {
+        let token = user_agent
+            .split(|c: char| c == '/' || c.is_whitespace())
+            .next()
+            .unwrap_or_default();
+        if token.is_empty() { "unknown" } else { token }
+    }
+
+    /// Escapes a Prometheus label value.
+    fn escape(value: &str) -> String {
+        value
+            .replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('\n', "\\n")
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use http::HeaderValue;
+
+        use super::*;
+
+        #[test]
+        fn counts_and_renders() {
+            let t = Telemetry::new("placement");
+            let mut h = HeaderMap::new();
+            h.insert(
+                USER_AGENT,
+                HeaderValue::from_static("osc-placement/4.0 keystoneauth1/5"),
+            );
+            t.record(&h, Outcome::Served(Version::new(1, 39)));
+            t.record(&h, Outcome::Served(Version::new(1, 39)));
+            t.record(&HeaderMap::new(), Outcome::Unsupported);
+            assert_eq!(t.served_at(Version::new(1, 39)), 2);
+            assert_eq!(t.outcomes(), [2, 0, 1]);
+            let text = t.render_prometheus();
+            assert!(text.contains(
+                "microversion_requests_total{service_type=\"placement\",version=\"1.39\"} 2"
+            ));
+            assert!(text.contains(
+                "microversion_client_requests_total{service_type=\"placement\",client=\"osc-placement\",outcome=\"served\"} 2"
+            ));
+            assert!(text.contains(
+                "microversion_client_requests_total{service_type=\"placement\",client=\"unknown\",outcome=\"unsupported\"} 1"
+            ));
+        }
+
+        #[test]
+        fn clients_are_capped() {
+            let t = Telemetry::new("x");
+            for i in 0..(MAX_CLIENTS + 10) {
+                let mut h = HeaderMap::new();
+                h.insert(
+                    USER_AGENT,
+                    HeaderValue::try_from(format!("c{i}/1")).unwrap(),
+                );
+                t.record(&h, Outcome::Malformed);
+            }
+            let clients = lock(&t.inner.clients);
+            assert_eq!(clients.len(), MAX_CLIENTS + 1);
+            assert_eq!(clients["other"][1], 10);
+        }
+
+        #[test]
+        fn label_values_are_escaped() {
+            assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+        }
+    }
+}
