@@ -87,5 +87,6 @@ pub use crate::history::VersionHistory;
 pub use crate::layer::{Microversion, MicroversionLayer, ResponseFuture};
 pub use crate::profile::{Profile, Rules};
 pub use crate::routing::{RouteConflict, RouteTable, VersionedRouter, Versions};
+pub use crate::schema::{BodyError, BodySchemas, VersionedJson};
 #[cfg(feature = "metrics")]
 pub use crate::telemetry::Telemetry;
