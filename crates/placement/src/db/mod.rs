@@ -72,6 +72,68 @@ impl Dialect {
             Dialect::Sqlite | Dialect::MySql => "?",
         }
     }
+
+    /// An `INSERT INTO table (columns) VALUES (values)` that inserts
+    /// nothing, without failing, when a unique key already holds the row
+    /// (`columns` non-empty; its first column is left as it is on MySQL).
+    pub(crate) fn insert_unless_present(
+        self,
+        table: &str,
+        columns: &[&str],
+        values: &str,
+    ) -> String {
+        let list = columns.join(", ");
+        match self {
+            Dialect::Sqlite => format!("INSERT OR IGNORE INTO {table} ({list}) VALUES ({values})"),
+            Dialect::Postgres => {
+                format!("INSERT INTO {table} ({list}) VALUES ({values}) ON CONFLICT DO NOTHING")
+            }
+            Dialect::MySql => {
+                let first = columns.first().copied().unwrap_or("id");
+                format!(
+                    "INSERT INTO {table} ({list}) VALUES ({values}) ON DUPLICATE KEY UPDATE {first} = {first}"
+                )
+            }
+        }
+    }
+}
+
+/// `n` placeholders separated by commas, for `IN (...)` lists built at run
+/// time (pass the whole query through [`Dialect::placeholders`]).
+pub(crate) fn placeholder_list(n: usize) -> String {
+    vec!["?"; n].join(", ")
+}
+
+/// Whether `error` is a conflict between concurrent transactions that a
+/// new try of the whole transaction may not meet again: a deadlock, a
+/// serialization failure, a lock timeout, or a busy SQLite database.
+pub(crate) fn is_transient(error: &sqlx::Error) -> bool {
+    let sqlx::Error::Database(e) = error else {
+        return false;
+    };
+    let code = e.code();
+    let code = code.as_deref().unwrap_or_default();
+    // PostgreSQL and MySQL: SQLSTATE 40001 (serialization failure, and
+    // MySQL's deadlock), 40P01 (PostgreSQL's deadlock); SQLite: BUSY (5)
+    // and LOCKED (6) with their extended codes.
+    matches!(code, "40001" | "40P01" | "5" | "6" | "261" | "262" | "517")
+        || e.message().contains("Lock wait timeout exceeded")
+}
+
+/// Reads an `allocation_ratio`: MySQL's 4-byte FLOAT as the shortest
+/// decimal naming it (1.1, not 1.100000023841858), as upstream's driver
+/// reads it; a double as it is.
+pub(crate) fn read_ratio(row: &sqlx::any::AnyRow, column: &str) -> Result<f64, sqlx::Error> {
+    use sqlx::Row as _;
+    match row.try_get::<f32, _>(column) {
+        Ok(single) => Ok(single.to_string().parse().unwrap_or(f64::from(single))),
+        Err(_) => row.try_get::<f64, _>(column),
+    }
+}
+
+/// Whether `error` is a unique key that a concurrent transaction took.
+pub(crate) fn is_unique_violation(error: &sqlx::Error) -> bool {
+    matches!(error, sqlx::Error::Database(e) if e.kind() == sqlx::error::ErrorKind::UniqueViolation)
 }
 
 /// Rewrites `?` placeholders outside quotes as `$1`, `$2`, ...

@@ -86,3 +86,26 @@ pub(crate) fn concurrent_update(uuid: &str) -> Error {
     ))
     .with_code(code::CONCURRENT_UPDATE)
 }
+
+/// Moves the generation of the provider with id `id` from `expected` to
+/// the next one, in `tx`; `false` (nothing changed) when another
+/// transaction changed it meanwhile, for callers that try again.
+pub(crate) async fn try_bump_generation(
+    store: &Store,
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    id: i64,
+    expected: i64,
+) -> Result<bool> {
+    let update = store.dialect().placeholders(format!(
+        "UPDATE resource_providers SET generation = ?, updated_at = {} WHERE id = ? AND generation = ?",
+        store.dialect().timestamp_param()
+    ));
+    let done = sqlx::query(&update)
+        .bind(expected + 1)
+        .bind(crate::db::now_text())
+        .bind(id)
+        .bind(expected)
+        .execute(&mut **tx)
+        .await?;
+    Ok(done.rows_affected() == 1)
+}
