@@ -3,4 +3,8 @@
 // The provider and allocation handlers that use these are being written.
 #![allow(dead_code)]
 
+pub(crate) mod allocation;
+pub(crate) mod consumer;
 pub(crate) mod provider;
+pub(crate) mod reshaper;
+pub(crate) mod usage;
