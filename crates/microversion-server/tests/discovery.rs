@@ -72,7 +72,8 @@ async fn versions_document_lists_every_api_version() {
     let doc: VersionsDocument = serde_json::from_value(body).unwrap();
     assert_eq!(doc.versions[0].microversions(), None);
     assert_eq!(
-        doc.current().and_then(|v| v.microversions()),
+        doc.current()
+            .and_then(microversion::ApiVersion::microversions),
         Some(VersionRange::from_static("3.0", "3.70"))
     );
 }
