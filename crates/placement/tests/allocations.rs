@@ -21,7 +21,7 @@ fn list_body(rp: &str, resources: serde_json::Value) -> serde_json::Value {
 async fn list_form_before_1_12() {
     let s = Server::start().await;
     let rp = uuid();
-    let consumer = "599ffd2d-526a-4b2e-8683-f13ad25f9958";
+    let consumer = &uuid();
     let path = format!("/allocations/{consumer}");
 
     // No consumer is a 405, even at 1.0, naming POST.
@@ -88,7 +88,7 @@ async fn list_form_before_1_12() {
         .await;
     assert_eq!(r.status, 204, "{r:?}");
     assert!(r.header("cache-control").is_none() && r.header("last-modified").is_none());
-    let other = "39715579-2167-4c63-8247-301311cc6703";
+    let other = &uuid();
     let r = s
         .put(
             &format!("/allocations/{other}"),
@@ -139,7 +139,7 @@ async fn list_form_before_1_12() {
         .await;
     assert_eq!(r.status, 204);
     s.inventory(&rp, "VCPU", [32, 0, 1, 8, 1], 1.0).await;
-    let multi = "833f0885-f78c-4788-bb2b-3607b0656be7";
+    let multi = &uuid();
     let r = s
         .put(
             &format!("/allocations/{multi}"),
@@ -440,8 +440,8 @@ async fn consumer_generations_from_1_28() {
         b
     };
     let disk = json!({rp.clone(): {"resources": {"DISK_GB": 10}}});
-    let old = "11111111-1111-1111-1111-111111111111";
-    let new = "22222222-2222-2222-2222-222222222222";
+    let old = &uuid();
+    let new = &uuid();
 
     let r = s.get(&format!("/allocations/{old}"), "1.27").await;
     assert_eq!(r.body, json!({"allocations": {}}));
@@ -491,7 +491,7 @@ async fn consumer_generations_from_1_28() {
         204
     );
 
-    let c = "44444444-4444-4444-4444-444444444444";
+    let c = &uuid();
     let path = format!("/allocations/{c}");
     assert_eq!(
         s.put(&path, "1.28", &owner(disk.clone(), Some(json!(null))))
@@ -551,7 +551,7 @@ async fn consumer_generations_from_1_28() {
 
     // A failed write leaves no consumer behind (bug 1778591).
     let big = json!({rp.clone(): {"resources": {"DISK_GB": 9990}}});
-    let fresh = "88888888-8888-8888-8888-888888888888";
+    let fresh = &uuid();
     let r = s
         .put(
             &format!("/allocations/{fresh}"),
@@ -720,8 +720,9 @@ async fn post_is_all_or_nothing_on_capacity() {
     s.provider(&rp, None).await;
     s.simple_inventory(&rp, "VCPU", 2).await;
     let mut body = json!({});
-    for _ in 0..3 {
-        body[uuid()] = json!({
+    let consumers = [uuid(), uuid(), uuid()];
+    for c in &consumers {
+        body[c] = json!({
             "allocations": {rp.clone(): {"resources": {"VCPU": 1}}},
             "project_id": "p", "user_id": "u", "consumer_generation": null
         });
@@ -732,7 +733,9 @@ async fn post_is_all_or_nothing_on_capacity() {
         .await;
     assert_eq!(r.body["usages"]["VCPU"], 0);
     assert_eq!(r.body["resource_provider_generation"], 1);
-    assert_eq!(s.count("consumers", "uuid <> ?", "").await, 0);
+    for c in &consumers {
+        assert_eq!(s.count("consumers", "uuid = ?", c).await, 0);
+    }
 }
 
 #[tokio::test]
@@ -743,8 +746,8 @@ async fn changing_project_and_user() {
     s.provider(&rp, None).await;
     s.simple_inventory(&rp, "VCPU", 16).await;
     s.simple_inventory(&rp, "MEMORY_MB", 2048).await;
-    let c1 = "11111111-1111-1111-1111-111111111111";
-    let c2 = "22222222-2222-2222-2222-222222222222";
+    let c1 = &uuid();
+    let c2 = &uuid();
     let res = json!({rp.clone(): {"resources": {"MEMORY_MB": 1024, "VCPU": 2}}});
     let put = |project: &str, generation: serde_json::Value| json!({"allocations": res.clone(), "project_id": project, "user_id": "u", "consumer_generation": generation});
     assert_eq!(
@@ -808,7 +811,7 @@ async fn consumer_types_from_1_38() {
     let rp = uuid();
     s.provider(&rp, None).await;
     s.simple_inventory(&rp, "DISK_GB", 2048).await;
-    let c = "f5a91a0a-e111-4a9c-8a33-7b320ae1e52a";
+    let c = &uuid();
     let disk = json!({rp.clone(): {"resources": {"DISK_GB": 10}}});
     let body = |generation: serde_json::Value, t: Option<&str>| {
         let mut b = json!({"allocations": disk.clone(), "project_id": "p", "user_id": "u", "consumer_generation": generation});
@@ -862,7 +865,7 @@ async fn consumer_types_from_1_38() {
     );
 
     // Without a type (before 1.38): unknown.
-    let d = "4fa4553e-e739-4f0b-a758-2fa79fda2ee0";
+    let d = &uuid();
     assert_eq!(
         s.put(
             &format!("/allocations/{d}"),
@@ -926,17 +929,13 @@ async fn dashless_consumer_uuids_are_canonical() {
     s.provider(&rp, None).await;
     s.simple_inventory(&rp, "VCPU", 8).await;
     let body = json!({"allocations": {rp.clone(): {"resources": {"VCPU": 1}}}, "project_id": "p", "user_id": "u", "consumer_generation": null});
+    let consumer = uuid();
+    let dashless = consumer.replace('-', "").to_uppercase();
     let r = s
-        .put(
-            "/allocations/75D0F5F775D9458CB204F90AC91604EC",
-            "1.28",
-            &body,
-        )
+        .put(&format!("/allocations/{dashless}"), "1.28", &body)
         .await;
     assert_eq!(r.status, 204);
-    let r = s
-        .get("/allocations/75d0f5f7-75d9-458c-b204-f90ac91604ec", "1.28")
-        .await;
+    let r = s.get(&format!("/allocations/{consumer}"), "1.28").await;
     assert_eq!(r.body["allocations"][&rp]["resources"]["VCPU"], 1);
 }
 

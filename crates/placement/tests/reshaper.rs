@@ -200,10 +200,7 @@ async fn reshaper_yaml() {
     );
 
     // Back to the parent, under two new consumers.
-    let (n1, n2) = (
-        "7bd2e864-0415-445c-8fc2-328520ef7642",
-        "2dfa608c-cecb-4fe0-a1bb-950015fa731f",
-    );
+    let (n1, n2) = (&uuid(), &uuid());
     let back = |gen_rp: i64, gen_child: i64, gens: [Value; 5], version_extra: Option<Value>| {
         let mut b = json!({
             "inventories": {
@@ -286,7 +283,7 @@ async fn reshaper_yaml() {
 async fn reshaper_consumer_types() {
     let s = Server::start().await;
     let f = AllocationFixture::create(&s).await;
-    let c = "4b01cd5a-9e12-46d7-9b2a-5bc0f6040a40";
+    let c = &uuid();
     let body = |generation: Value, t: Option<&str>| {
         let mut b = json!({
             "inventories": {f.rp.clone(): {

@@ -142,8 +142,8 @@ async fn usages_by_consumer_type() {
     let s = Server::start().await;
     let f = AllocationFixture::create(&s).await;
     let disk = json!({f.rp.clone(): {"resources": {"DISK_GB": 10}}});
-    let a = "f5a91a0a-e111-4a9c-8a33-7b320ae1e52a";
-    let b = "4fa4553e-e739-4f0b-a758-2fa79fda2ee0";
+    let a = &uuid();
+    let b = &uuid();
     let body = |generation: serde_json::Value, t: Option<&str>| {
         let mut v = json!({"allocations": disk.clone(), "project_id": f.project, "user_id": f.user, "consumer_generation": generation});
         if let Some(t) = t {
