@@ -646,7 +646,7 @@ fn check_capacity(
         let key = (a.provider_id, class_of(a));
         let needed_all = {
             let sum = asked.entry(key).or_insert(0);
-            *sum += a.used;
+            *sum = sum.saturating_add(a.used);
             *sum
         };
         if a.used == 0 {
@@ -678,12 +678,11 @@ fn check_capacity(
         let capacity = (u.total - u.reserved) as f64 * u.allocation_ratio;
         #[allow(clippy::cast_precision_loss)]
         let over = |amount: i64| capacity < amount as f64;
-        if over(u.used + a.used) || over(u.used + needed_all) {
+        let after_all = u.used.saturating_add(needed_all);
+        if over(u.used.saturating_add(a.used)) || over(after_all) {
             // Allowed when it leaves the provider no more over capacity
             // than it was.
-            let better = prev_usage
-                .get(&key)
-                .is_some_and(|prev| u.used + needed_all <= *prev);
+            let better = prev_usage.get(&key).is_some_and(|prev| after_all <= *prev);
             if better {
                 tracing::warn!(
                     resource_class = %a.class, provider = %u.provider_uuid,
@@ -875,4 +874,103 @@ pub(crate) async fn delete_for_consumer(store: &Store, consumer_uuid: &str) -> R
     consumer::delete_if_no_allocations(store, &mut tx, &[consumer_uuid]).await?;
     tx.commit().await?;
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alloc(provider_id: i64, class: &str, used: i64) -> Alloc {
+        Alloc {
+            consumer: 0,
+            provider_id,
+            provider_uuid: format!("rp{provider_id}"),
+            class: class.to_owned(),
+            used,
+        }
+    }
+
+    fn usage(total: i64, used: i64) -> Usage {
+        Usage {
+            provider_uuid: "rp1".to_owned(),
+            generation: 3,
+            total,
+            reserved: 2,
+            allocation_ratio: 1.5,
+            min_unit: 1,
+            max_unit: 10,
+            step_size: 1,
+            used,
+        }
+    }
+
+    fn classes() -> HashMap<String, i64> {
+        HashMap::from([("VCPU".to_owned(), 0), ("DISK_GB".to_owned(), 2)])
+    }
+
+    #[test]
+    fn capacity_is_total_less_reserved_times_ratio() {
+        // (10 - 2) * 1.5 = 12, 4 used.
+        let inv = HashMap::from([((1, 0), usage(10, 4))]);
+        let prev = HashMap::new();
+        let check = |allocs: &[Alloc]| check_capacity(allocs, &classes(), &inv, &prev);
+        assert!(check(&[alloc(1, "VCPU", 8)]).is_ok());
+        let Err(WriteError::Invalid(m)) = check(&[alloc(1, "VCPU", 9)]) else {
+            panic!("over capacity");
+        };
+        assert_eq!(
+            m,
+            "Unable to create allocation for 'VCPU' on resource provider 'rp1'. The requested amount would exceed the capacity."
+        );
+        // Two allocations of one class add up.
+        assert!(check(&[alloc(1, "VCPU", 4), alloc(1, "VCPU", 5)]).is_err());
+        // Beyond max_unit, below min_unit, off the step: constraints.
+        let Err(WriteError::Invalid(m)) = check(&[alloc(1, "VCPU", 11)]) else {
+            panic!("constraints");
+        };
+        assert!(m.ends_with("would violate inventory constraints."), "{m}");
+        // Zero removes, and is never checked.
+        assert!(check(&[alloc(1, "VCPU", 0)]).is_ok());
+        // Amounts too large for any inventory do not overflow.
+        assert!(check(&[alloc(1, "VCPU", i64::MAX), alloc(1, "VCPU", i64::MAX)]).is_err());
+    }
+
+    #[test]
+    fn inventory_must_exist() {
+        let inv = HashMap::from([((1, 0), usage(10, 0))]);
+        let prev = HashMap::new();
+        let Err(WriteError::Invalid(m)) =
+            check_capacity(&[alloc(1, "DISK_GB", 1)], &classes(), &inv, &prev)
+        else {
+            panic!("no DISK_GB inventory");
+        };
+        assert_eq!(
+            m,
+            "Inventory for 'DISK_GB' on resource provider 'rp1' invalid."
+        );
+        // A provider with none of the classes names them all.
+        let Err(WriteError::Invalid(m)) = check_capacity(
+            &[alloc(1, "VCPU", 1), alloc(2, "DISK_GB", 1)],
+            &classes(),
+            &inv,
+            &prev,
+        ) else {
+            panic!("no inventory on rp2");
+        };
+        assert_eq!(
+            m,
+            "Inventory for 'VCPU, DISK_GB' on resource provider 'rp2' invalid."
+        );
+    }
+
+    #[test]
+    fn an_overage_may_shrink() {
+        // Capacity 12, 14 used by others after this consumer's 6 were
+        // removed (20 before): asking 4 leaves 18 <= 20, allowed; 7 is not.
+        let inv = HashMap::from([((1, 0), usage(10, 14))]);
+        let prev = HashMap::from([((1, 0), 20)]);
+        assert!(check_capacity(&[alloc(1, "VCPU", 4)], &classes(), &inv, &prev).is_ok());
+        assert!(check_capacity(&[alloc(1, "VCPU", 7)], &classes(), &inv, &prev).is_err());
+        assert!(check_capacity(&[alloc(1, "VCPU", 4)], &classes(), &inv, &HashMap::new()).is_err());
+    }
 }
