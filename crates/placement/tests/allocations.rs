@@ -49,6 +49,7 @@ async fn list_form_before_1_12() {
     assert_eq!(r.status, 415, "{r:?}");
     let r = s.put(&path, "1.0", &json!({"allocations": []})).await;
     assert_eq!(r.status, 400);
+    assert!(r.detail().contains("Failed validating 'minItems'"), "{r:?}");
     let r = s
         .put(&path, "1.0", &list_body(&rp, json!({"cow": 10})))
         .await;
@@ -74,6 +75,12 @@ async fn list_form_before_1_12() {
         .put(&path, "1.0", &list_body(&rp, json!({"DISK_GB": 0})))
         .await;
     assert_eq!(r.status, 400);
+    assert!(
+        r.detail()
+            .starts_with("JSON does not validate: 0 is less than the minimum of 1"),
+        "{r:?}"
+    );
+    assert!(r.detail().contains("Failed validating 'minimum' in schema"));
     let r = s
         .put(
             &path,
@@ -82,6 +89,20 @@ async fn list_form_before_1_12() {
         )
         .await;
     assert_eq!(r.status, 400);
+    assert!(
+        r.detail()
+            .contains("Failed validating 'required' in schema")
+    );
+    // A provider that is not a uuid, as upstream's format checker reads it.
+    let r = s
+        .put(
+            &path,
+            "1.0",
+            &list_body("not-a-uuid", json!({"DISK_GB": 10})),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    assert!(r.detail().contains("'not-a-uuid' is not a 'uuid'"), "{r:?}");
 
     let r = s
         .put(&path, "1.0", &list_body(&rp, json!({"DISK_GB": 10})))
@@ -306,7 +327,19 @@ async fn dict_form_from_1_12() {
     ] {
         let r = s.put(&path, "1.12", &with(bad.clone())).await;
         assert_eq!(r.status, 400, "{bad}");
+        assert!(r.detail().starts_with("JSON does not validate"), "{r:?}");
     }
+    let r = s
+        .put(
+            &path,
+            "1.12",
+            &with(json!({"nice_house_friend": {"resources": {"VCPU": 1}}})),
+        )
+        .await;
+    assert!(
+        r.detail().contains("does not match any of the regexes"),
+        "{r:?}"
+    );
     let mut extra = with(json!({rp.clone(): {"resources": {"VCPU": 1}}}));
     extra["bad_field"] = json!("moo");
     assert_eq!(s.put(&path, "1.12", &extra).await.status, 400);
@@ -824,6 +857,11 @@ async fn consumer_types_from_1_38() {
         .post("/allocations", "1.38", &json!({c: body(json!(null), None)}))
         .await;
     assert_eq!(r.status, 400);
+    assert!(
+        r.detail()
+            .contains("'consumer_type' is a required property"),
+        "{r:?}"
+    );
     let r = s
         .put(
             &format!("/allocations/{c}"),
@@ -832,6 +870,11 @@ async fn consumer_types_from_1_38() {
         )
         .await;
     assert_eq!(r.status, 400);
+    assert!(
+        r.detail()
+            .contains("'consumer_type' is a required property"),
+        "{r:?}"
+    );
     let r = s
         .post(
             "/allocations",
@@ -909,6 +952,11 @@ async fn consumer_types_from_1_38() {
         )
         .await;
     assert_eq!(r.status, 400);
+    assert!(
+        r.detail()
+            .contains("'instance' does not match '^[A-Z0-9_]+$'"),
+        "{r:?}"
+    );
     // Types are rejected before 1.38.
     assert_eq!(
         s.put(

@@ -155,11 +155,15 @@ async fn reshaper_yaml() {
     let body = moving(&f, &child, |b| {
         b["inventories"][&rp]["inventories"]["DISK_GB"]["bad_field"] = json!("moo");
     });
-    assert_eq!(s.post("/reshaper", "1.30", &body).await.status, 400);
+    let r = s.post("/reshaper", "1.30", &body).await;
+    assert_eq!(r.status, 400);
+    assert!(r.detail().contains("'bad_field' was unexpected"), "{r:?}");
     let body = moving(&f, &child, |b| {
         b["allocations"][&f.consumer_0]["bad_field"] = json!("moo");
     });
-    assert_eq!(s.post("/reshaper", "1.30", &body).await.status, 400);
+    let r = s.post("/reshaper", "1.30", &body).await;
+    assert_eq!(r.status, 400);
+    assert!(r.detail().contains("'bad_field' was unexpected"), "{r:?}");
 
     let body = moving(&f, &child, |b| {
         let inv = b["inventories"][&rp]["inventories"]
@@ -275,6 +279,10 @@ async fn reshaper_yaml() {
     );
     let r = s.post("/reshaper", "1.33", &body).await;
     assert_eq!(r.status, 400);
+    assert!(
+        r.detail().contains("Additional properties are not allowed"),
+        "{r:?}"
+    );
     let r = s.post("/reshaper", "1.34", &body).await;
     assert_eq!(r.status, 204, "{r:?}");
 }

@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
-use crate::handlers::util::{check_accept, json_response, require_json};
+use crate::handlers::util::{body_schemas, check_accept, json_response, require_json};
 use crate::objects::allocation::{
     self, ConsumerWrite, ProviderResources, Rules, WriteError, last_modified,
 };
@@ -188,7 +188,7 @@ pub(crate) fn many_schema(since: Version, min_consumers: u32) -> Value {
 fn build(name: &str, entries: Vec<(Versions, Value)>) -> BodySchemas<Value> {
     entries
         .into_iter()
-        .fold(BodySchemas::builder(name), |b, (versions, schema)| {
+        .fold(body_schemas(name), |b, (versions, schema)| {
             b.json_schema(versions, &schema)
         })
         .build()

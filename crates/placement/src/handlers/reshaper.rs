@@ -18,7 +18,7 @@ use crate::error::{Error, Result, code};
 use crate::handlers::allocation::{
     RC_PATTERN, UUID_PATTERN, consumer_writes, integer, many_schema, rules,
 };
-use crate::handlers::util::require_json;
+use crate::handlers::util::{body_schemas, require_json};
 use crate::objects::allocation::{self, WriteError};
 use crate::objects::reshaper::{InventoryRecord, InventoryReplacement};
 
@@ -85,7 +85,7 @@ fn schema(allocations_since: Version) -> Value {
 }
 
 static SCHEMAS: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
-    BodySchemas::builder("POST /reshaper")
+    body_schemas("POST /reshaper")
         .json_schema(
             Versions::between("1.30", "1.33"),
             &schema(Version::new(1, 28)),

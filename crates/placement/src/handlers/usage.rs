@@ -8,13 +8,13 @@ use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use http::{HeaderMap, StatusCode};
 use microversion::Version;
-use microversion_server::{BodyError, BodySchemas, ServedVersion, VersionedRouter, Versions};
+use microversion_server::{PythonSchema, ServedVersion, VersionedRouter, Versions};
 use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::error::{Error, Result};
-use crate::handlers::util::{check_accept, json_response};
+use crate::handlers::util::{check_accept, json_response, validate_query};
 use crate::objects::{provider, usage};
 use crate::policy::Target;
 
@@ -51,14 +51,18 @@ fn query_schema(consumer_type: bool) -> Value {
     schema
 }
 
-/// The query string of `GET /usages`, checked as a JSON object of
-/// strings (the last value of a repeated key), as upstream checks it.
-static QUERY_SCHEMAS: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
-    BodySchemas::builder("the query of GET /usages")
-        .json_schema(Versions::between("1.9", "1.37"), &query_schema(false))
-        .json_schema(Versions::since("1.38"), &query_schema(true))
-        .build()
-        .unwrap_or_else(|e| panic!("the usages query schemas are valid: {e}"))
+/// The query string of `GET /usages` before 1.38, checked as a JSON
+/// object of strings (the last value of a repeated key), as upstream
+/// checks it.
+static QUERY_SCHEMA: LazyLock<PythonSchema> = LazyLock::new(|| {
+    PythonSchema::new(&query_schema(false))
+        .unwrap_or_else(|e| panic!("the usages query schema is valid: {e}"))
+});
+
+/// From 1.38, with `consumer_type`.
+static QUERY_SCHEMA_1_38: LazyLock<PythonSchema> = LazyLock::new(|| {
+    PythonSchema::new(&query_schema(true))
+        .unwrap_or_else(|e| panic!("the usages query schema is valid: {e}"))
 });
 
 async fn for_provider(
@@ -92,14 +96,6 @@ fn query_object(query: Option<&str>) -> Map<String, Value> {
     params
 }
 
-fn invalid_query(e: BodyError) -> Error {
-    let reason = match e {
-        BodyError::Invalid { reason, .. } => reason,
-        other => other.to_string(),
-    };
-    Error::bad_request(format!("Invalid query string parameters: {reason}"))
-}
-
 async fn total(
     State(state): State<AppState>,
     ctx: RequestContext,
@@ -114,16 +110,19 @@ async fn total(
     // checks the query (a missing project is the text "None").
     let target = Target::default().with("project_id", project_id.unwrap_or("None"));
     state.authorize_on(&ctx, "placement:usages", &target)?;
-    let as_json = Value::Object(params.clone()).to_string();
-    QUERY_SCHEMAS
-        .parse(*version, as_json.as_bytes())
-        .map_err(invalid_query)?;
+    let by_type = version.matches(BY_CONSUMER_TYPE, None);
+    let schema = if by_type {
+        &QUERY_SCHEMA_1_38
+    } else {
+        &QUERY_SCHEMA
+    };
+    validate_query(schema, &Value::Object(params.clone()))?;
     let project_id = project_id.unwrap_or_default();
     let filter = usage::Filter {
         project_id,
         user_id: params.get("user_id").and_then(Value::as_str),
     };
-    let body = if version.matches(BY_CONSUMER_TYPE, None) {
+    let body = if by_type {
         let consumer_type = params.get("consumer_type").and_then(Value::as_str);
         let groups = usage::by_consumer_type(&state.store, filter, consumer_type).await?;
         let usages: Map<String, Value> = groups
@@ -159,21 +158,27 @@ mod tests {
 
     #[test]
     fn the_query_is_checked_as_upstream_checks_it() {
-        let check = |v: Version, q: &str| {
-            QUERY_SCHEMAS.parse(
-                v,
-                Value::Object(query_object(Some(q))).to_string().as_bytes(),
-            )
+        let check = |schema: &PythonSchema, q: &str| {
+            validate_query(schema, &Value::Object(query_object(Some(q))))
         };
-        let v19 = Version::new(1, 9);
-        let v138 = Version::new(1, 38);
+        let (v19, v138) = (&*QUERY_SCHEMA, &*QUERY_SCHEMA_1_38);
         assert!(check(v19, "project_id=p").is_ok());
         assert!(check(v19, "user_id=u").is_err());
-        assert!(check(v19, "project_id=").is_err());
-        assert!(check(v19, "project_id=p&dummy=1").is_err());
         assert!(check(v19, "project_id=p&consumer_type=all").is_err());
         assert!(check(v138, "project_id=p&consumer_type=all").is_ok());
         assert!(check(v138, "project_id=p&consumer_type=INSTANCE").is_ok());
         assert!(check(v138, "project_id=p&consumer_type=instance").is_err());
+        let detail = |schema, q| match check(schema, q) {
+            Err(Error::Api(e)) => e.detail().to_owned(),
+            other => panic!("{other:?}"),
+        };
+        let d = detail(v19, "project_id=");
+        assert!(d.starts_with("Invalid query string parameters: ''"), "{d}");
+        assert!(d.contains("Failed validating 'minLength'"), "{d}");
+        let d = detail(v19, "project_id=p&dummy=1");
+        assert!(
+            d.contains("Additional properties are not allowed ('dummy' was unexpected)"),
+            "{d}"
+        );
     }
 }
