@@ -1,2 +1,213 @@
-//! Placeholder replaced by the layer benchmark.
-fn main() {}
+//! What the microversion layer costs per request, in process (no sockets):
+//! one request through `tower::ServiceExt::oneshot` on
+//!
+//! - `bare`: an axum route, no layer;
+//! - `layer`: the same route behind `MicroversionLayer` (placement profile,
+//!   `OpenStack-API-Version: placement 1.20`);
+//! - `versioned`: the layer and a `VersionedRouter` choosing between two
+//!   handlers by version;
+//! - `not_acceptable`: the layer answering a version out of range (406);
+//!
+//! then the same route behind the layer in each profile,
+//! `Microversions::negotiate` alone on typical headers, and the request id
+//! the layer makes for every request.
+//!
+//! `cargo bench -p microversion-server --bench layer`
+
+use std::hint::black_box;
+
+use axum::Router;
+use axum::body::Body;
+use axum::routing::get;
+use criterion::{Criterion, criterion_group, criterion_main};
+use http::{HeaderMap, HeaderName, HeaderValue, Request, StatusCode};
+use microversion::VersionRange;
+use microversion_server::{
+    MicroversionLayer, Microversions, Profile, RequestId, VersionedRouter, Versions,
+};
+use tower::ServiceExt;
+
+const BODY: &str = r#"{"resource_providers": []}"#;
+
+async fn handler() -> &'static str {
+    BODY
+}
+
+async fn handler_new() -> &'static str {
+    BODY
+}
+
+fn api(profile: Profile, service: &str, min: &'static str, max: &'static str) -> Microversions {
+    Microversions::builder(service, VersionRange::from_static(min, max))
+        .profile(profile)
+        .build()
+        .expect("valid configuration")
+}
+
+fn placement() -> Microversions {
+    api(Profile::Placement, "placement", "1.0", "1.39")
+}
+
+fn request(version: Option<&'static str>) -> Request<Body> {
+    let mut builder = Request::get("/resource_providers");
+    if let Some(version) = version {
+        builder = builder.header("openstack-api-version", version);
+    }
+    builder.body(Body::empty()).expect("valid request")
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("tokio runtime")
+}
+
+/// Sends one request through `app` and checks the status.
+async fn call(app: &Router, version: Option<&'static str>, want: StatusCode) {
+    let response = app
+        .clone()
+        .oneshot(request(version))
+        .await
+        .expect("infallible");
+    assert_eq!(response.status(), want);
+    black_box(response);
+}
+
+fn bench_layer(c: &mut Criterion) {
+    let rt = runtime();
+    let bare = Router::new().route("/resource_providers", get(handler));
+    let layered = Router::new()
+        .route("/resource_providers", get(handler))
+        .layer(MicroversionLayer::new(placement()));
+    let versioned = VersionedRouter::new()
+        .get(
+            "/resource_providers",
+            Versions::between("1.0", "1.13"),
+            handler,
+        )
+        .get("/resource_providers", Versions::since("1.14"), handler_new)
+        .build()
+        .expect("no overlap")
+        .layer(MicroversionLayer::new(placement()));
+
+    let mut group = c.benchmark_group("request");
+    group.bench_function("bare", |b| {
+        b.to_async(&rt)
+            .iter(|| call(&bare, Some("placement 1.20"), StatusCode::OK));
+    });
+    group.bench_function("layer", |b| {
+        b.to_async(&rt)
+            .iter(|| call(&layered, Some("placement 1.20"), StatusCode::OK));
+    });
+    group.bench_function("layer_no_header", |b| {
+        b.to_async(&rt)
+            .iter(|| call(&layered, None, StatusCode::OK));
+    });
+    group.bench_function("versioned", |b| {
+        b.to_async(&rt)
+            .iter(|| call(&versioned, Some("placement 1.20"), StatusCode::OK));
+    });
+    group.bench_function("not_acceptable", |b| {
+        b.to_async(&rt).iter(|| {
+            call(
+                &layered,
+                Some("placement 1.999"),
+                StatusCode::NOT_ACCEPTABLE,
+            )
+        });
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("layer_by_profile");
+    for (profile, service, min, max, header) in [
+        (
+            Profile::ApiSig,
+            "placement",
+            "1.0",
+            "1.39",
+            "placement 1.20",
+        ),
+        (
+            Profile::Placement,
+            "placement",
+            "1.0",
+            "1.39",
+            "placement 1.20",
+        ),
+        (Profile::Nova, "compute", "2.1", "2.104", "compute 2.20"),
+        (
+            Profile::Ironic,
+            "baremetal",
+            "1.1",
+            "1.115",
+            "baremetal 1.20",
+        ),
+        (Profile::Cinder, "volume", "3.0", "3.71", "volume 3.20"),
+    ] {
+        let app = Router::new()
+            .route("/resource_providers", get(handler))
+            .layer(MicroversionLayer::new(api(profile, service, min, max)));
+        group.bench_function(profile.name(), |b| {
+            b.to_async(&rt)
+                .iter(|| call(&app, Some(header), StatusCode::OK));
+        });
+    }
+    group.finish();
+}
+
+fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+    let mut map = HeaderMap::new();
+    for (name, value) in pairs {
+        map.append(
+            HeaderName::from_static(name),
+            HeaderValue::from_static(value),
+        );
+    }
+    map
+}
+
+fn bench_negotiate(c: &mut Criterion) {
+    let placement = placement();
+    let nova = api(Profile::Nova, "compute", "2.1", "2.104");
+    let std = "openstack-api-version";
+    let cases = [
+        ("absent", &placement, headers(&[])),
+        ("exact", &placement, headers(&[(std, "placement 1.20")])),
+        ("latest", &placement, headers(&[(std, "placement latest")])),
+        (
+            "folded",
+            &placement,
+            headers(&[(std, "compute 2.1, placement 1.14, volume 3.5")]),
+        ),
+        (
+            "nova_legacy",
+            &nova,
+            headers(&[("x-openstack-nova-api-version", "2.53")]),
+        ),
+        (
+            "out_of_range",
+            &placement,
+            headers(&[(std, "placement 1.999")]),
+        ),
+        (
+            "malformed",
+            &placement,
+            headers(&[(std, "placement 1.2.3")]),
+        ),
+    ];
+    let mut group = c.benchmark_group("negotiate");
+    for (name, api, headers) in &cases {
+        group.bench_function(*name, |b| {
+            b.iter(|| api.negotiate(black_box(headers)));
+        });
+    }
+    group.finish();
+}
+
+/// The layer makes a request id (`req-<uuid4>`) for every request.
+fn bench_request_id(c: &mut Criterion) {
+    c.bench_function("request_id/generate", |b| b.iter(RequestId::generate));
+}
+
+criterion_group!(benches, bench_layer, bench_negotiate, bench_request_id);
+criterion_main!(benches);

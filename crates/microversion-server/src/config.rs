@@ -131,7 +131,8 @@ impl Microversions {
 
     /// Reads the version a request asks for and decides what to serve.
     ///
-    /// No allocation happens for a well-formed header or none.
+    /// No allocation happens for a well-formed header or none, nor for a
+    /// version answered with 406 (tests/alloc.rs checks it).
     #[must_use]
     pub fn negotiate(&self, headers: &HeaderMap) -> Negotiation {
         let inner = &self.inner;
@@ -148,13 +149,10 @@ impl Microversions {
                 Ok(v) => Negotiation::Served(v),
                 Err(e) => Negotiation::Unsupported(e.requested()),
             },
-            Decoded::Malformed(bad) => {
-                let error = bad.error();
-                match error.zero_major() {
-                    Some(v) if inner.rules.zero_major_is_unsupported => Negotiation::Unsupported(v),
-                    _ => Negotiation::Malformed(error),
-                }
-            }
+            Decoded::Malformed(bad) => match bad.zero_major() {
+                Some(v) if inner.rules.zero_major_is_unsupported => Negotiation::Unsupported(v),
+                _ => Negotiation::Malformed(bad.error()),
+            },
         }
     }
 

@@ -249,17 +249,22 @@ enum WebobChoice {
     Json,
 }
 
-/// The representation webob picks for an error: the offer with the highest
-/// quality in `Accept`, earlier offers winning ties; plain text when
-/// nothing matches or there is no `Accept`.
+/// The representation upstream Placement picks for an error.
+///
+/// Its request log middleware first reads a missing `Accept`, or exactly
+/// `*/*`, as `application/json`. Then webob offers HTML and JSON: the one
+/// with the highest quality in `Accept` wins, HTML on ties; plain text
+/// when `Accept` allows neither.
 fn webob_choice(accept: Option<&HeaderValue>) -> WebobChoice {
-    const OFFERS: [(&str, WebobChoice); 3] = [
+    const OFFERS: [(&str, WebobChoice); 2] = [
         ("text/html", WebobChoice::Html),
-        ("text/plain", WebobChoice::Plain),
         ("application/json", WebobChoice::Json),
     ];
-    let Some(accept) = accept.and_then(|a| a.to_str().ok()) else {
-        return WebobChoice::Plain;
+    let accept = match accept.map(HeaderValue::to_str) {
+        None => return WebobChoice::Json,
+        Some(Ok(accept)) if accept.is_empty() || accept == "*/*" => return WebobChoice::Json,
+        Some(Ok(accept)) => accept,
+        Some(Err(_)) => return WebobChoice::Plain,
     };
     let mut best: Option<(f32, WebobChoice)> = None;
     for (offer, choice) in OFFERS {
@@ -360,13 +365,21 @@ mod tests {
         for (accept, want) in [
             (Some("application/json"), "application/json"),
             (Some("text/html"), "text/html; charset=UTF-8"),
-            (Some("*/*"), "text/html; charset=UTF-8"),
+            // Placement's request log makes these two JSON.
+            (Some("*/*"), "application/json"),
+            (None, "application/json"),
+            (Some("*/*;q=0.9"), "text/html; charset=UTF-8"),
             (
                 Some("application/json, text/html;q=0.5"),
                 "application/json",
             ),
+            // Plain text is not an offer, only the fallback.
+            (
+                Some("text/plain, application/json;q=0.5"),
+                "application/json",
+            ),
+            (Some("text/plain"), "text/plain; charset=UTF-8"),
             (Some("image/png"), "text/plain; charset=UTF-8"),
-            (None, "text/plain; charset=UTF-8"),
         ] {
             let value = accept.map(HeaderValue::from_static);
             let ctx = ErrorContext {

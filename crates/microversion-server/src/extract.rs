@@ -94,6 +94,12 @@ impl<S: Send + Sync> FromRequestParts<S> for RequestId {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MissingLayer(&'static str);
 
+impl MissingLayer {
+    pub(crate) const fn new(what: &'static str) -> Self {
+        MissingLayer(what)
+    }
+}
+
 impl std::fmt::Display for MissingLayer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(

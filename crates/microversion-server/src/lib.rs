@@ -15,6 +15,15 @@
 //! - [`Profile`] reproduces the observable behaviour of real servers
 //!   (`api-sig`, `placement`, `nova`, `ironic`, `cinder`).
 //! - [`ApiError`] renders errors in the profile's body format.
+//! - [`BodySchemas`] and [`VersionedJson`] pick a request body schema by
+//!   version, with the same overlap check.
+//! - [`Discovery`] serves the versions document at `GET /` and the
+//!   versioned roots; [`VersionHistory`] keeps every microversion with a
+//!   one-line description in one place.
+//! - [`Deprecation`] marks old versions (`Deprecation` and `Sunset`
+//!   headers), and [`telemetry`] counts who uses which version.
+//!
+//! The [`guide`] walks through adding a microversion to a service.
 //!
 //! # Example
 //!
@@ -58,19 +67,26 @@
 
 mod config;
 pub mod deprecation;
+pub mod discovery;
 mod error;
 mod extract;
+pub mod guide;
+pub mod history;
 mod layer;
 pub mod profile;
 pub mod routing;
+pub mod schema;
 pub mod telemetry;
 
 pub use crate::config::{BuildError, Microversions, MicroversionsBuilder, Negotiation, REQUEST_ID};
 pub use crate::deprecation::Deprecation;
+pub use crate::discovery::{ApiVersionSpec, Discovery};
 pub use crate::error::ApiError;
 pub use crate::extract::{MissingLayer, RequestId, ServedVersion};
+pub use crate::history::VersionHistory;
 pub use crate::layer::{Microversion, MicroversionLayer, ResponseFuture};
 pub use crate::profile::{Profile, Rules};
 pub use crate::routing::{RouteConflict, RouteTable, VersionedRouter, Versions};
+pub use crate::schema::{BodyError, BodySchemas, VersionedJson};
 #[cfg(feature = "metrics")]
 pub use crate::telemetry::Telemetry;

@@ -32,8 +32,9 @@ use axum::Router;
 use axum::extract::{Request, State};
 use axum::handler::Handler;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{MethodFilter, MethodRouter};
-use http::{Method, StatusCode};
+use axum::routing::any;
+use http::header::ALLOW;
+use http::{HeaderValue, Method, StatusCode};
 use microversion::{InvalidRange, Version, VersionRange};
 
 use crate::config::BuildError;
@@ -269,7 +270,10 @@ impl fmt::Display for RouteTable {
 /// Build it into an [`axum::Router`] with [`VersionedRouter::build`], which
 /// fails when two handlers of one operation overlap, and wrap the result in
 /// [`MicroversionLayer`](crate::MicroversionLayer). Unknown paths answer
-/// 404 and unknown methods 405, rendered like every other error.
+/// 404 and unknown methods 405, with `Allow` naming the methods served at
+/// the request's version; a path with no handler at that version answers
+/// 404 to every method, as if it did not exist. All are rendered like
+/// every other error.
 #[must_use]
 pub struct VersionedRouter<S = ()> {
     entries: Vec<Entry<S>>,
@@ -404,13 +408,14 @@ where
     /// # Errors
     ///
     /// Returns [`BuildError::Overlap`] naming the path, the method and both
-    /// ranges when two handlers of one operation overlap, and
-    /// [`BuildError::Invalid`] for a method axum cannot route.
+    /// ranges when two handlers of one operation overlap.
     ///
     /// # Panics
     ///
     /// axum panics on an invalid path pattern (such as one with an unclosed
-    /// `{`): a programmer error in a literal.
+    /// `{`): a programmer error in a literal. Each path takes every method,
+    /// so adding an axum route for the same path to the built router panics
+    /// too: register every method of a path here.
     pub fn build(self) -> Result<Router<S>, BuildError> {
         // Group by path, then method, keeping registration order.
         let mut paths: Grouped<S> = Vec::new();
@@ -429,7 +434,7 @@ where
         }
         let mut router = Router::new();
         for (path, methods) in paths {
-            let mut method_router: MethodRouter<S> = MethodRouter::new();
+            let mut operations = Vec::with_capacity(methods.len());
             for (method, entries) in methods {
                 let ranges: Vec<Versions> = entries.iter().map(|e| e.versions).collect();
                 if let Some((first, second)) = find_overlap(&ranges) {
@@ -440,54 +445,104 @@ where
                         second,
                     }));
                 }
-                let filter = MethodFilter::try_from(method.clone()).map_err(|_| {
-                    BuildError::Invalid(format!("method {method} of {path} cannot be routed"))
-                })?;
-                let status = self
+                let unavailable = self
                     .unavailable
                     .get(&(path.clone(), method.as_str().to_owned()))
                     .copied()
                     .unwrap_or(StatusCode::NOT_FOUND);
-                let table: Arc<[(Versions, BoxedHandler<S>)]> = entries
-                    .into_iter()
-                    .map(|e| (e.versions, e.handler))
-                    .collect();
-                method_router =
-                    method_router.on(filter, move |State(state): State<S>, req: Request| {
-                        dispatch(table.clone(), status, state, req)
-                    });
+                operations.push(Operation {
+                    method,
+                    handlers: entries
+                        .into_iter()
+                        .map(|e| (e.versions, e.handler))
+                        .collect(),
+                    unavailable,
+                });
             }
-            router = router.route(&path, method_router);
+            let operations: Arc<[Operation<S>]> = operations.into();
+            // One handler for every method of the path: whether a method
+            // is missing (405) or the whole path is (404) depends on the
+            // served version, which axum's method routing cannot see.
+            router = router.route(
+                &path,
+                any(move |State(state): State<S>, req: Request| {
+                    dispatch(operations.clone(), state, req)
+                }),
+            );
         }
-        Ok(router
-            .fallback(|| async { ApiError::not_found() })
-            .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() }))
+        Ok(router.fallback(|| async { ApiError::not_found() }))
     }
 }
 
-/// Calls the handler whose versions contain the served version.
-///
-/// Without a served version (a version-neutral path) only a handler for
-/// all versions answers.
-async fn dispatch<S>(
-    table: Arc<[(Versions, BoxedHandler<S>)]>,
+/// One method on one path: its handlers by version.
+struct Operation<S> {
+    method: Method,
+    handlers: Box<[(Versions, BoxedHandler<S>)]>,
+    /// The status when no handler serves the version.
     unavailable: StatusCode,
-    state: S,
-    req: Request,
-) -> Response {
+}
+
+impl<S> Operation<S> {
+    fn handler_for(&self, served: Option<ServedVersion>) -> Option<&BoxedHandler<S>> {
+        self.handlers
+            .iter()
+            .find(|(versions, _)| match served {
+                Some(v) => versions.contains(*v),
+                // A version-neutral path: only a handler for all versions.
+                None => versions.is_all(),
+            })
+            .map(|(_, handler)| handler)
+    }
+}
+
+/// Calls the handler of the request's method whose versions contain the
+/// served version (HEAD falls back to GET).
+///
+/// A method with no handler at that version gets the operation's
+/// unavailable status (404 by default). A method not registered at all
+/// gets 405, with `Allow` naming the methods served at that version; but
+/// when no method of the path is served at that version, the path does not
+/// exist there: 404, as for an unknown path.
+async fn dispatch<S>(operations: Arc<[Operation<S>]>, state: S, req: Request) -> Response {
     let served = ServedVersion::from_extensions(req.extensions());
-    let found = table.iter().find(|(versions, _)| match served {
-        Some(v) => versions.contains(*v),
-        None => versions.is_all(),
-    });
-    match found {
-        Some((_, handler)) => handler(req, state).await,
-        None if unavailable == StatusCode::NOT_FOUND => ApiError::not_found().into_response(),
-        None if unavailable == StatusCode::METHOD_NOT_ALLOWED => {
-            ApiError::method_not_allowed().into_response()
+    let find = |method: &Method| operations.iter().find(|op| op.method == *method);
+    let operation = find(req.method()).or_else(|| {
+        if req.method() == Method::HEAD {
+            find(&Method::GET)
+        } else {
+            None
         }
-        None => ApiError::new(
-            unavailable,
+    });
+    let status = match operation {
+        Some(op) => match op.handler_for(served) {
+            Some(handler) => return handler(req, state).await,
+            None => op.unavailable,
+        },
+        None => StatusCode::METHOD_NOT_ALLOWED,
+    };
+    let allowed: Vec<&str> = operations
+        .iter()
+        .filter(|op| op.handler_for(served).is_some())
+        .flat_map(|op| {
+            let head =
+                (op.method == Method::GET && find(&Method::HEAD).is_none()).then_some("HEAD");
+            std::iter::once(op.method.as_str()).chain(head)
+        })
+        .collect();
+    match status {
+        StatusCode::NOT_FOUND => ApiError::not_found().into_response(),
+        StatusCode::METHOD_NOT_ALLOWED if operation.is_none() && allowed.is_empty() => {
+            ApiError::not_found().into_response()
+        }
+        StatusCode::METHOD_NOT_ALLOWED => {
+            let mut response = ApiError::method_not_allowed().into_response();
+            if let Ok(allow) = HeaderValue::from_str(&allowed.join(",")) {
+                response.headers_mut().insert(ALLOW, allow);
+            }
+            response
+        }
+        status => ApiError::new(
+            status,
             "The requested operation is not available at this version.",
         )
         .into_response(),

@@ -54,6 +54,17 @@ impl<'a> Malformed<'a> {
         String::from_utf8_lossy(self.raw)
     }
 
+    /// For text of the shape `0.Y`, that version (see
+    /// [`InvalidVersion::zero_major`]), without building the error: a
+    /// profile that answers it with 406 needs no allocation.
+    #[must_use]
+    pub fn zero_major(&self) -> Option<Version> {
+        match crate::version::parse(self.raw) {
+            Err(VersionErrorKind::ZeroMajor(minor)) => Some(Version::new(0, minor)),
+            _ => None,
+        }
+    }
+
     /// Why the text is not a version.
     #[must_use]
     pub fn error(&self) -> InvalidVersion {
@@ -429,5 +440,10 @@ mod tests {
             panic!("expected malformed");
         };
         assert_eq!(m.error().zero_major(), Some(Version::new(0, 5)));
+        assert_eq!(m.zero_major(), Some(Version::new(0, 5)));
+        let Decoded::Malformed(m) = decode("cats", &["cats 00.5"]) else {
+            panic!("expected malformed");
+        };
+        assert_eq!(m.zero_major(), None);
     }
 }

@@ -1,0 +1,106 @@
+//! # Guide: adding a microversion
+//!
+//! Every change to the API's contract is a new microversion: a new URL, a
+//! new or removed field, a changed status code, a newly accepted value or
+//! query parameter, a changed meaning (wire.md 14). Old clients keep the
+//! old behaviour because they keep asking for the old version. Here is how
+//! to add version `1.40` to a service built on this crate.
+//!
+//! ## 1. Describe it in the history
+//!
+//! The history is the one place where versions are listed. Add a line at
+//! the end; its last entry is the API's maximum, so the layer, discovery
+//! and the docs pick it up.
+//!
+//! ```
+//! use microversion_server::history::VersionHistory;
+//!
+//! let history = VersionHistory::builder()
+//!     .version("1.0", "Initial version.")
+//!     // ... every version in between ...
+//!     .version("1.40", "GET /widgets/{id} returns the widget's color.")
+//!     .build()?;
+//! assert_eq!(history.range().max().to_string(), "1.40");
+//! # Ok::<(), microversion_server::BuildError>(())
+//! ```
+//!
+//! ## 2. Serve the new range
+//!
+//! Build the API's [`Microversions`](crate::Microversions) from the
+//! history's range, so the maximum is never written twice:
+//!
+//! ```
+//! # use microversion_server::history::VersionHistory;
+//! use microversion_server::{Microversions, Profile};
+//! # let history = VersionHistory::builder().version("1.0", "a").version("1.40", "b").build()?;
+//! let api = Microversions::builder("widgets", history.range())
+//!     .profile(Profile::ApiSig)
+//!     .build()?;
+//! # Ok::<(), microversion_server::BuildError>(())
+//! ```
+//!
+//! ## 3. Change the behaviour, only from 1.40
+//!
+//! Pick the smallest tool that expresses the change:
+//!
+//! - **A field added or removed, a status changed**: branch inside the
+//!   handler with [`ServedVersion`](crate::ServedVersion) and
+//!   [`Version::matches`](microversion::Version::matches):
+//!
+//!   ```
+//!   use axum::Json;
+//!   use microversion::Version;
+//!   use microversion_server::ServedVersion;
+//!   use serde_json::{Value, json};
+//!
+//!   const COLOR: Version = Version::new(1, 40);
+//!
+//!   async fn show(version: ServedVersion) -> Json<Value> {
+//!       let mut widget = json!({"id": 7, "name": "gear"});
+//!       if version.matches(COLOR, None) {
+//!           widget["color"] = json!("blue");
+//!       }
+//!       Json(widget)
+//!   }
+//!   ```
+//!
+//! - **A new route, or a handler that differs a lot**: register it with a
+//!   range in the [`VersionedRouter`](crate::VersionedRouter). Before 1.40
+//!   the route answers 404, exactly as a path that does not exist. A route
+//!   that goes away gets an end version. Overlapping ranges for one
+//!   operation make `build()` fail, naming the path, method and ranges, so
+//!   a mistake is found at start-up, not by a client.
+//!
+//!   ```
+//!   use microversion_server::{Versions, VersionedRouter};
+//!
+//!   # async fn list_old() {} async fn list_new() {} async fn paint() {}
+//!   let router: axum::Router = VersionedRouter::new()
+//!       .get("/widgets", Versions::between("1.0", "1.39"), list_old)
+//!       .get("/widgets", Versions::since("1.40"), list_new)
+//!       .post("/widgets/{id}/paint", Versions::since("1.40"), paint)
+//!       .build()?;
+//!   # Ok::<(), microversion_server::BuildError>(())
+//!   ```
+//!
+//! - **A request body that accepts something new**: add a schema for the
+//!   new range to the operation's [`BodySchemas`](crate::BodySchemas), and
+//!   end the old schema's range at 1.39.
+//!
+//! ## 4. Test both sides of the boundary
+//!
+//! For every change, test the last version without it (1.39) and the
+//! first with it (1.40), through a real server on loopback: status,
+//! headers and body. The route table
+//! ([`VersionedRouter::table`](crate::VersionedRouter::table)) shows every
+//! route's range for the reference docs, and
+//! [`VersionHistory::to_markdown`](crate::VersionHistory::to_markdown)
+//! renders the history.
+//!
+//! ## 5. Deprecate, later
+//!
+//! To retire old versions, first mark them with a
+//! [`Deprecation`](crate::Deprecation): responses served at them carry
+//! `Deprecation` and `Sunset` headers, and the telemetry shows who still
+//! uses them. Raising the minimum is the only breaking change, and the
+//! only "major" one.

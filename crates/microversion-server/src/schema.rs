@@ -1,0 +1,507 @@
+//! Versioned request bodies: one schema per version range for one
+//! operation, checked for overlaps when built (wire.md 16).
+//!
+//! A schema is a serde type (deserialized, then converted into the
+//! handler's type) or, with the `json-schema` feature, a JSON Schema
+//! document. A body that fails gets 400 with an error naming the field and
+//! the reason.
+//!
+//! ```
+//! use axum::routing::post;
+//! use axum::{Extension, Router};
+//! use microversion_server::schema::{BodySchemas, VersionedJson};
+//! use microversion_server::Versions;
+//! use serde::Deserialize;
+//!
+//! /// What the handler works with.
+//! #[derive(Debug)]
+//! struct Create { name: String, parent: Option<String> }
+//!
+//! #[derive(Deserialize)]
+//! #[serde(deny_unknown_fields)]
+//! struct CreateV1 { name: String }
+//! impl From<CreateV1> for Create {
+//!     fn from(v: CreateV1) -> Self { Create { name: v.name, parent: None } }
+//! }
+//!
+//! #[derive(Deserialize)]
+//! #[serde(deny_unknown_fields)]
+//! struct CreateV14 { name: String, parent: Option<String> }
+//! impl From<CreateV14> for Create {
+//!     fn from(v: CreateV14) -> Self { Create { name: v.name, parent: v.parent } }
+//! }
+//!
+//! async fn create(VersionedJson(body): VersionedJson<Create>) -> String {
+//!     format!("{body:?}")
+//! }
+//!
+//! let schemas = BodySchemas::<Create>::builder("POST /resource_providers")
+//!     .serde::<CreateV1>(Versions::between("1.0", "1.13"))
+//!     .serde::<CreateV14>(Versions::since("1.14"))
+//!     .build()?;
+//! let app: Router = Router::new()
+//!     .route("/resource_providers", post(create))
+//!     .layer(schemas.extension());
+//! # Ok::<(), microversion_server::BuildError>(())
+//! ```
+
+use std::fmt;
+use std::sync::Arc;
+
+use axum::Extension;
+use axum::extract::{FromRequest, Request};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use http::StatusCode;
+use http::header::CONTENT_TYPE;
+use microversion::Version;
+use serde::de::DeserializeOwned;
+
+use crate::config::BuildError;
+use crate::error::ApiError;
+use crate::extract::ServedVersion;
+use crate::routing::{RouteConflict, Versions, find_overlap};
+
+type Parser<T> = Box<dyn Fn(&[u8]) -> Result<T, BodyError> + Send + Sync>;
+
+/// The schemas of one operation's request body, by version.
+pub struct BodySchemas<T> {
+    name: String,
+    entries: Vec<(Versions, Parser<T>)>,
+}
+
+impl<T> fmt::Debug for BodySchemas<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BodySchemas")
+            .field("name", &self.name)
+            .field(
+                "versions",
+                &self.entries.iter().map(|(v, _)| *v).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl<T: Send + Sync + 'static> BodySchemas<T> {
+    /// Starts the schemas of the operation `name` (used in messages, such
+    /// as `PUT /resource_providers/{uuid}`).
+    pub fn builder(name: impl Into<String>) -> BodySchemasBuilder<T> {
+        BodySchemasBuilder {
+            name: name.into(),
+            entries: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// The versions each schema covers, in registration order.
+    #[must_use]
+    pub fn versions(&self) -> Vec<Versions> {
+        self.entries.iter().map(|(v, _)| *v).collect()
+    }
+
+    /// Parses and validates `body` with the schema for `version`.
+    ///
+    /// # Errors
+    ///
+    /// Returns a [`BodyError`] (400) naming the field and the reason, or
+    /// saying that no schema covers the version (404, as for a route that
+    /// does not exist at that version).
+    pub fn parse(&self, version: Version, body: &[u8]) -> Result<T, BodyError> {
+        let (_, parser) = self
+            .entries
+            .iter()
+            .find(|(v, _)| v.contains(version))
+            .ok_or_else(|| BodyError::NoSchema {
+                operation: self.name.clone(),
+                version,
+            })?;
+        parser(body)
+    }
+
+    /// The schemas as a layer that makes them available to
+    /// [`VersionedJson`] on the routes it wraps.
+    pub fn extension(self) -> Extension<Arc<BodySchemas<T>>> {
+        Extension(Arc::new(self))
+    }
+}
+
+/// Builds [`BodySchemas`]; the first error comes out of `build`.
+#[must_use]
+pub struct BodySchemasBuilder<T> {
+    name: String,
+    entries: Vec<(Versions, Parser<T>)>,
+    error: Option<BuildError>,
+}
+
+impl<T> fmt::Debug for BodySchemasBuilder<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BodySchemasBuilder")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
+    /// At `versions`, the body is a `U` (deserialized from JSON), converted
+    /// into `T`. Use `#[serde(deny_unknown_fields)]` on `U` to reject
+    /// unknown fields.
+    pub fn serde<U>(mut self, versions: Versions) -> Self
+    where
+        U: DeserializeOwned + Into<T> + 'static,
+    {
+        let parser: Parser<T> = Box::new(|body: &[u8]| {
+            let mut de = serde_json::Deserializer::from_slice(body);
+            let value: U = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+                let path = e.path().to_string();
+                let inner = e.into_inner();
+                if inner.is_syntax() || inner.is_eof() {
+                    BodyError::Malformed(inner.to_string())
+                } else {
+                    BodyError::Invalid {
+                        field: path,
+                        reason: inner.to_string(),
+                    }
+                }
+            })?;
+            de.end().map_err(|e| BodyError::Malformed(e.to_string()))?;
+            Ok(value.into())
+        });
+        self.entries.push((versions, parser));
+        self
+    }
+
+    /// At `versions`, the body must validate against the JSON Schema
+    /// `schema`, then is deserialized into `T`.
+    #[cfg(feature = "json-schema")]
+    pub fn json_schema(mut self, versions: Versions, schema: &serde_json::Value) -> Self
+    where
+        T: DeserializeOwned,
+    {
+        match jsonschema::validator_for(schema) {
+            Ok(validator) => {
+                let parser: Parser<T> = Box::new(move |body: &[u8]| {
+                    let value: serde_json::Value = serde_json::from_slice(body)
+                        .map_err(|e| BodyError::Malformed(e.to_string()))?;
+                    if let Some(error) = validator.iter_errors(&value).next() {
+                        let field = error.instance_path().to_string();
+                        return Err(BodyError::Invalid {
+                            field: field.trim_start_matches('/').replace('/', "."),
+                            reason: error.to_string(),
+                        });
+                    }
+                    serde_path_to_error::deserialize(value).map_err(|e| BodyError::Invalid {
+                        field: e.path().to_string(),
+                        reason: e.into_inner().to_string(),
+                    })
+                });
+                self.entries.push((versions, parser));
+            }
+            Err(e) => {
+                let name = &self.name;
+                self.error.get_or_insert_with(|| {
+                    BuildError::Invalid(format!(
+                        "invalid JSON Schema for {name} at {versions}: {e}"
+                    ))
+                });
+            }
+        }
+        self
+    }
+
+    /// Checks that no two schemas overlap, and builds.
+    ///
+    /// # Errors
+    ///
+    /// Returns [`BuildError::Overlap`] naming the operation and both ranges,
+    /// or the first error met while building (an invalid JSON Schema).
+    pub fn build(self) -> Result<BodySchemas<T>, BuildError> {
+        if let Some(error) = self.error {
+            return Err(error);
+        }
+        let ranges: Vec<Versions> = self.entries.iter().map(|(v, _)| *v).collect();
+        if let Some((first, second)) = find_overlap(&ranges) {
+            return Err(BuildError::Overlap(RouteConflict {
+                path: format!("the body of {}", self.name),
+                method: None,
+                first,
+                second,
+            }));
+        }
+        Ok(BodySchemas {
+            name: self.name,
+            entries: self.entries,
+        })
+    }
+}
+
+/// Why a request body was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BodyError {
+    /// Not JSON at all.
+    Malformed(String),
+    /// JSON, but a field is missing, unknown, or of the wrong type or value.
+    Invalid {
+        /// Where (`inventories.VCPU.total`, or `.` for the whole body).
+        field: String,
+        /// Why.
+        reason: String,
+    },
+    /// The request is not JSON (`Content-Type`).
+    UnsupportedMediaType(String),
+    /// No schema covers this version.
+    NoSchema {
+        /// The operation.
+        operation: String,
+        /// The served version.
+        version: Version,
+    },
+}
+
+impl fmt::Display for BodyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BodyError::Malformed(e) => write!(f, "Malformed JSON: {e}"),
+            BodyError::Invalid { field, reason } if field.is_empty() || field == "." => {
+                write!(f, "JSON does not validate: {reason}")
+            }
+            BodyError::Invalid { field, reason } => {
+                write!(f, "JSON does not validate: at {field}: {reason}")
+            }
+            BodyError::UnsupportedMediaType(given) => write!(
+                f,
+                "The media type {given} is not supported, use application/json"
+            ),
+            BodyError::NoSchema { operation, version } => {
+                write!(f, "{operation} takes no body at version {version}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BodyError {}
+
+impl BodyError {
+    /// The status this error is answered with.
+    #[must_use]
+    pub fn status(&self) -> StatusCode {
+        match self {
+            BodyError::Malformed(_) | BodyError::Invalid { .. } => StatusCode::BAD_REQUEST,
+            BodyError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            BodyError::NoSchema { .. } => StatusCode::NOT_FOUND,
+        }
+    }
+}
+
+impl From<BodyError> for ApiError {
+    fn from(e: BodyError) -> Self {
+        ApiError::new(e.status(), e.to_string())
+    }
+}
+
+impl IntoResponse for BodyError {
+    fn into_response(self) -> Response {
+        ApiError::from(self).into_response()
+    }
+}
+
+/// A JSON request body parsed with the schema for the served version.
+///
+/// The route must be wrapped in [`BodySchemas::extension`] for `T`, and in
+/// the microversion layer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VersionedJson<T>(pub T);
+
+impl<S, T> FromRequest<S> for VersionedJson<T>
+where
+    S: Send + Sync,
+    T: Send + Sync + 'static,
+{
+    type Rejection = Response;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let schemas = req
+            .extensions()
+            .get::<Arc<BodySchemas<T>>>()
+            .cloned()
+            .ok_or_else(|| {
+                ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "VersionedJson is used on a route without BodySchemas::extension",
+                )
+                .into_response()
+            })?;
+        let version = ServedVersion::from_extensions(req.extensions())
+            .ok_or_else(|| crate::MissingLayer::new("ServedVersion").into_response())?;
+        let content_type = req
+            .headers()
+            .get(CONTENT_TYPE)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        let is_json = content_type.as_deref().is_some_and(|ct| {
+            ct.split(';')
+                .next()
+                .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+        });
+        if !is_json {
+            let given = content_type.unwrap_or_else(|| "None".to_owned());
+            return Err(BodyError::UnsupportedMediaType(given).into_response());
+        }
+        let body = Bytes::from_request(req, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        schemas
+            .parse(*version, &body)
+            .map(VersionedJson)
+            .map_err(IntoResponse::into_response)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+
+    use super::*;
+
+    #[derive(Debug, PartialEq)]
+    struct Thing {
+        name: String,
+        size: u32,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct ThingV1 {
+        name: String,
+    }
+
+    impl From<ThingV1> for Thing {
+        fn from(v: ThingV1) -> Self {
+            Thing {
+                name: v.name,
+                size: 0,
+            }
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct ThingV2 {
+        name: String,
+        size: u32,
+    }
+
+    impl From<ThingV2> for Thing {
+        fn from(v: ThingV2) -> Self {
+            Thing {
+                name: v.name,
+                size: v.size,
+            }
+        }
+    }
+
+    fn schemas() -> BodySchemas<Thing> {
+        BodySchemas::builder("POST /things")
+            .serde::<ThingV1>(Versions::between("1.0", "1.4"))
+            .serde::<ThingV2>(Versions::since("1.5"))
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn picks_the_schema_by_version() {
+        let s = schemas();
+        assert_eq!(
+            s.parse(Version::new(1, 2), br#"{"name": "a"}"#),
+            Ok(Thing {
+                name: "a".into(),
+                size: 0
+            })
+        );
+        assert_eq!(
+            s.parse(Version::new(1, 5), br#"{"name": "a", "size": 3}"#),
+            Ok(Thing {
+                name: "a".into(),
+                size: 3
+            })
+        );
+        let err = s
+            .parse(Version::new(1, 2), br#"{"name": "a", "size": 3}"#)
+            .unwrap_err();
+        assert!(err.to_string().contains("unknown field `size`"), "{err}");
+        let err = s
+            .parse(Version::new(1, 5), br#"{"name": "a", "size": "x"}"#)
+            .unwrap_err();
+        assert_eq!(
+            err,
+            BodyError::Invalid {
+                field: "size".into(),
+                reason: "invalid type: string \"x\", expected u32 at line 1 column 25".into()
+            }
+        );
+        assert!(
+            err.to_string()
+                .starts_with("JSON does not validate: at size:")
+        );
+        let err = s.parse(Version::new(1, 5), b"{nope").unwrap_err();
+        assert!(matches!(err, BodyError::Malformed(_)));
+        assert_eq!(err.status(), StatusCode::BAD_REQUEST);
+    }
+
+    #[test]
+    fn overlapping_schemas_fail_to_build() {
+        let err = BodySchemas::<Thing>::builder("POST /things")
+            .serde::<ThingV1>(Versions::between("1.0", "1.5"))
+            .serde::<ThingV2>(Versions::since("1.5"))
+            .build()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "overlapping version ranges for the body of POST /things: 1.0 - 1.5 and 1.5 - latest"
+        );
+    }
+
+    #[cfg(feature = "json-schema")]
+    #[test]
+    fn json_schema_validation_names_the_field() {
+        #[derive(Debug, Deserialize, PartialEq)]
+        struct Inv {
+            total: u32,
+        }
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {"total": {"type": "integer", "minimum": 1}},
+            "required": ["total"],
+            "additionalProperties": false
+        });
+        let s = BodySchemas::<Inv>::builder("PUT /inventory")
+            .json_schema(Versions::all(), &schema)
+            .build()
+            .unwrap();
+        assert_eq!(
+            s.parse(Version::new(1, 0), br#"{"total": 4}"#),
+            Ok(Inv { total: 4 })
+        );
+        let err = s.parse(Version::new(1, 0), br#"{"total": 0}"#).unwrap_err();
+        match &err {
+            BodyError::Invalid { field, reason } => {
+                assert_eq!(field, "total");
+                assert!(reason.contains("minimum"), "{reason}");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        let err = s.parse(Version::new(1, 0), br#"{}"#).unwrap_err();
+        assert!(
+            err.to_string().contains("\"total\" is a required property"),
+            "{err}"
+        );
+        let bad = BodySchemas::<Inv>::builder("PUT /inventory")
+            .json_schema(Versions::all(), &serde_json::json!({"type": 12}))
+            .build()
+            .unwrap_err();
+        assert!(
+            bad.to_string()
+                .starts_with("invalid JSON Schema for PUT /inventory"),
+            "{bad}"
+        );
+    }
+}

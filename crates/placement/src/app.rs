@@ -1,0 +1,122 @@
+//! The application: state, routes and middleware.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::middleware;
+use microversion::VersionStatus;
+use microversion_server::{
+    ApiVersionSpec, Discovery, MicroversionLayer, Microversions, Profile, VersionedRouter,
+};
+
+use crate::config::Config;
+use crate::context::RequestContext;
+use crate::db::Store;
+use crate::error::Error;
+use crate::handlers;
+use crate::policy::{Policy, Target};
+
+/// What every handler can reach.
+#[derive(Clone, Debug)]
+pub struct AppState {
+    /// The database.
+    pub store: Store,
+    /// The settings.
+    pub config: Arc<Config>,
+    /// The policy in force.
+    pub policy: Arc<Policy>,
+    /// The versions document.
+    pub discovery: Discovery,
+}
+
+impl AppState {
+    /// Connects to the configured database and loads the policy.
+    ///
+    /// # Errors
+    ///
+    /// Fails when the database cannot be reached or the policy file is
+    /// invalid.
+    pub async fn new(config: Config) -> anyhow::Result<AppState> {
+        let policy = Policy::load(
+            config.enforce_new_defaults,
+            config.enforce_scope,
+            config.policy_file.as_deref(),
+        )?;
+        let store = Store::connect(&config.database).await?;
+        Ok(AppState {
+            store,
+            config: Arc::new(config),
+            policy: Arc::new(policy),
+            discovery: discovery()?,
+        })
+    }
+
+    /// Checks `action` for the caller against the caller's own project
+    /// and user.
+    pub(crate) fn authorize(&self, ctx: &RequestContext, action: &str) -> Result<(), Error> {
+        self.authorize_on(ctx, action, &Target::of_caller(ctx))
+    }
+
+    /// Checks `action` for the caller against `target`.
+    pub(crate) fn authorize_on(
+        &self,
+        ctx: &RequestContext,
+        action: &str,
+        target: &Target,
+    ) -> Result<(), Error> {
+        Ok(self.policy.authorize(action, ctx, target)?)
+    }
+}
+
+/// The service type of Placement.
+pub const SERVICE_TYPE: &str = "placement";
+
+/// The versioning of the API: Placement's profile over 1.0 to 1.39.
+///
+/// # Errors
+///
+/// Never in practice: the history and profile are fixed.
+pub fn microversions() -> anyhow::Result<Microversions> {
+    let history = crate::history::history()?;
+    Ok(Microversions::builder(SERVICE_TYPE, history.range())
+        .profile(Profile::Placement)
+        .build()?)
+}
+
+/// The application's routes behind the microversion layer.
+///
+/// # Errors
+///
+/// Fails when the routes or schemas are inconsistent (overlapping
+/// version ranges): a programming error found at start-up.
+pub fn router(state: AppState) -> anyhow::Result<Router> {
+    let api = microversions()?;
+    let routes = handlers::routes(VersionedRouter::new());
+    let app = routes
+        .build()?
+        .with_state(state)
+        .layer(middleware::from_fn(crate::auth::noauth2))
+        .layer(MicroversionLayer::new(api));
+    Ok(app)
+}
+
+/// The versions document of `GET /`: one API version, `v1.0`, whose
+/// `self` link is the empty relative URL, as upstream writes it.
+///
+/// # Errors
+///
+/// Never in practice.
+pub fn discovery() -> anyhow::Result<Discovery> {
+    let api = microversions()?;
+    Ok(Discovery::builder()
+        .version(
+            ApiVersionSpec::new(
+                format!("v{}", api.range().min()),
+                "/",
+                VersionStatus::Current,
+            )
+            .microversions(api.range())
+            .literal_self_href(""),
+        )
+        .build()?)
+}

@@ -1,0 +1,95 @@
+//! Authentication: upstream's `noauth2` strategy.
+//!
+//! Every path but the root needs an `x-auth-token`, else 401. The token is
+//! `user[:project]` (the project defaults to the user); the user `admin`
+//! gets the role `admin`. The headers keystonemiddleware would set are
+//! honoured: `x-roles` (comma separated), `openstack-system-scope`.
+
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http::StatusCode;
+use microversion_server::ApiError;
+
+use crate::context::RequestContext;
+
+/// The `noauth2` middleware.
+pub(crate) async fn noauth2(mut req: Request, next: Next) -> Response {
+    let path = req.uri().path();
+    if path == "/" || path.is_empty() {
+        return next.run(req).await;
+    }
+    let Some(token) = req
+        .headers()
+        .get("x-auth-token")
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+    else {
+        return ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "The request you have made requires authentication.",
+        )
+        .into_response();
+    };
+    let context = context_from(&token, req.headers());
+    req.extensions_mut().insert(context);
+    next.run(req).await
+}
+
+fn context_from(token: &str, headers: &http::HeaderMap) -> RequestContext {
+    let (user_id, project_id) = match token.split_once(':') {
+        Some((user, project)) if !project.is_empty() => (user, project),
+        Some((user, _)) => (user, user),
+        None => (token, token),
+    };
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).trim().to_owned())
+            .filter(|v| !v.is_empty())
+    };
+    let roles = match header("x-roles") {
+        Some(roles) => roles
+            .split(',')
+            .map(|r| r.trim().to_owned())
+            .filter(|r| !r.is_empty())
+            .collect(),
+        None if user_id == "admin" => vec!["admin".to_owned()],
+        None => Vec::new(),
+    };
+    let system_scope = header("openstack-system-scope");
+    RequestContext {
+        user_id: user_id.to_owned(),
+        // A system-scoped token has no project.
+        project_id: system_scope.is_none().then(|| project_id.to_owned()),
+        roles,
+        system_scope,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use http::{HeaderMap, HeaderValue};
+
+    use super::*;
+
+    #[test]
+    fn tokens_and_headers() {
+        let c = context_from("admin", &HeaderMap::new());
+        assert_eq!(c.user_id, "admin");
+        assert_eq!(c.project_id.as_deref(), Some("admin"));
+        assert_eq!(c.roles, ["admin"]);
+        let c = context_from("alice:proj", &HeaderMap::new());
+        assert_eq!(
+            (c.user_id.as_str(), c.project_id.as_deref()),
+            ("alice", Some("proj"))
+        );
+        assert!(c.roles.is_empty());
+        let mut h = HeaderMap::new();
+        h.insert("x-roles", HeaderValue::from_static("reader, member"));
+        h.insert("openstack-system-scope", HeaderValue::from_static("all"));
+        let c = context_from("bob", &h);
+        assert_eq!(c.roles, ["reader", "member"]);
+        assert_eq!(c.project_id, None);
+        assert_eq!(c.system_scope.as_deref(), Some("all"));
+    }
+}

@@ -1,0 +1,121 @@
+//! The command line of `placement-api`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::config::{AuthStrategy, Config, Overrides, PolicyDefaults};
+
+/// A Placement-compatible API service (OpenStack Placement 16.0.0,
+/// microversions 1.0 to 1.39).
+///
+/// Exit codes: 0 success, 1 the service failed, 2 bad usage or
+/// configuration.
+#[derive(Debug, Parser)]
+#[command(name = "placement-api", version)]
+pub struct Cli {
+    /// Address to listen on.
+    #[arg(long, env = "PLACEMENT_BIND", global = true)]
+    bind: Option<SocketAddr>,
+    /// Database URL, in upstream's forms: `sqlite:///PATH` (default
+    /// `sqlite:///placement.db`), `postgresql://USER@HOST/DB`,
+    /// `mysql+pymysql://USER:PASSWORD@HOST/DB`.
+    #[arg(long, env = "PLACEMENT_DATABASE", global = true)]
+    database: Option<String>,
+    /// Upstream's `placement.conf` to read (database connection, auth
+    /// strategy, policy settings); flags and environment override it.
+    #[arg(long, env = "PLACEMENT_CONFIG_FILE", global = true)]
+    config_file: Option<PathBuf>,
+    /// Default policy rules: legacy (enforce_new_defaults and enforce_scope
+    /// off) or secure (both on).
+    #[arg(long, env = "PLACEMENT_POLICY", value_enum, global = true)]
+    policy: Option<PolicyDefaults>,
+    /// A policy file (oslo.policy YAML) overriding default rules.
+    #[arg(long, env = "PLACEMENT_POLICY_FILE", global = true)]
+    policy_file: Option<PathBuf>,
+    /// Authentication strategy.
+    #[arg(long, env = "PLACEMENT_AUTH_STRATEGY", value_enum, global = true)]
+    auth_strategy: Option<AuthStrategy>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the API (the default).
+    Serve,
+    /// Database maintenance.
+    Db {
+        #[command(subcommand)]
+        command: DbCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum DbCommand {
+    /// Create the schema on a new database, or check that it is current.
+    Sync,
+}
+
+impl Cli {
+    fn config(&self) -> anyhow::Result<Config> {
+        Config::load(
+            self.config_file.as_deref(),
+            Overrides {
+                bind: self.bind,
+                database: self.database.clone(),
+                policy: self.policy,
+                auth_strategy: self.auth_strategy,
+                policy_file: self.policy_file.clone(),
+            },
+        )
+    }
+}
+
+/// Runs the command line.
+#[must_use]
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let config = match cli.config() {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("placement-api: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("placement-api: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Some(Command::Db {
+                command: DbCommand::Sync,
+            }) => crate::db_sync(&config).await.map(|synced| {
+                println!(
+                    "database {}",
+                    match synced {
+                        crate::db::schema::Synced::Created => "created",
+                        crate::db::schema::Synced::AlreadyCurrent => "already current",
+                    }
+                );
+            }),
+            Some(Command::Serve) | None => crate::serve(config).await,
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("placement-api: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

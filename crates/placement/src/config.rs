@@ -1,0 +1,208 @@
+//! Configuration: upstream's `placement.conf` keys, then environment
+//! variables and command-line flags, which override the file.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+
+/// The default listen address (upstream's port).
+pub const DEFAULT_BIND: &str = "127.0.0.1:8778";
+/// The default database: a SQLite file in the working directory.
+pub const DEFAULT_DATABASE: &str = "sqlite:///placement.db";
+
+/// Which default policy rules are enforced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PolicyDefaults {
+    /// The legacy rules: `enforce_new_defaults = false`, `enforce_scope =
+    /// false` (what upstream's functional tests mostly use).
+    Legacy,
+    /// Secure RBAC: the new defaults with scope checks (upstream's default).
+    Secure,
+}
+
+/// How requests are authenticated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum AuthStrategy {
+    /// Upstream's `noauth2`: the token `user[:project]` names the caller;
+    /// the user `admin` has the admin role.
+    Noauth2,
+}
+
+/// The settings the service runs with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Where to listen.
+    pub bind: SocketAddr,
+    /// The database URL, in upstream's forms.
+    pub database: String,
+    /// How requests are authenticated.
+    pub auth_strategy: AuthStrategy,
+    /// oslo.policy's `enforce_new_defaults`.
+    pub enforce_new_defaults: bool,
+    /// oslo.policy's `enforce_scope`.
+    pub enforce_scope: bool,
+    /// A policy file overriding default rules (oslo.policy YAML).
+    pub policy_file: Option<PathBuf>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            bind: DEFAULT_BIND
+                .parse()
+                .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 8778))),
+            database: DEFAULT_DATABASE.to_owned(),
+            auth_strategy: AuthStrategy::Noauth2,
+            enforce_new_defaults: true,
+            enforce_scope: true,
+            policy_file: None,
+        }
+    }
+}
+
+/// What may override the file: flags or their environment variables.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    /// `--bind`.
+    pub bind: Option<SocketAddr>,
+    /// `--database`.
+    pub database: Option<String>,
+    /// `--policy`.
+    pub policy: Option<PolicyDefaults>,
+    /// `--auth-strategy`.
+    pub auth_strategy: Option<AuthStrategy>,
+    /// `--policy-file`.
+    pub policy_file: Option<PathBuf>,
+}
+
+impl Config {
+    /// Reads `config_file` (if any) and applies `overrides`.
+    ///
+    /// # Errors
+    ///
+    /// Fails when the file cannot be read or holds an invalid value,
+    /// naming the file, section and key.
+    pub fn load(config_file: Option<&Path>, overrides: Overrides) -> anyhow::Result<Config> {
+        let mut config = Config::default();
+        if let Some(path) = config_file {
+            config.read_file(path)?;
+        }
+        if let Some(bind) = overrides.bind {
+            config.bind = bind;
+        }
+        if let Some(database) = overrides.database {
+            config.database = database;
+        }
+        if let Some(auth) = overrides.auth_strategy {
+            config.auth_strategy = auth;
+        }
+        if let Some(policy) = overrides.policy {
+            let secure = policy == PolicyDefaults::Secure;
+            config.enforce_new_defaults = secure;
+            config.enforce_scope = secure;
+        }
+        if let Some(file) = overrides.policy_file {
+            config.policy_file = Some(file);
+        }
+        Ok(config)
+    }
+
+    fn read_file(&mut self, path: &Path) -> anyhow::Result<()> {
+        let ini = ini::Ini::load_from_file(path)
+            .with_context(|| format!("cannot read config file {}", path.display()))?;
+        let get = |section: &str, key: &str| ini.section(Some(section)).and_then(|s| s.get(key));
+        if let Some(connection) = get("placement_database", "connection") {
+            self.database = connection.trim().to_owned();
+        }
+        if let Some(strategy) = get("api", "auth_strategy") {
+            match strategy.trim() {
+                "noauth2" => self.auth_strategy = AuthStrategy::Noauth2,
+                other => bail!(
+                    "{}: [api] auth_strategy = {other} is not supported; the accepted value is noauth2",
+                    path.display()
+                ),
+            }
+        }
+        let boolean = |key: &str| -> anyhow::Result<Option<bool>> {
+            match get("oslo_policy", key).map(|v| v.trim().to_ascii_lowercase()) {
+                None => Ok(None),
+                Some(v) if matches!(v.as_str(), "true" | "1" | "yes" | "on") => Ok(Some(true)),
+                Some(v) if matches!(v.as_str(), "false" | "0" | "no" | "off") => Ok(Some(false)),
+                Some(v) => bail!(
+                    "{}: [oslo_policy] {key} = {v} is not a boolean; use true or false",
+                    path.display()
+                ),
+            }
+        };
+        if let Some(v) = boolean("enforce_new_defaults")? {
+            self.enforce_new_defaults = v;
+        }
+        if let Some(v) = boolean("enforce_scope")? {
+            self.enforce_scope = v;
+        }
+        if let Some(file) = get("oslo_policy", "policy_file") {
+            let file = PathBuf::from(file.trim());
+            // Relative to the config file, as oslo.config looks it up.
+            self.policy_file = Some(match (file.is_relative(), path.parent()) {
+                (true, Some(dir)) => dir.join(file),
+                _ => file,
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_then_overrides() {
+        let dir = std::env::temp_dir().join(format!("placement-conf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("placement.conf");
+        std::fs::write(
+            &path,
+            "[placement_database]\nconnection = sqlite:////tmp/x.db\n[api]\nauth_strategy = noauth2\n\
+             [oslo_policy]\nenforce_new_defaults = false\nenforce_scope = False\npolicy_file = policy.yaml\n",
+        )
+        .unwrap();
+        let c = Config::load(Some(&path), Overrides::default()).unwrap();
+        assert_eq!(c.database, "sqlite:////tmp/x.db");
+        assert!(!c.enforce_new_defaults && !c.enforce_scope);
+        assert_eq!(c.policy_file, Some(dir.join("policy.yaml")));
+        let c = Config::load(
+            Some(&path),
+            Overrides {
+                database: Some("sqlite:///y.db".into()),
+                policy: Some(PolicyDefaults::Secure),
+                ..Overrides::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(c.database, "sqlite:///y.db");
+        assert!(c.enforce_new_defaults && c.enforce_scope);
+
+        std::fs::write(&path, "[api]\nauth_strategy = keystone\n").unwrap();
+        let err = Config::load(Some(&path), Overrides::default()).unwrap_err();
+        assert!(
+            err.to_string().contains("accepted value is noauth2"),
+            "{err}"
+        );
+        std::fs::write(&path, "[oslo_policy]\nenforce_scope = maybe\n").unwrap();
+        let err = Config::load(Some(&path), Overrides::default()).unwrap_err();
+        assert!(err.to_string().contains("not a boolean"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn missing_file_is_an_error() {
+        let err = Config::load(
+            Some(Path::new("/nonexistent/placement.conf")),
+            Overrides::default(),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("cannot read config file"));
+    }
+}

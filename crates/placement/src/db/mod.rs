@@ -1,0 +1,383 @@
+//! The database: connection URLs in upstream's forms, the connection
+//! pools, and the small differences between SQLite, PostgreSQL and MySQL.
+//!
+//! Queries are written once with `?` placeholders; [`sql!`] rewrites them
+//! for PostgreSQL (`$1`, `$2`, ...) once per call site.
+
+pub mod schema;
+pub mod standard;
+
+use std::str::FromStr;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyPool, ConnectOptions, Executor};
+
+/// The database kinds served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    /// An embedded SQLite file.
+    Sqlite,
+    /// PostgreSQL.
+    Postgres,
+    /// MySQL or MariaDB.
+    MySql,
+}
+
+impl Dialect {
+    /// `sql` with `?` placeholders written for this database. For
+    /// PostgreSQL the rewritten text is kept in `cache`.
+    pub(crate) fn render<'a>(self, cache: &'a OnceLock<String>, sql: &'a str) -> &'a str {
+        match self {
+            Dialect::Postgres => cache.get_or_init(|| numbered_placeholders(sql)),
+            Dialect::Sqlite | Dialect::MySql => sql,
+        }
+    }
+
+    /// `sql` (built at run time) with `?` placeholders written for this
+    /// database.
+    pub(crate) fn placeholders(self, sql: String) -> String {
+        match self {
+            Dialect::Postgres => numbered_placeholders(&sql),
+            Dialect::Sqlite | Dialect::MySql => sql,
+        }
+    }
+
+    /// An expression reading an integer aggregate (such as `SUM(x)`) as a
+    /// 64-bit integer on every backend.
+    pub(crate) fn int(self, expr: &str) -> String {
+        match self {
+            Dialect::MySql => format!("CAST({expr} AS SIGNED)"),
+            Dialect::Postgres => format!("CAST({expr} AS BIGINT)"),
+            Dialect::Sqlite => format!("CAST({expr} AS INTEGER)"),
+        }
+    }
+
+    /// An expression reading a timestamp column as text
+    /// (`YYYY-MM-DD HH:MM:SS[.ffffff]`, UTC).
+    pub(crate) fn timestamp_text(self, column: &str) -> String {
+        match self {
+            // The driver cannot read a column declared DATETIME as text.
+            Dialect::Sqlite => format!("CAST({column} AS TEXT)"),
+            Dialect::Postgres => format!("to_char({column}, 'YYYY-MM-DD HH24:MI:SS.US')"),
+            Dialect::MySql => format!("DATE_FORMAT({column}, '%Y-%m-%d %H:%i:%s.%f')"),
+        }
+    }
+
+    /// The placeholder for a timestamp parameter given as text.
+    pub(crate) fn timestamp_param(self) -> &'static str {
+        match self {
+            Dialect::Postgres => "CAST(? AS TIMESTAMP)",
+            Dialect::Sqlite | Dialect::MySql => "?",
+        }
+    }
+}
+
+/// Rewrites `?` placeholders outside quotes as `$1`, `$2`, ...
+fn numbered_placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut n = 0;
+    let mut quote: Option<char> = None;
+    for c in sql.chars() {
+        match (quote, c) {
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                out.push(c);
+            }
+            (Some(q), _) if c == q => {
+                quote = None;
+                out.push(c);
+            }
+            (None, '?') => {
+                n += 1;
+                out.push('$');
+                out.push_str(&n.to_string());
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// A query text for the store's dialect, rewritten at most once per call
+/// site.
+macro_rules! sql {
+    ($store:expr, $text:expr) => {{
+        static CACHE: ::std::sync::OnceLock<String> = ::std::sync::OnceLock::new();
+        $store.dialect().render(&CACHE, $text)
+    }};
+}
+pub(crate) use sql;
+
+/// A database URL that cannot be used.
+#[derive(Debug)]
+pub struct InvalidDatabaseUrl(String);
+
+impl std::fmt::Display for InvalidDatabaseUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InvalidDatabaseUrl {}
+
+/// Translates upstream's connection URLs (SQLAlchemy forms such as
+/// `sqlite:///path`, `postgresql+psycopg2://user@host/db`,
+/// `mysql+pymysql://user:pw@host/db?charset=utf8`) into the driver's.
+///
+/// # Errors
+///
+/// Returns [`InvalidDatabaseUrl`] naming the accepted forms.
+pub fn translate_url(url: &str) -> Result<(Dialect, String), InvalidDatabaseUrl> {
+    let (scheme, rest) = url.split_once("://").ok_or_else(|| {
+        InvalidDatabaseUrl(format!(
+            "invalid database URL {url:?}: expected sqlite:///PATH, postgresql://USER@HOST/DB or mysql+pymysql://USER:PASSWORD@HOST/DB"
+        ))
+    })?;
+    let driver = scheme.split('+').next().unwrap_or(scheme);
+    match driver {
+        "sqlite" => {
+            // SQLAlchemy: sqlite:///relative.db and sqlite:////absolute.db;
+            // the driver wants sqlite://relative.db and sqlite:///absolute.db.
+            let path = rest.strip_prefix('/').unwrap_or(rest);
+            if path.is_empty() || path == ":memory:" {
+                return Ok((Dialect::Sqlite, "sqlite::memory:".to_owned()));
+            }
+            let (path, _query) = path.split_once('?').unwrap_or((path, ""));
+            Ok((Dialect::Sqlite, format!("sqlite://{path}?mode=rwc")))
+        }
+        "postgresql" | "postgres" => Ok((Dialect::Postgres, format!("postgres://{rest}"))),
+        "mysql" | "mariadb" => {
+            // Upstream's `charset=utf8` query option is the driver's default.
+            let rest = match rest.split_once('?') {
+                Some((base, query)) => {
+                    let kept: Vec<&str> = query
+                        .split('&')
+                        .filter(|kv| !kv.starts_with("charset=") && !kv.is_empty())
+                        .collect();
+                    if kept.is_empty() {
+                        base.to_owned()
+                    } else {
+                        format!("{base}?{}", kept.join("&"))
+                    }
+                }
+                None => rest.to_owned(),
+            };
+            Ok((Dialect::MySql, format!("mysql://{rest}")))
+        }
+        other => Err(InvalidDatabaseUrl(format!(
+            "unsupported database {other:?} in {url:?}: expected sqlite, postgresql or mysql"
+        ))),
+    }
+}
+
+/// The connection pools of the service.
+///
+/// SQLite allows one writer at a time, so writes go through a pool of one
+/// connection (no lock contention, no busy errors) while reads use several;
+/// PostgreSQL and MySQL use one pool for both.
+#[derive(Clone, Debug)]
+pub struct Store {
+    read: AnyPool,
+    write: AnyPool,
+    dialect: Dialect,
+}
+
+impl Store {
+    /// Connects to `url` (upstream's forms, see [`translate_url`]).
+    ///
+    /// # Errors
+    ///
+    /// Fails on an invalid URL or when the database cannot be reached.
+    pub async fn connect(url: &str) -> anyhow::Result<Store> {
+        sqlx::any::install_default_drivers();
+        let (dialect, driver_url) = translate_url(url)?;
+        let options = AnyConnectOptions::from_str(&driver_url)?.disable_statement_logging();
+        let store = match dialect {
+            Dialect::Sqlite => {
+                let read = sqlite_pool(8).connect_with(options.clone()).await?;
+                let write = sqlite_pool(1).connect_with(options).await?;
+                Store {
+                    read,
+                    write,
+                    dialect,
+                }
+            }
+            Dialect::Postgres | Dialect::MySql => {
+                let pool = AnyPoolOptions::new()
+                    .max_connections(16)
+                    .acquire_timeout(Duration::from_secs(30))
+                    .after_connect(move |conn, _| {
+                        Box::pin(async move {
+                            // Timestamps are written and read in UTC.
+                            match dialect {
+                                Dialect::Postgres => {
+                                    conn.execute("SET TIME ZONE 'UTC'").await?;
+                                }
+                                _ => {
+                                    conn.execute("SET time_zone = '+00:00'").await?;
+                                    // As upstream: strict modes, and id 0
+                                    // (VCPU) can be inserted explicitly.
+                                    conn.execute(
+                                        "SET SESSION sql_mode = 'TRADITIONAL,NO_AUTO_VALUE_ON_ZERO'",
+                                    )
+                                    .await?;
+                                }
+                            }
+                            Ok(())
+                        })
+                    })
+                    .connect_with(options)
+                    .await?;
+                Store {
+                    read: pool.clone(),
+                    write: pool,
+                    dialect,
+                }
+            }
+        };
+        Ok(store)
+    }
+
+    /// The database kind.
+    #[must_use]
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// The pool for reads.
+    #[must_use]
+    pub fn reader(&self) -> &AnyPool {
+        &self.read
+    }
+
+    /// Starts a write transaction.
+    ///
+    /// # Errors
+    ///
+    /// Fails when no connection can be had.
+    pub async fn begin(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+        self.write.begin().await
+    }
+
+    /// Closes every connection, waiting for those in use.
+    pub async fn close(&self) {
+        self.read.close().await;
+        self.write.close().await;
+    }
+}
+
+fn sqlite_pool(size: u32) -> AnyPoolOptions {
+    AnyPoolOptions::new()
+        .max_connections(size)
+        .acquire_timeout(Duration::from_secs(60))
+        .after_connect(|conn, _| {
+            Box::pin(async move {
+                // WAL lets readers run beside the writer; synchronous=FULL
+                // makes every acknowledged commit survive a power loss.
+                conn.execute("PRAGMA journal_mode = WAL").await?;
+                conn.execute("PRAGMA synchronous = FULL").await?;
+                conn.execute("PRAGMA busy_timeout = 30000").await?;
+                // Upstream leaves foreign keys unenforced on SQLite; a
+                // database it filled may rely on that.
+                conn.execute("PRAGMA foreign_keys = OFF").await?;
+                Ok(())
+            })
+        })
+}
+
+/// How upstream writes `created_at` and `updated_at`: UTC, microseconds.
+const TIMESTAMP: &[time::format_description::FormatItem<'static>] = time::macros::format_description!(
+    "[year]-[month]-[day] [hour]:[minute]:[second].[subsecond digits:6]"
+);
+
+/// A timestamp for `created_at` and `updated_at`: now, in UTC.
+#[must_use]
+pub fn now_text() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(TIMESTAMP)
+        .unwrap_or_default()
+}
+
+/// Parses a stored timestamp (`YYYY-MM-DD HH:MM:SS[.f]`, UTC).
+#[must_use]
+pub fn parse_timestamp(text: &str) -> Option<std::time::SystemTime> {
+    let text = text.trim();
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, "0"));
+    let seconds = time::PrimitiveDateTime::parse(
+        whole,
+        time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second]"),
+    )
+    .ok()?
+    .assume_utc();
+    let digits: String = fraction.chars().take(9).collect();
+    let nanos = format!("{digits:0<9}").parse::<i64>().unwrap_or(0);
+    Some((seconds + time::Duration::nanoseconds(nanos)).into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upstream_urls_translate() {
+        assert_eq!(
+            translate_url("sqlite:////tmp/p.db").unwrap(),
+            (Dialect::Sqlite, "sqlite:///tmp/p.db?mode=rwc".to_owned())
+        );
+        assert_eq!(
+            translate_url("sqlite:///p.db").unwrap(),
+            (Dialect::Sqlite, "sqlite://p.db?mode=rwc".to_owned())
+        );
+        assert_eq!(
+            translate_url("postgresql+psycopg2://root@127.0.0.1/test").unwrap(),
+            (
+                Dialect::Postgres,
+                "postgres://root@127.0.0.1/test".to_owned()
+            )
+        );
+        assert_eq!(
+            translate_url("mysql+pymysql://root:@127.0.0.1/test?charset=utf8").unwrap(),
+            (Dialect::MySql, "mysql://root:@127.0.0.1/test".to_owned())
+        );
+        let err = translate_url("oracle://x/y").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("expected sqlite, postgresql or mysql")
+        );
+        assert!(translate_url("nonsense").is_err());
+    }
+
+    #[test]
+    fn placeholders_are_numbered_outside_quotes() {
+        assert_eq!(
+            numbered_placeholders("SELECT '?' FROM t WHERE a = ? AND b = ?"),
+            "SELECT '?' FROM t WHERE a = $1 AND b = $2"
+        );
+    }
+
+    #[test]
+    fn timestamps_round_trip() {
+        let text = now_text();
+        let parsed = parse_timestamp(&text).unwrap();
+        let back = parsed
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        assert!(now - back < 5, "{text}");
+        assert_eq!(
+            parse_timestamp("1970-01-02 00:00:01"),
+            Some(std::time::UNIX_EPOCH + Duration::from_secs(86_401))
+        );
+        assert_eq!(
+            parse_timestamp("2024-02-29 12:00:00.5"),
+            Some(std::time::UNIX_EPOCH + Duration::from_millis(1_709_208_000_500))
+        );
+        assert_eq!(parse_timestamp("yesterday"), None);
+    }
+}

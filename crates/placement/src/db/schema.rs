@@ -1,0 +1,140 @@
+//! Creating the schema: upstream's tables, at upstream's head revision, so
+//! that this service and upstream can serve the same database.
+
+use anyhow::{Context as _, bail};
+use sqlx::Row;
+
+use super::{Dialect, Store};
+
+/// Upstream's head migration, recorded in `alembic_version`.
+pub(crate) const HEAD: &str = "a082b8bb98d0";
+
+/// The tables of the schema (besides `alembic_version`).
+pub(crate) const TABLES: [&str; 12] = [
+    "allocations",
+    "consumer_types",
+    "consumers",
+    "inventories",
+    "placement_aggregates",
+    "projects",
+    "resource_classes",
+    "resource_provider_aggregates",
+    "resource_provider_traits",
+    "resource_providers",
+    "traits",
+    "users",
+];
+
+/// What [`sync`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Synced {
+    /// The schema was created.
+    Created,
+    /// The database was already at the head revision.
+    AlreadyCurrent,
+}
+
+fn ddl(dialect: Dialect) -> anyhow::Result<&'static str> {
+    match dialect {
+        Dialect::Sqlite => Ok(include_str!("sql/sqlite.sql")),
+        Dialect::Postgres | Dialect::MySql => {
+            bail!("creating the schema on {dialect:?} is not available in this build")
+        }
+    }
+}
+
+/// The statements of a DDL file: separated by blank lines, comments
+/// dropped.
+fn statements(ddl: &str) -> impl Iterator<Item = String> + '_ {
+    ddl.split("\n\n").filter_map(|chunk| {
+        let text: Vec<&str> = chunk
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("--"))
+            .collect();
+        let text = text.join("\n");
+        let text = text.trim().trim_end_matches(';').trim();
+        (!text.is_empty()).then(|| text.to_owned())
+    })
+}
+
+/// The tables that exist, of those the schema has (and `alembic_version`).
+async fn existing_tables(store: &Store) -> anyhow::Result<Vec<String>> {
+    let query = match store.dialect() {
+        Dialect::Sqlite => "SELECT name FROM sqlite_master WHERE type = 'table'",
+        Dialect::Postgres => {
+            "SELECT CAST(table_name AS TEXT) AS name FROM information_schema.tables WHERE table_schema = current_schema()"
+        }
+        Dialect::MySql => {
+            "SELECT CAST(table_name AS CHAR) AS name FROM information_schema.tables WHERE table_schema = DATABASE()"
+        }
+    };
+    let rows = sqlx::query(query).fetch_all(store.reader()).await?;
+    let mut names = Vec::new();
+    for row in rows {
+        let name: String = row.try_get("name")?;
+        if name == "alembic_version" || TABLES.contains(&name.as_str()) {
+            names.push(name);
+        }
+    }
+    Ok(names)
+}
+
+/// Creates the schema on an empty database; leaves a database already at
+/// the head revision unchanged.
+///
+/// # Errors
+///
+/// Fails on a database at another revision, or one holding some of the
+/// tables without `alembic_version`: those are not ours to change.
+pub async fn sync(store: &Store) -> anyhow::Result<Synced> {
+    let existing = existing_tables(store).await?;
+    if existing.iter().any(|t| t == "alembic_version") {
+        let row = sqlx::query("SELECT version_num FROM alembic_version")
+            .fetch_optional(store.reader())
+            .await?;
+        let revision: Option<String> = row.map(|r| r.try_get("version_num")).transpose()?;
+        return match revision.as_deref() {
+            Some(HEAD) => Ok(Synced::AlreadyCurrent),
+            Some(other) => bail!(
+                "the database is at schema revision {other}; this service needs {HEAD}: upgrade it with upstream's placement-manage db sync"
+            ),
+            None => bail!(
+                "the database has an empty alembic_version table; it is not a Placement database this service can use"
+            ),
+        };
+    }
+    if !existing.is_empty() {
+        bail!(
+            "the database already holds Placement tables ({}) but no alembic_version: refusing to change it",
+            existing.join(", ")
+        );
+    }
+    let ddl = ddl(store.dialect())?;
+    let mut tx = store.begin().await?;
+    for statement in statements(ddl) {
+        sqlx::query(&statement)
+            .execute(&mut *tx)
+            .await
+            .with_context(|| format!("creating the schema failed at: {statement}"))?;
+    }
+    tx.commit().await?;
+    Ok(Synced::Created)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_table_is_created() {
+        let all: Vec<String> = statements(include_str!("sql/sqlite.sql")).collect();
+        for table in TABLES.iter().chain(&["alembic_version"]) {
+            assert!(
+                all.iter()
+                    .any(|s| s.starts_with(&format!("CREATE TABLE {table} ("))),
+                "{table}"
+            );
+        }
+        assert!(all.iter().any(|s| s.contains(HEAD)));
+    }
+}

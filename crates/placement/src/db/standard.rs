@@ -1,0 +1,99 @@
+//! The standard resource classes and traits (os-resource-classes 1.1.0,
+//! os-traits 3.9.0), kept in the database as upstream keeps them.
+
+use sqlx::Row;
+
+use super::Store;
+
+/// Standard resource classes, in order: the position is the id.
+pub(crate) fn resource_classes() -> impl Iterator<Item = &'static str> {
+    names(include_str!("../../data/resource_classes.txt"))
+}
+
+/// Standard traits.
+pub(crate) fn traits() -> impl Iterator<Item = &'static str> {
+    names(include_str!("../../data/traits.txt"))
+}
+
+fn names(text: &'static str) -> impl Iterator<Item = &'static str> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+}
+
+/// Custom resource classes get ids from here up.
+pub(crate) const MIN_CUSTOM_RESOURCE_CLASS_ID: i64 = 10_000;
+
+/// Whether `name` is a standard resource class.
+pub(crate) fn is_standard_resource_class(name: &str) -> bool {
+    resource_classes().any(|n| n == name)
+}
+
+/// Adds the standard resource classes and traits the database lacks.
+///
+/// # Errors
+///
+/// Fails when the database does.
+pub async fn sync(store: &Store) -> Result<(), sqlx::Error> {
+    let mut tx = store.begin().await?;
+    let now = super::now_text();
+    let rows = sqlx::query("SELECT name FROM resource_classes")
+        .fetch_all(&mut *tx)
+        .await?;
+    let have: std::collections::HashSet<String> = rows
+        .iter()
+        .map(|r| r.try_get::<String, _>("name"))
+        .collect::<Result<_, _>>()?;
+    let insert_rc = format!(
+        "INSERT INTO resource_classes (id, name, created_at) VALUES (?, ?, {})",
+        store.dialect().timestamp_param()
+    );
+    let insert_rc = store.dialect().placeholders(insert_rc);
+    for (id, name) in resource_classes().enumerate() {
+        if !have.contains(name) {
+            sqlx::query(&insert_rc)
+                .bind(i64::try_from(id).unwrap_or(i64::MAX))
+                .bind(name)
+                .bind(&now)
+                .execute(&mut *tx)
+                .await?;
+        }
+    }
+    let rows = sqlx::query("SELECT name FROM traits")
+        .fetch_all(&mut *tx)
+        .await?;
+    let have: std::collections::HashSet<String> = rows
+        .iter()
+        .map(|r| r.try_get::<String, _>("name"))
+        .collect::<Result<_, _>>()?;
+    let insert_trait = format!(
+        "INSERT INTO traits (name, created_at) VALUES (?, {})",
+        store.dialect().timestamp_param()
+    );
+    let insert_trait = store.dialect().placeholders(insert_trait);
+    for name in traits() {
+        if !have.contains(name) {
+            sqlx::query(&insert_trait)
+                .bind(name)
+                .bind(&now)
+                .execute(&mut *tx)
+                .await?;
+        }
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lists_are_complete() {
+        assert_eq!(resource_classes().count(), 21);
+        assert_eq!(resource_classes().next(), Some("VCPU"));
+        assert_eq!(traits().count(), 377);
+        assert!(is_standard_resource_class("DISK_GB"));
+        assert!(!is_standard_resource_class("CUSTOM_X"));
+    }
+}

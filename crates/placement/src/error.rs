@@ -1,0 +1,91 @@
+//! Errors of the service: an API answer, or a database failure.
+
+use axum::response::{IntoResponse, Response};
+use http::StatusCode;
+use microversion_server::{ApiError, BodyError};
+
+/// Upstream's error codes (shown from microversion 1.23).
+#[allow(dead_code)] // Each is used by the handler module of its resource.
+pub(crate) mod code {
+    pub(crate) const INVENTORY_INUSE: &str = "placement.inventory.inuse";
+    pub(crate) const CONCURRENT_UPDATE: &str = "placement.concurrent_update";
+    pub(crate) const DUPLICATE_NAME: &str = "placement.duplicate_name";
+    pub(crate) const PROVIDER_IN_USE: &str = "placement.resource_provider.inuse";
+    pub(crate) const PROVIDER_CANNOT_DELETE_PARENT: &str =
+        "placement.resource_provider.cannot_delete_parent";
+    pub(crate) const RESOURCE_PROVIDER_NOT_FOUND: &str = "placement.resource_provider.not_found";
+    pub(crate) const ILLEGAL_DUPLICATE_QUERYPARAM: &str = "placement.query.duplicate_key";
+    pub(crate) const QUERYPARAM_BAD_VALUE: &str = "placement.query.bad_value";
+    pub(crate) const QUERYPARAM_MISSING_VALUE: &str = "placement.query.missing_value";
+}
+
+/// A failed request.
+#[derive(Debug)]
+pub(crate) enum Error {
+    /// An answer for the client (4xx, or a 5xx the service chose).
+    Api(ApiError),
+    /// The database failed.
+    Db(sqlx::Error),
+}
+
+pub(crate) type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub(crate) fn new(status: StatusCode, detail: impl Into<String>) -> Self {
+        Error::Api(ApiError::new(status, detail))
+    }
+
+    pub(crate) fn bad_request(detail: impl Into<String>) -> Self {
+        Error::new(StatusCode::BAD_REQUEST, detail)
+    }
+
+    pub(crate) fn not_found(detail: impl Into<String>) -> Self {
+        Error::new(StatusCode::NOT_FOUND, detail)
+    }
+
+    pub(crate) fn conflict(detail: impl Into<String>) -> Self {
+        Error::new(StatusCode::CONFLICT, detail)
+    }
+
+    /// Sets the error code (ignored on a database error).
+    pub(crate) fn with_code(self, code: &str) -> Self {
+        match self {
+            Error::Api(e) => Error::Api(e.with_code(code)),
+            other => other,
+        }
+    }
+}
+
+impl From<ApiError> for Error {
+    fn from(e: ApiError) -> Self {
+        Error::Api(e)
+    }
+}
+
+impl From<BodyError> for Error {
+    fn from(e: BodyError) -> Self {
+        Error::Api(e.into())
+    }
+}
+
+impl From<sqlx::Error> for Error {
+    fn from(e: sqlx::Error) -> Self {
+        Error::Db(e)
+    }
+}
+
+impl IntoResponse for Error {
+    fn into_response(self) -> Response {
+        match self {
+            Error::Api(e) => e.into_response(),
+            Error::Db(e) => {
+                tracing::error!(error = %e, "database error");
+                ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "The database failed to complete the request.",
+                )
+                .into_response()
+            }
+        }
+    }
+}

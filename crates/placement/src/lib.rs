@@ -1,0 +1,92 @@
+//! A Placement-compatible service: OpenStack Placement's API (upstream
+//! 16.0.0, microversions 1.0 to 1.39) built on the `microversion` crates,
+//! serving upstream's database schema on SQLite, PostgreSQL or MariaDB.
+//!
+//! Run it with `placement-api` (see [`cli`]); embed it with [`app::router`].
+
+pub mod app;
+mod auth;
+pub mod cli;
+pub mod config;
+pub mod context;
+pub mod db;
+mod error;
+mod handlers;
+pub mod history;
+mod objects;
+pub mod policy;
+
+use anyhow::Context as _;
+use tracing_subscriber::EnvFilter;
+
+use crate::app::AppState;
+use crate::config::Config;
+use crate::db::schema::Synced;
+
+/// Creates or checks the schema, and adds the standard resource classes
+/// and traits.
+///
+/// # Errors
+///
+/// Fails when the database cannot be reached or is not one this service
+/// can use.
+pub async fn db_sync(config: &Config) -> anyhow::Result<Synced> {
+    let store = db::Store::connect(&config.database)
+        .await
+        .with_context(|| format!("cannot open the database {}", config.database))?;
+    let synced = db::schema::sync(&store).await?;
+    db::standard::sync(&store).await?;
+    store.close().await;
+    Ok(synced)
+}
+
+/// Serves the API until interrupted (SIGINT or SIGTERM), syncing a new
+/// database first.
+///
+/// # Errors
+///
+/// Fails when the database or the address cannot be used.
+pub async fn serve(config: Config) -> anyhow::Result<()> {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .try_init();
+    let bind = config.bind;
+    let state = AppState::new(config).await?;
+    db::schema::sync(&state.store).await?;
+    db::standard::sync(&state.store).await?;
+    let router = app::router(state.clone())?;
+    let listener = tokio::net::TcpListener::bind(bind)
+        .await
+        .with_context(|| format!("cannot listen on {bind}"))?;
+    eprintln!(
+        "placement-api listening on http://{}",
+        listener.local_addr()?
+    );
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
+    state.store.close().await;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let Ok(mut term) =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        else {
+            let _ = interrupt.await;
+            return;
+        };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
+}

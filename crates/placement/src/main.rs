@@ -1,0 +1,5 @@
+//! `placement-api`: see the `placement` crate.
+
+fn main() -> std::process::ExitCode {
+    placement::cli::main()
+}

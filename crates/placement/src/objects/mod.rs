@@ -1,0 +1,6 @@
+//! Database access shared by several handlers.
+
+// The provider and allocation handlers that use these are being written.
+#![allow(dead_code)]
+
+pub(crate) mod provider;
