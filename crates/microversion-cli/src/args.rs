@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use microversion::VersionRequest;
+use microversion_server::Profile;
 
 /// The exit codes, shown at the end of every `--help`.
 const EXIT_CODES: &str = "\
@@ -37,6 +38,10 @@ pub(crate) enum Command {
     /// Send a request at a negotiated microversion and print the answer.
     #[command(after_help = EXIT_CODES)]
     Request(RequestArgs),
+    /// Check a server against the microversion rules (wire.md), rule by
+    /// rule, optionally as one of the server crate's profiles.
+    #[command(after_help = EXIT_CODES)]
+    Check(CheckArgs),
 }
 
 /// How `version-list` prints.
@@ -46,6 +51,17 @@ pub(crate) enum ListFormat {
     Table,
     /// One JSON document, for programs.
     Json,
+}
+
+/// How `check` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum CheckFormat {
+    /// Aligned columns, for people.
+    Table,
+    /// One JSON document, for programs.
+    Json,
+    /// JUnit XML, for CI systems.
+    Junit,
 }
 
 #[derive(Debug, Args)]
@@ -117,6 +133,37 @@ pub(crate) struct RequestArgs {
     /// Exit with 1 when the answer has a 4xx or 5xx status.
     #[arg(long)]
     pub(crate) fail: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CheckArgs {
+    /// The endpoint: the URL of the versions document, such as
+    /// http://127.0.0.1:8778/.
+    #[arg(value_name = "URL")]
+    pub(crate) url: String,
+
+    /// The service type the server answers to in OpenStack-API-Version.
+    #[arg(long, value_name = "TYPE")]
+    pub(crate) service_type: String,
+
+    /// Judge against this profile's documented behaviour instead of the
+    /// API-SIG rules: api-sig, placement, nova, ironic or cinder.
+    #[arg(long, value_name = "PROFILE")]
+    pub(crate) profile: Option<Profile>,
+
+    /// Authentication token, sent as X-Auth-Token (not to the versions
+    /// document, which must answer without one).
+    #[arg(long, env = "OS_TOKEN", hide_env_values = true, value_name = "TOKEN")]
+    pub(crate) token: Option<String>,
+
+    /// A versioned path to send the version headers to, resolved against
+    /// URL [default: URL itself].
+    #[arg(long, value_name = "PATH")]
+    pub(crate) path: Option<String>,
+
+    /// Output format.
+    #[arg(short = 'f', long, value_enum, default_value_t = CheckFormat::Table)]
+    pub(crate) format: CheckFormat,
 }
 
 /// A positive, finite number of seconds.
@@ -206,5 +253,34 @@ mod tests {
                 .contains("invalid version \"2.01\": expected X.Y, X.latest or latest"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn profiles_are_parsed_by_the_server_crate() {
+        let cli = Cli::try_parse_from([
+            "microversion",
+            "check",
+            "http://h/",
+            "--service-type",
+            "compute",
+            "--profile",
+            "nova",
+        ])
+        .unwrap();
+        let Command::Check(args) = cli.command else {
+            panic!("not check")
+        };
+        assert_eq!(args.profile, Some(Profile::Nova));
+        let err = Cli::try_parse_from([
+            "microversion",
+            "check",
+            "http://h/",
+            "--service-type",
+            "compute",
+            "--profile",
+            "keystone",
+        ])
+        .unwrap_err();
+        assert!(err.to_string().contains("unknown profile"), "{err}");
     }
 }

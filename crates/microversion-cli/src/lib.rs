@@ -6,8 +6,13 @@
 //! - `microversion request URL`: one request at a negotiated version
 //!   (`latest` unless `--api-version` or `OS_<SERVICE_TYPE>_API_VERSION`
 //!   says otherwise), through the on-disk negotiation cache;
+//! - `microversion check URL --service-type T`: every rule of the
+//!   project's wire specification that can be observed from outside, as
+//!   PASS / FAIL / WARN rows, optionally judged against a profile of the
+//!   server crate ([`check`]).
 //!
-//! This library is the binary's logic; `main` only calls [`run`].
+//! This library is the binary's logic; `main` only calls [`run`]. The
+//! checker is also usable from Rust ([`check::Check`]).
 //!
 //! # Exit codes
 //!
@@ -44,6 +49,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod args;
+pub mod check;
 mod error;
 mod net;
 mod request;
@@ -124,6 +130,35 @@ async fn dispatch(cli: args::Cli) -> Result<ExitCode, Error> {
                 terminal: request::stdout_is_terminal(),
             };
             request::run(&request, timeout, &mut outputs).await
+        }
+        args::Command::Check(args) => {
+            let mut check = check::Check::new(&args.url, &args.service_type).timeout(timeout);
+            if let Some(profile) = args.profile {
+                check = check.profile(profile);
+            }
+            if let Some(token) = &args.token {
+                check = check.token(token);
+            }
+            if let Some(path) = &args.path {
+                check = check.path(path);
+            }
+            let report = check.run().await?;
+            let text = match args.format {
+                args::CheckFormat::Table => report.to_table(),
+                args::CheckFormat::Json => {
+                    let mut text =
+                        serde_json::to_string_pretty(&report.to_json()).unwrap_or_default();
+                    text.push('\n');
+                    text
+                }
+                args::CheckFormat::Junit => report.to_junit(),
+            };
+            write_out(&mut stdout.lock(), &text)?;
+            Ok(ExitCode::from(if report.has_failures() {
+                EXIT_FAILURES
+            } else {
+                EXIT_SUCCESS
+            }))
         }
     }
 }

@@ -6,7 +6,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{API_SIG, CINDER, Demo, Scratch, Server};
+use common::{API_SIG, CINDER, Demo, Fault, Scratch, Server};
 use microversion::Version;
 use serde_json::Value;
 
@@ -100,6 +100,16 @@ fn help_documents_every_command_and_the_exit_codes() {
                 "--fail",
             ][..],
         ),
+        (
+            "check",
+            &[
+                "--service-type",
+                "--profile",
+                "--path",
+                "junit",
+                "api-sig, placement, nova, ironic or cinder",
+            ][..],
+        ),
     ] {
         let r = run(&[command, "--help"]);
         assert_eq!(r.code, 0, "{command}: {r:?}");
@@ -161,7 +171,12 @@ fn bad_urls_are_input_errors() {
         r.stderr
     );
     if !cfg!(feature = "rustls") {
-        let r = run(&["version-list", "https://127.0.0.1:1/"]);
+        let r = run(&[
+            "check",
+            "https://127.0.0.1:1/",
+            "--service-type",
+            "placement",
+        ]);
         assert_eq!(r.code, 2);
         assert!(r.stderr.contains("no TLS support"), "{}", r.stderr);
     }
@@ -734,4 +749,155 @@ fn no_cache_neither_reads_nor_writes_it() {
     );
     assert_eq!(r.code, 0);
     assert_eq!(server.log.to("/").len(), 4);
+}
+
+// --- check ---
+
+#[test]
+fn check_passes_a_conforming_server_and_fails_a_broken_one() {
+    let good = API_SIG.start();
+    let r = run(&[
+        "check",
+        &good.url,
+        "--service-type",
+        "placement",
+        "--profile",
+        "api-sig",
+        "--path",
+        "/widgets",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert!(r.stdout.starts_with(&format!("Checking placement at {}, versioned path {}widgets, judged against the api-sig profile\nRange: 1.0 - 1.39, from the versions document", good.url, good.url)), "{}", r.stdout);
+    assert!(r.stdout.contains("\nSTATUS  RULE  CHECK"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains(" failed, 0 warnings, 0 skipped\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains(" 0 failed"), "{}", r.stdout);
+    let broken = API_SIG.start_broken(Fault::NoVary);
+    let r = run(&["check", &broken.url, "--service-type", "placement"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    let vary = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("Vary (default)"))
+        .expect("a Vary row");
+    assert!(vary.starts_with("FAIL    9     Vary (default)"), "{vary}");
+    assert!(vary.contains("no Vary header"), "{vary}");
+}
+
+#[test]
+fn check_json_shape() {
+    let broken = API_SIG.start_broken(Fault::OkInsteadOf406);
+    let r = run(&[
+        "check",
+        &broken.url,
+        "--service-type",
+        "placement",
+        "-f",
+        "json",
+    ]);
+    assert_eq!(r.code, 1, "{r:?}");
+    let v: Value = serde_json::from_str(&r.stdout).expect("JSON");
+    assert_eq!(v["endpoint"], broken.url.as_str());
+    assert_eq!(v["service_type"], "placement");
+    assert_eq!(v["judge"], "wire.md");
+    assert_eq!(v["range"]["min_version"], "1.0");
+    assert_eq!(v["range"]["max_version"], "1.39");
+    let checks = v["checks"].as_array().unwrap();
+    let summary = &v["summary"];
+    let count = |s: &str| checks.iter().filter(|c| c["status"] == s).count();
+    for (key, status) in [
+        ("pass", "PASS"),
+        ("fail", "FAIL"),
+        ("warn", "WARN"),
+        ("skip", "SKIP"),
+    ] {
+        assert_eq!(summary[key], count(status), "{key}");
+    }
+    for c in checks {
+        let mut keys: Vec<&String> = c.as_object().unwrap().keys().collect();
+        keys.sort();
+        assert_eq!(keys, ["expected", "id", "rule", "seen", "status", "title"]);
+        assert!((1..=13).contains(&c["rule"].as_u64().unwrap()));
+    }
+    let above = checks.iter().find(|c| c["id"] == "above-max").unwrap();
+    assert_eq!(above["status"], "FAIL");
+    assert_eq!(above["rule"], 6);
+    assert_eq!(above["seen"], "200 OK");
+    assert_eq!(above["expected"], "406 Not Acceptable (wire.md)");
+}
+
+#[test]
+fn check_junit_is_well_formed() {
+    let broken = common::NOVA.start_broken(Fault::LegacyWins);
+    let r = run(&[
+        "check",
+        &broken.url,
+        "--service-type",
+        "compute",
+        "--profile",
+        "nova",
+        "--path",
+        "/v2.1/widgets",
+        "-f",
+        "junit",
+    ]);
+    assert_eq!(r.code, 1, "{r:?}");
+    let doc = roxmltree::Document::parse(&r.stdout).expect("well-formed XML");
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "testsuites");
+    let suite = root
+        .children()
+        .find(|n| n.has_tag_name("testsuite"))
+        .expect("a test suite");
+    let cases: Vec<_> = suite
+        .children()
+        .filter(|n| n.has_tag_name("testcase"))
+        .collect();
+    let attr = |name| suite.attribute(name).unwrap().parse::<usize>().unwrap();
+    assert_eq!(attr("tests"), cases.len());
+    let failures: Vec<_> = cases
+        .iter()
+        .filter(|c| c.children().any(|n| n.has_tag_name("failure")))
+        .collect();
+    assert_eq!(attr("failures"), failures.len());
+    assert!(!failures.is_empty());
+    let legacy = cases
+        .iter()
+        .find(|c| {
+            c.attribute("name")
+                .unwrap()
+                .ends_with("[legacy-standard-wins]")
+        })
+        .expect("the legacy case");
+    assert_eq!(legacy.attribute("classname"), Some("wire.md.rule-07"));
+    let failure = legacy
+        .children()
+        .find(|n| n.has_tag_name("failure"))
+        .expect("it failed");
+    assert!(
+        failure.text().unwrap().contains("expected: version 2.104"),
+        "{:?}",
+        failure.text()
+    );
+    let judge = suite
+        .descendants()
+        .find(|n| n.has_tag_name("property") && n.attribute("name") == Some("judge"))
+        .unwrap();
+    assert_eq!(judge.attribute("value"), Some("the nova profile"));
+}
+
+#[test]
+fn check_of_a_dead_server_is_a_connection_error() {
+    let r = run(&["check", &common::dead_url(), "--service-type", "placement"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stdout.is_empty());
+    assert!(
+        r.stderr
+            .starts_with("microversion: error: cannot reach http://127.0.0.1:"),
+        "{}",
+        r.stderr
+    );
 }
