@@ -481,9 +481,9 @@ impl Client {
         attempts: u8,
         response: reqwest::Response,
     ) -> Result<Arc<Known>, Error> {
-        let learned = match range_from_headers(response.headers()) {
-            Some(range) => Some(range),
-            None => range_from_body(response).await,
+        let (learned, told_by) = match range_from_headers(response.headers()) {
+            Some(range) => (Some(range), "its range headers"),
+            None => (range_from_body(response).await, "its error body"),
         };
         let previous = known.and_then(|k| k.range());
         let mode = self.shared.negotiation;
@@ -514,7 +514,7 @@ impl Client {
             self.refresh(known).await?
         } else if let Some(range) = learned {
             tracing::debug!(endpoint = %self.shared.endpoint, sent = %refused.sent, %range,
-                "406: the server told its range");
+                "406: the server told its range in {told_by}");
             self.remember(Known::from_not_acceptable(range)).await
         } else {
             tracing::debug!(endpoint = %self.shared.endpoint, sent = %refused.sent,

@@ -30,7 +30,7 @@
 //!   implementation by version.
 //! - **Probing** many endpoints at once for their common range ([`Probe`]).
 //! - **CLI metadata** (feature `clap`): version ranges for subcommands and
-//!   options, their help suffixes and their validation ([`cli`]).
+//!   options, their help suffixes and their validation (the `cli` module).
 //!
 //! # Example
 //!
@@ -103,7 +103,8 @@
 //!
 //! # Features
 //!
-//! - `clap`: version ranges for clap subcommands and options ([`cli`]).
+//! - `clap`: version ranges for clap subcommands and options (the `cli`
+//!   module).
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

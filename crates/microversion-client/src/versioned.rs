@@ -157,8 +157,9 @@ pub(crate) fn list_spans(spans: impl IntoIterator<Item = VersionSpan>) -> String
         .join(", ")
 }
 
-/// Checks `version` against a feature's span: the gate of
-/// [`Client::require`](crate::Client::require) and the CLI metadata.
+/// Checks `version` against a feature's span: the gate of the CLI
+/// metadata.
+#[cfg(any(feature = "clap", test))]
 pub(crate) fn check_span(feature: &str, span: VersionSpan, version: Version) -> Result<(), Error> {
     if span.contains(version) {
         Ok(())
