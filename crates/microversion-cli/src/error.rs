@@ -39,18 +39,29 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)?;
-        let mut cause = self.source.as_deref().map(|e| e as &dyn std::error::Error);
-        while let Some(e) = cause {
-            let text = e.to_string();
-            // Errors that already repeat their cause's text are not repeated.
-            if !self.message.ends_with(&text) {
-                write!(f, ": {text}")?;
-            }
-            cause = e.source();
-        }
-        Ok(())
+        let source = self.source.as_deref().map(|e| e as &dyn std::error::Error);
+        f.write_str(&chain(self.message.clone(), source))
     }
+}
+
+/// `text` followed by the causes from `cause` on, joined with `: `, on
+/// one line. A cause that only repeats what is already said is left out:
+/// its exact text at the end, or reqwest's "error sending request for url
+/// (URL)" when the URL was already named.
+pub(crate) fn chain(mut text: String, mut cause: Option<&dyn std::error::Error>) -> String {
+    while let Some(e) = cause {
+        let more = e.to_string();
+        let restates_url = more
+            .strip_prefix("error sending request for url (")
+            .and_then(|rest| rest.strip_suffix(')'))
+            .is_some_and(|url| text.contains(url));
+        if !(more.is_empty() || text.ends_with(&more) || restates_url) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        cause = e.source();
+    }
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 impl fmt::Debug for Error {
@@ -100,5 +111,42 @@ mod tests {
             "GET http://h/ failed: cannot connect: refused"
         );
         assert_eq!(e.message(), "GET http://h/ failed");
+    }
+
+    #[derive(Debug)]
+    struct Text(&'static str, Option<Box<Text>>);
+
+    impl fmt::Display for Text {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Text {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1
+                .as_deref()
+                .map(|e| e as &(dyn std::error::Error + 'static))
+        }
+    }
+
+    #[test]
+    fn causes_that_repeat_are_left_out() {
+        let e = Text(
+            "error sending request for url (http://h:1/)",
+            Some(Box::new(Text("client error (Connect)", None))),
+        );
+        assert_eq!(
+            chain("cannot reach http://h:1/".into(), Some(&e)),
+            "cannot reach http://h:1/: client error (Connect)"
+        );
+        assert_eq!(
+            chain("cannot reach http://other/".into(), Some(&e)),
+            "cannot reach http://other/: error sending request for url (http://h:1/): \
+             client error (Connect)"
+        );
+        let twice = Text("refused", None);
+        assert_eq!(chain("a: refused".into(), Some(&twice)), "a: refused");
+        assert_eq!(chain("two\n  lines".into(), None), "two lines");
     }
 }

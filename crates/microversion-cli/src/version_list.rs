@@ -301,17 +301,7 @@ impl Listing {
 
 /// An error and its causes, on one line.
 fn one_line(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(e) = cause {
-        let more = e.to_string();
-        if !text.ends_with(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        cause = e.source();
-    }
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    crate::error::chain(error.to_string(), error.source())
 }
 
 fn plural(n: usize) -> &'static str {

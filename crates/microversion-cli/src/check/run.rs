@@ -1657,13 +1657,7 @@ fn error_body(
 
 /// An error and its causes, on one line.
 fn error_text(e: &reqwest::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        text.push_str(&format!(": {s}"));
-        source = s.source();
-    }
-    text
+    crate::error::chain(e.to_string(), std::error::Error::source(e))
 }
 
 #[cfg(test)]
