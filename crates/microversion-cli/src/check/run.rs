@@ -50,13 +50,15 @@ impl Runner {
         seen: impl Into<String>,
         expected: impl Into<String>,
     ) {
+        // One line each: answers may carry newlines (webob's messages do).
+        let line = |text: String| text.split_whitespace().collect::<Vec<_>>().join(" ");
         self.rows.push(Row {
             rule,
             id: id.into(),
             title: title.into(),
             status,
-            seen: seen.into(),
-            expected: expected.into(),
+            seen: line(seen.into()),
+            expected: line(expected.into()),
         });
     }
 
@@ -1545,10 +1547,7 @@ fn error_body(
     let Some(body) = seen.json() else {
         problems.push(format!(
             "the body is not JSON: {:?}",
-            String::from_utf8_lossy(&seen.body)
-                .chars()
-                .take(120)
-                .collect::<String>()
+            excerpt(&String::from_utf8_lossy(&seen.body))
         ));
         return (problems, None);
     };
@@ -1561,7 +1560,10 @@ fn error_body(
                 .and_then(|errors| errors.first());
             match entry {
                 None => {
-                    problems.push(format!("no \"errors\" list: {body}"));
+                    problems.push(format!(
+                        "no \"errors\" list: {}",
+                        excerpt(&body.to_string())
+                    ));
                     None
                 }
                 Some(entry) => {
@@ -1606,7 +1608,10 @@ fn error_body(
                 .and_then(|o| o.values().next());
             match inner {
                 None => {
-                    problems.push(format!("not {{\"<fault>\": {{...}}}}: {body}"));
+                    problems.push(format!(
+                        "not {{\"<fault>\": {{...}}}}: {}",
+                        excerpt(&body.to_string())
+                    ));
                     None
                 }
                 Some(inner) => {
@@ -1635,24 +1640,43 @@ fn error_body(
                 .map(str::to_owned);
             if message.as_deref().is_none_or(str::is_empty) {
                 problems.push(format!(
-                    "not {{\"error_message\": \"{{\\\"faultstring\\\": ...}}\"}}: {body}"
+                    "not {{\"error_message\": \"{{\\\"faultstring\\\": ...}}\"}}: {}",
+                    excerpt(&body.to_string())
                 ));
             }
             message
         }
     };
     if let (Some((asked, range)), Some(text)) = (mention, &message) {
-        for part in [
+        let missing: Vec<String> = [
             asked.to_owned(),
             range.min().to_string(),
             range.max().to_string(),
-        ] {
-            if !text.contains(&part) {
-                problems.push(format!("the message does not name {part}: {text:?}"));
-            }
+        ]
+        .into_iter()
+        .filter(|part| !text.contains(part.as_str()))
+        .collect();
+        if !missing.is_empty() {
+            problems.push(format!(
+                "the message does not name {}: {:?}",
+                missing.join(" or "),
+                excerpt(text)
+            ));
         }
     }
     (problems, message)
+}
+
+/// The start of a long text, for messages.
+fn excerpt(text: &str) -> String {
+    const MAX: usize = 200;
+    if text.chars().count() <= MAX {
+        text.to_owned()
+    } else {
+        let mut cut: String = text.chars().take(MAX).collect();
+        cut.push('…');
+        cut
+    }
 }
 
 /// An error and its causes, on one line.
@@ -1706,6 +1730,41 @@ mod tests {
         assert_eq!(range_from_406(&ironic_body), r("1.1", "1.115"));
         assert_eq!(range_from_406(&seen(&[], "not json")), None);
         assert_eq!(range_from_406(&seen(&[], r#"{"errors": []}"#)), None);
+    }
+
+    #[test]
+    fn the_406_message_must_name_the_version_and_the_range() {
+        let e = Expect::new(microversion::VersionHeader::new("placement"), None);
+        let range = VersionRange::from_static("1.0", "1.39");
+        let body = |detail: &str| {
+            serde_json::json!({"errors": [{"status": 406, "title": "Not Acceptable",
+                "detail": detail, "min_version": "1.0", "max_version": "1.39"}]})
+            .to_string()
+        };
+        let mut answer = seen(&[("content-type", "application/json")], "");
+        answer.body = body("Unacceptable version header: 1.40").into_bytes();
+        let (problems, message) = error_body(&e, &answer, Some(("1.40", range)));
+        assert_eq!(
+            problems,
+            ["the message does not name 1.0 or 1.39: \"Unacceptable version header: 1.40\""]
+        );
+        assert_eq!(
+            message.as_deref(),
+            Some("Unacceptable version header: 1.40")
+        );
+        answer.body =
+            body("Version 1.40 is not supported by the API. Minimum is 1.0 and maximum is 1.39.")
+                .into_bytes();
+        assert!(error_body(&e, &answer, Some(("1.40", range))).0.is_empty());
+        // A text body is named, cut short.
+        answer.body = "x".repeat(500).into_bytes();
+        let (problems, _) = error_body(&e, &answer, None);
+        assert_eq!(problems.len(), 1);
+        assert!(
+            problems[0].starts_with("the body is not JSON: \"xxx"),
+            "{problems:?}"
+        );
+        assert!(problems[0].ends_with("x…\""), "{problems:?}");
     }
 
     #[test]
