@@ -249,6 +249,72 @@ async fn each_fault_fails_its_rule() {
 }
 
 #[tokio::test]
+async fn without_a_versions_document_the_range_comes_from_a_406() {
+    // API-SIG: min_version and max_version in the error body; Nova: the
+    // message; Ironic: the range headers.
+    for demo in [API_SIG, NOVA, IRONIC] {
+        let server = demo.start_broken(Fault::NoDocument);
+        let widgets = demo.widgets();
+        let report = check(&demo, &server.url, Some(demo.profile), Some(&widgets)).await;
+        assert_eq!(report.range(), Some(demo.range()), "{}", report.to_table());
+        let json = report.to_json();
+        assert_eq!(
+            json["range"]["source"], "a 406 answer (no usable versions document)",
+            "{}",
+            demo.profile
+        );
+        let document = report.row("versions-document").unwrap();
+        assert_eq!(document.status(), Status::Fail);
+        assert!(
+            document.seen().ends_with("answered 404 Not Found"),
+            "{}",
+            document.seen()
+        );
+        // Everything else still runs and passes (but Nova's `GET /` must
+        // answer 200 while ignoring the header, and here it answers 404).
+        let consequence = |id: &str| id == "root-versioned" && demo.profile == Profile::Nova;
+        let others: Vec<_> = report
+            .rows()
+            .iter()
+            .filter(|r| {
+                r.status() != Status::Pass && r.id() != "versions-document" && !consequence(r.id())
+            })
+            .map(|r| format!("{} {}: {}", r.status(), r.id(), r.seen()))
+            .collect();
+        assert!(others.is_empty(), "{}: {others:#?}", demo.profile);
+    }
+}
+
+#[tokio::test]
+async fn a_single_version_server_skips_what_needs_two() {
+    let single = Demo {
+        min: microversion::Version::new(1, 0),
+        max: microversion::Version::new(1, 0),
+        ..API_SIG
+    };
+    let server = single.start();
+    let report = check(&single, &server.url, None, Some("/widgets")).await;
+    assert!(!report.has_failures(), "{}", report.to_table());
+    for id in ["last-entry-wins", "whitespace", "unknown-path"] {
+        let row = report.row(id).unwrap();
+        assert_eq!(row.status(), Status::Skip, "{id}");
+        assert_eq!(
+            row.seen(),
+            "needs two versions; the server supports only 1.0"
+        );
+    }
+    for id in [
+        "default",
+        "latest",
+        "malformed pony.horse",
+        "above-max",
+        "body-406",
+    ] {
+        assert_eq!(report.row(id).unwrap().status(), Status::Pass, "{id}");
+    }
+}
+
+#[tokio::test]
 async fn a_document_without_version_is_a_warning() {
     let server = API_SIG.start_broken(Fault::NoVersionField);
     let report = check(&API_SIG, &server.url, None, Some("/widgets")).await;

@@ -613,6 +613,45 @@ fn request_sends_bodies_methods_headers_and_tokens() {
 }
 
 #[test]
+fn request_reads_the_body_from_standard_input() {
+    use std::io::Write;
+    use std::process::Stdio;
+
+    let server = API_SIG.start();
+    let cache = Scratch::new("stdin");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_microversion"))
+        .args([
+            "request",
+            &url(&server, "/widgets"),
+            "--service-type",
+            "placement",
+            "--no-cache",
+            "-d",
+            "@-",
+        ])
+        .env("XDG_CACHE_HOME", &cache.0)
+        .env_remove("http_proxy")
+        .env_remove("HTTP_PROXY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"name": "from stdin"}"#)
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        r#"{"id":2,"name":"from stdin"}"#
+    );
+}
+
+#[test]
 fn fail_turns_an_error_status_into_exit_1() {
     let server = API_SIG.start();
     let missing = url(&server, "/nothing-here");

@@ -309,6 +309,9 @@ pub enum Fault {
     AuthOnRoot,
     /// The versioned root answers the list of versions.
     RootIsList,
+    /// There is no versions document: `GET /` and the versioned root
+    /// answer 404.
+    NoDocument,
 }
 
 fn is_root(path: &str) -> bool {
@@ -469,6 +472,14 @@ async fn inject(demo: Demo, fault: Fault, mut req: Request, next: Next) -> Respo
                 .insert(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
             parts.headers.remove(http::header::CONTENT_LENGTH);
             return Response::from_parts(parts, Body::from("400 Bad Request"));
+        }
+        Fault::NoDocument
+            if (is_root(&path) || demo.root.is_some_and(|r| path == r)) && status.is_success() =>
+        {
+            let (mut parts, _) = response.into_parts();
+            parts.status = StatusCode::NOT_FOUND;
+            parts.headers.remove(http::header::CONTENT_LENGTH);
+            return Response::from_parts(parts, Body::from("no versions here"));
         }
         Fault::TwoCurrent | Fault::NoVersionField if is_root(&path) && status.is_success() => {
             let (mut parts, body) = response.into_parts();
