@@ -20,7 +20,7 @@
 //! |---|---|
 //! | 0 | success |
 //! | 1 | `check` found failures; `request --fail` got a 4xx or 5xx status |
-//! | 2 | a usage, input or connection error (nothing useful was done) |
+//! | 2 | a usage, input or connection error |
 //!
 //! `version-list` exits with 2 when an endpoint could not be read, after
 //! listing every endpoint. `request` exits with 0 whatever the HTTP status
