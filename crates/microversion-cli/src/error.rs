@@ -45,9 +45,9 @@ impl fmt::Display for Error {
 }
 
 /// `text` followed by the causes from `cause` on, joined with `: `, on
-/// one line. A cause that only repeats what is already said is left out:
-/// its exact text at the end, or reqwest's "error sending request for url
-/// (URL)" when the URL was already named.
+/// one line. What a cause only repeats is left out: its exact text at the
+/// end, reqwest's "error sending request for url (URL)" when the URL was
+/// already named, or the text's last part when the cause starts with it.
 pub(crate) fn chain(mut text: String, mut cause: Option<&dyn std::error::Error>) -> String {
     while let Some(e) = cause {
         let more = e.to_string();
@@ -55,7 +55,14 @@ pub(crate) fn chain(mut text: String, mut cause: Option<&dyn std::error::Error>)
             .strip_prefix("error sending request for url (")
             .and_then(|rest| rest.strip_suffix(')'))
             .is_some_and(|url| text.contains(url));
-        if !(more.is_empty() || text.ends_with(&more) || restates_url) {
+        // The text's last part, when the cause begins by repeating it.
+        let last = text.rsplit(": ").next().unwrap_or_default().len();
+        if more.is_empty() || text.ends_with(&more) || restates_url {
+            // Nothing new.
+        } else if last > 0 && more.starts_with(&text[text.len() - last..]) {
+            text.truncate(text.len() - last);
+            text.push_str(&more);
+        } else {
             text.push_str(": ");
             text.push_str(&more);
         }
@@ -144,6 +151,18 @@ mod tests {
             chain("cannot reach http://other/".into(), Some(&e)),
             "cannot reach http://other/: error sending request for url (http://h:1/): \
              client error (Connect)"
+        );
+        let longer = Text("invalid service type \"\": expected visible ASCII", None);
+        assert_eq!(
+            chain(
+                "configuration: invalid service type \"\"".into(),
+                Some(&longer)
+            ),
+            "configuration: invalid service type \"\": expected visible ASCII"
+        );
+        assert_eq!(
+            chain("invalid service type \"\"".into(), Some(&longer)),
+            "invalid service type \"\": expected visible ASCII"
         );
         let twice = Text("refused", None);
         assert_eq!(chain("a: refused".into(), Some(&twice)), "a: refused");

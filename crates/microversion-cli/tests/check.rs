@@ -286,6 +286,21 @@ async fn without_a_versions_document_the_range_comes_from_a_406() {
 }
 
 #[tokio::test]
+async fn a_path_that_is_not_a_route_is_noted() {
+    let server = API_SIG.start();
+    let report = check(&API_SIG, &server.url, None, Some("/nowhere")).await;
+    assert!(
+        report
+            .notes()
+            .contains(&"GET /nowhere (no version header) answered 404 Not Found: is --path a route of the API?".to_owned()),
+        "{:?}",
+        report.notes()
+    );
+    // The layer still names the version on the 404s: the checks hold.
+    assert!(!report.has_failures(), "{}", report.to_table());
+}
+
+#[tokio::test]
 async fn a_single_version_server_skips_what_needs_two() {
     let single = Demo {
         min: microversion::Version::new(1, 0),

@@ -593,7 +593,16 @@ impl Runner {
                 target.path(),
                 seen.status_text()
             )),
-            Ok(_) => Ok(range),
+            Ok(seen) => {
+                if seen.status.is_client_error() {
+                    self.notes.push(format!(
+                        "GET {} (no version header) answered {}: is --path a route of the API?",
+                        target.path(),
+                        seen.status_text()
+                    ));
+                }
+                Ok(range)
+            }
             Err(e) => Err(format!("GET {} failed: {}", target.path(), error_text(&e))),
         }
     }
