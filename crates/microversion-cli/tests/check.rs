@@ -66,6 +66,14 @@ async fn every_profile_passes_its_own_checks() {
         assert_all_pass(&report, &format!("{} at {}", demo.profile, widgets));
         assert_eq!(report.range(), Some(demo.range()), "{}", demo.profile);
         assert_eq!(report.judge(), format!("the {} profile", demo.profile));
+        let alias = match demo.profile {
+            Profile::Nova => Some("request-id-alias x-compute-request-id"),
+            Profile::Ironic => Some("request-id-alias openstack-request-id"),
+            _ => None,
+        };
+        if let Some(alias) = alias {
+            assert_eq!(report.row(alias).unwrap().status(), Status::Pass, "{alias}");
+        }
         // Every rule of wire.md that can be observed from outside has rows.
         let rules: std::collections::BTreeSet<u8> = report
             .rows()
@@ -210,6 +218,11 @@ const FAULTS: &[(Fault, Demo, &str)] = &[
     (Fault::NoRangeHeaders, IRONIC, "range-headers-406"),
     (Fault::BareNotFound, API_SIG, "unknown-path"),
     (Fault::NoRequestId, API_SIG, "request-id"),
+    (
+        Fault::NoComputeRequestId,
+        NOVA,
+        "request-id-alias x-compute-request-id",
+    ),
     (Fault::TextErrors, API_SIG, "body-malformed"),
     (Fault::No406Range, API_SIG, "body-406"),
     (Fault::TwoCurrent, API_SIG, "versions-document-statuses"),

@@ -54,6 +54,8 @@ pub(crate) struct Expect {
     pub(crate) body: BodyShape,
     /// The server's range, once learned.
     pub(crate) range: Option<VersionRange>,
+    /// More headers carrying the request id.
+    pub(crate) request_id_aliases: Vec<HeaderName>,
 }
 
 impl Expect {
@@ -94,6 +96,7 @@ impl Expect {
             root_is_versioned: rules.root_is_versioned,
             body,
             range: None,
+            request_id_aliases: rules.request_id_aliases.clone(),
         }
     }
 

@@ -21,7 +21,7 @@
 //! | 8 | the minimum, the maximum, `X.9` below `X.39` | served: the range is inclusive and numeric |
 //! | 9 | every answer above, and a 404 at an unknown path | the version headers and `Vary` the judge names |
 //! | 10 | the 406 | the range in its body (and headers, for Ironic) |
-//! | 11 | every answer | the judge's error body; `x-openstack-request-id` |
+//! | 11 | every answer | the judge's error body; `x-openstack-request-id` (and the profile's aliases) |
 //! | 12 | `GET /` without credentials; with a malformed version | the versions document; whether `/` is versioned |
 //! | 13 | the entry's `self` link, when it is a root of its own | `{"version": {...}}` with the same range |
 //!

@@ -69,8 +69,9 @@ pub(crate) struct Prober {
     /// Sends header names in title case (`Openstack-Api-Version`).
     title_case: reqwest::Client,
     token: Option<HeaderValue>,
-    /// Every answer's request id: what was asked, and the id (if any).
-    pub(crate) request_ids: Vec<(String, Option<String>)>,
+    /// Every answer's request id headers (names ending in `request-id`),
+    /// with what was asked.
+    pub(crate) request_ids: Vec<(String, HeaderMap)>,
 }
 
 impl Prober {
@@ -140,10 +141,12 @@ impl Prober {
         let status = response.status();
         let answer_headers = response.headers().clone();
         let body = response.bytes().await?.to_vec();
-        let id = answer_headers
-            .get("x-openstack-request-id")
-            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-        self.request_ids.push((describe(url, headers), id));
+        let ids: HeaderMap = answer_headers
+            .iter()
+            .filter(|(name, _)| name.as_str().ends_with("request-id"))
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect();
+        self.request_ids.push((describe(url, headers), ids));
         Ok(Seen {
             status,
             headers: answer_headers,

@@ -1318,18 +1318,24 @@ impl Runner {
         if total == 0 {
             return;
         }
-        let missing: Vec<&String> = self
+        let text = |h: &http::HeaderMap, name: &str| {
+            h.get(name)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        };
+        let answers: Vec<(String, Option<String>, &http::HeaderMap)> = self
             .prober
             .request_ids
             .iter()
-            .filter(|(_, id)| id.is_none())
-            .map(|(what, _)| what)
+            .map(|(what, h)| (what.clone(), text(h, "x-openstack-request-id"), h))
             .collect();
-        let odd: Vec<String> = self
-            .prober
-            .request_ids
+        let missing: Vec<&String> = answers
             .iter()
-            .filter_map(|(what, id)| {
+            .filter(|(_, id, _)| id.is_none())
+            .map(|(what, _, _)| what)
+            .collect();
+        let odd: Vec<String> = answers
+            .iter()
+            .filter_map(|(what, id, _)| {
                 id.as_deref()
                     .filter(|id| !is_request_id(id))
                     .map(|id| format!("{what}: {id:?}"))
@@ -1355,6 +1361,25 @@ impl Runner {
         } else {
             (Status::Pass, format!("on all {total} answers"))
         };
+        let mut alias_rows = Vec::new();
+        for alias in &self.expect.request_id_aliases {
+            let wrong: Vec<String> = answers
+                .iter()
+                .filter(|(_, id, h)| id.is_some() && text(h, alias.as_str()) != *id)
+                .map(|(what, _, h)| match text(h, alias.as_str()) {
+                    Some(other) => format!("{what}: {alias}: {other:?}"),
+                    None => format!("{what}: no {alias}"),
+                })
+                .collect();
+            let (status, seen) = match wrong.first() {
+                Some(first) => (
+                    Status::Fail,
+                    format!("{} of {total} answers, such as {first}", wrong.len()),
+                ),
+                None => (Status::Pass, format!("{alias} on all {total} answers")),
+            };
+            alias_rows.push((alias.clone(), status, seen));
+        }
         self.push(
             11,
             "request-id",
@@ -1363,6 +1388,17 @@ impl Runner {
             seen,
             expected,
         );
+        for (alias, status, seen) in alias_rows {
+            let judge = self.expect.judge.clone();
+            self.push(
+                11,
+                format!("request-id-alias {alias}"),
+                format!("the request id also in {alias}"),
+                status,
+                seen,
+                format!("{alias} equal to x-openstack-request-id ({judge})"),
+            );
+        }
     }
 }
 

@@ -297,6 +297,8 @@ pub enum Fault {
     BareNotFound,
     /// Answers lose the request id.
     NoRequestId,
+    /// Answers lose Nova's second request id header.
+    NoComputeRequestId,
     /// The 400 body is plain text.
     TextErrors,
     /// The 406 body lacks `min_version` and `max_version`.
@@ -464,6 +466,9 @@ async fn inject(demo: Demo, fault: Fault, mut req: Request, next: Next) -> Respo
         }
         Fault::NoRequestId => {
             headers.remove("x-openstack-request-id");
+        }
+        Fault::NoComputeRequestId => {
+            headers.remove("x-compute-request-id");
         }
         Fault::TextErrors if status == StatusCode::BAD_REQUEST => {
             let (mut parts, _) = response.into_parts();
