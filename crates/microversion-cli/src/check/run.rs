@@ -1376,7 +1376,15 @@ impl Runner {
                     Status::Fail,
                     format!("{} of {total} answers, such as {first}", wrong.len()),
                 ),
-                None => (Status::Pass, format!("{alias} on all {total} answers")),
+                None => {
+                    let with_id = answers.iter().filter(|(_, id, _)| id.is_some()).count();
+                    let text = if with_id == total {
+                        format!("{alias} on all {total} answers")
+                    } else {
+                        format!("{alias} on all {with_id} answers with a request id")
+                    };
+                    (Status::Pass, text)
+                }
             };
             alias_rows.push((alias.clone(), status, seen));
         }
