@@ -3,4 +3,7 @@
 // The provider and allocation handlers that use these are being written.
 #![allow(dead_code)]
 
+pub(crate) mod aggregate;
+pub(crate) mod inventory;
 pub(crate) mod provider;
+pub(crate) mod traits;
