@@ -60,8 +60,13 @@ impl RequestId {
     /// A new id: `req-` and a random UUID.
     #[must_use]
     pub fn generate() -> Self {
-        let text = format!("req-{}", uuid::Uuid::new_v4());
-        RequestId(HeaderValue::try_from(text).unwrap_or(HeaderValue::from_static("req-unknown")))
+        // Formatted on the stack: one allocation, the header value's own.
+        let mut buf = [0u8; 40];
+        buf[..4].copy_from_slice(b"req-");
+        uuid::Uuid::new_v4()
+            .hyphenated()
+            .encode_lower(&mut buf[4..]);
+        RequestId(HeaderValue::from_bytes(&buf).unwrap_or(HeaderValue::from_static("req-unknown")))
     }
 
     /// The id as text.

@@ -106,3 +106,124 @@ async fn versioned_dispatch_and_headers() {
     let body: Value = res.json().await.unwrap();
     assert_eq!(body["errors"][0]["status"], 405);
 }
+
+mod bodies {
+    use axum::Router;
+    use axum::routing::post;
+    use microversion::VersionRange;
+    use microversion_server::{
+        BodySchemas, MicroversionLayer, Microversions, VersionedJson, Versions,
+    };
+    use serde::Deserialize;
+    use serde_json::Value;
+
+    #[derive(Debug)]
+    struct Create {
+        name: String,
+        size: Option<u32>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct V1 {
+        name: String,
+    }
+
+    impl From<V1> for Create {
+        fn from(v: V1) -> Self {
+            Create {
+                name: v.name,
+                size: None,
+            }
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct V5 {
+        name: String,
+        size: u32,
+    }
+
+    impl From<V5> for Create {
+        fn from(v: V5) -> Self {
+            Create {
+                name: v.name,
+                size: Some(v.size),
+            }
+        }
+    }
+
+    async fn create(VersionedJson(body): VersionedJson<Create>) -> String {
+        format!("{} {:?}", body.name, body.size)
+    }
+
+    async fn server() -> String {
+        let api = Microversions::builder("demo", VersionRange::from_static("1.0", "1.9"))
+            .build()
+            .unwrap();
+        let schemas = BodySchemas::<Create>::builder("POST /things")
+            .serde::<V1>(Versions::between("1.0", "1.4"))
+            .serde::<V5>(Versions::since("1.5"))
+            .build()
+            .unwrap();
+        let app = Router::new()
+            .route("/things", post(create))
+            .layer(schemas.extension())
+            .layer(MicroversionLayer::new(api));
+        super::common::serve(app).await
+    }
+
+    async fn send(base: &str, version: &str, content_type: &str, body: &str) -> (u16, String) {
+        let res = reqwest::Client::new()
+            .post(format!("{base}/things"))
+            .header("openstack-api-version", format!("demo {version}"))
+            .header("content-type", content_type)
+            .body(body.to_owned())
+            .send()
+            .await
+            .unwrap();
+        (res.status().as_u16(), res.text().await.unwrap())
+    }
+
+    fn detail(text: &str) -> String {
+        let v: Value = serde_json::from_str(text).unwrap();
+        v["errors"][0]["detail"].as_str().unwrap().to_owned()
+    }
+
+    #[tokio::test]
+    async fn the_schema_follows_the_version() {
+        let base = server().await;
+        let json = "application/json";
+        assert_eq!(
+            send(&base, "1.4", json, r#"{"name": "a"}"#).await,
+            (200, "a None".into())
+        );
+        assert_eq!(
+            send(&base, "1.5", json, r#"{"name": "a", "size": 3}"#).await,
+            (200, "a Some(3)".into())
+        );
+        // The 1.5 field is unknown at 1.4; missing at 1.5.
+        let (status, text) = send(&base, "1.4", json, r#"{"name": "a", "size": 3}"#).await;
+        assert_eq!(status, 400);
+        assert!(detail(&text).contains("unknown field `size`"), "{text}");
+        let (status, text) = send(&base, "1.5", json, r#"{"name": "a"}"#).await;
+        assert_eq!(status, 400);
+        assert!(detail(&text).contains("missing field `size`"), "{text}");
+        let (status, text) = send(&base, "1.5", json, r#"{"name": "a", "size": "big"}"#).await;
+        assert_eq!(status, 400);
+        assert!(
+            detail(&text).starts_with("JSON does not validate: at size:"),
+            "{text}"
+        );
+        let (status, text) = send(&base, "1.5", json, "{not json").await;
+        assert_eq!(status, 400);
+        assert!(detail(&text).starts_with("Malformed JSON"), "{text}");
+        let (status, text) = send(&base, "1.5", "text/plain", r#"{"name": "a"}"#).await;
+        assert_eq!(status, 415);
+        assert_eq!(
+            detail(&text),
+            "The media type text/plain is not supported, use application/json"
+        );
+    }
+}

@@ -1,0 +1,310 @@
+//! Discovery (wire.md 12-13), the version history (18), deprecation
+//! headers and telemetry, over a real loopback server.
+
+mod common;
+
+use std::time::{Duration, UNIX_EPOCH};
+
+use axum::Router;
+use axum::routing::get;
+use microversion::{Version, VersionRange, VersionStatus, VersionsDocument};
+use microversion_server::history::VersionHistory;
+use microversion_server::{
+    ApiVersionSpec, Deprecation, Discovery, MicroversionLayer, Microversions, Profile,
+    ServedVersion, VersionedRouter, Versions,
+};
+use serde_json::{Value, json};
+
+fn client() -> reqwest::Client {
+    reqwest::Client::new()
+}
+
+/// A Cinder-like API: v2.0 without microversions beside v3 with them.
+fn cinder_like(public_url: Option<&str>) -> Router {
+    let api = Microversions::builder("volume", VersionRange::from_static("3.0", "3.70"))
+        .profile(Profile::Cinder)
+        .build()
+        .unwrap();
+    let mut builder = Discovery::builder()
+        .version(
+            ApiVersionSpec::new("v2.0", "/v2/", VersionStatus::Supported)
+                .updated("2017-02-25T12:00:00Z"),
+        )
+        .version(
+            ApiVersionSpec::new("v3.0", "/v3/", VersionStatus::Current)
+                .microversions(api.range())
+                .updated("2023-01-01T00:00:00Z")
+                .media_type(
+                    "application/json",
+                    "application/vnd.openstack.volume+json;version=3",
+                ),
+        );
+    if let Some(url) = public_url {
+        builder = builder.public_url(url);
+    }
+    builder
+        .build()
+        .unwrap()
+        .router()
+        .layer(MicroversionLayer::new(api))
+}
+
+#[tokio::test]
+async fn versions_document_lists_every_api_version() {
+    let base = common::serve(cinder_like(None)).await;
+    let res = client().get(format!("{base}/")).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    // Cinder's root is not versioned, but always varies on the header.
+    assert!(res.headers().get("openstack-api-version").is_none());
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(
+        body,
+        json!({"versions": [
+            {"id": "v2.0", "status": "SUPPORTED", "min_version": "", "max_version": "",
+             "version": "", "updated": "2017-02-25T12:00:00Z",
+             "links": [{"rel": "self", "href": format!("{base}/v2/")}]},
+            {"id": "v3.0", "status": "CURRENT", "min_version": "3.0", "max_version": "3.70",
+             "version": "3.70", "updated": "2023-01-01T00:00:00Z",
+             "links": [{"rel": "self", "href": format!("{base}/v3/")}]}
+        ]})
+    );
+    // The core crate's parser reads it back, both entries.
+    let doc: VersionsDocument = serde_json::from_value(body).unwrap();
+    assert_eq!(doc.versions[0].microversions(), None);
+    assert_eq!(
+        doc.current()
+            .and_then(microversion::ApiVersion::microversions),
+        Some(VersionRange::from_static("3.0", "3.70"))
+    );
+}
+
+#[tokio::test]
+async fn versioned_roots_answer_with_and_without_the_slash() {
+    let base = common::serve(cinder_like(Some("https://volume.example.org"))).await;
+    for path in ["/v3/", "/v3"] {
+        let res = client().get(format!("{base}{path}")).send().await.unwrap();
+        assert_eq!(res.status(), 200, "{path}");
+        let body: Value = res.json().await.unwrap();
+        let v = &body["version"];
+        assert_eq!(v["id"], "v3.0");
+        assert_eq!(v["max_version"], "3.70");
+        assert_eq!(v["version"], "3.70");
+        assert_eq!(
+            v["links"],
+            json!([{"rel": "self", "href": "https://volume.example.org/v3/"}])
+        );
+        assert_eq!(
+            v["media-types"],
+            json!([{"base": "application/json",
+                    "type": "application/vnd.openstack.volume+json;version=3"}])
+        );
+    }
+    let res = client().get(format!("{base}/v2")).send().await.unwrap();
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["version"]["min_version"], "");
+}
+
+#[tokio::test]
+async fn links_follow_the_host_and_forwarded_proto() {
+    let base = common::serve(cinder_like(None)).await;
+    let res = client()
+        .get(format!("{base}/"))
+        .header("host", "api.example.net:8776")
+        .header("x-forwarded-proto", "https")
+        .send()
+        .await
+        .unwrap();
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(
+        body["versions"][1]["links"][0]["href"],
+        "https://api.example.net:8776/v3/"
+    );
+}
+
+#[tokio::test]
+async fn placement_root_is_versioned_and_describes_the_range() {
+    // upstream microversion.yaml "root has microversion info".
+    let api = Microversions::builder("placement", VersionRange::from_static("1.0", "1.39"))
+        .profile(Profile::Placement)
+        .build()
+        .unwrap();
+    let discovery = Discovery::builder()
+        .version(
+            ApiVersionSpec::new("v1.0", "/", VersionStatus::Current)
+                .microversions(api.range())
+                .literal_self_href(""),
+        )
+        .build()
+        .unwrap();
+    let app = discovery.router().layer(MicroversionLayer::new(api));
+    let base = common::serve(app).await;
+    let res = client()
+        .get(format!("{base}/"))
+        .header("openstack-api-version", "placement latest")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.headers()["openstack-api-version"], "placement 1.39");
+    let body: Value = res.json().await.unwrap();
+    let v = &body["versions"][0];
+    assert_eq!(v["id"], "v1.0");
+    assert_eq!(v["status"], "CURRENT");
+    assert_eq!(v["min_version"], "1.0");
+    assert_eq!(v["max_version"], "1.39");
+    assert_eq!(v["links"], json!([{"rel": "self", "href": ""}]));
+    let res = client()
+        .get(format!("{base}/"))
+        .header("openstack-api-version", "placement 0.5")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 406);
+}
+
+fn history() -> VersionHistory {
+    VersionHistory::builder()
+        .version("1.0", "Initial.")
+        .version("1.1", "Adds color.")
+        .version("1.2", "Adds size.")
+        .version("1.3", "Adds weight.")
+        .build()
+        .unwrap()
+}
+
+/// An API deprecating everything below 1.2, with history and metrics.
+fn deprecating_app() -> (Router, Microversions) {
+    let history = history();
+    let deprecation = Deprecation::new(
+        Version::new(1, 2),
+        UNIX_EPOCH + Duration::from_secs(1_700_000_000),
+    )
+    .sunset(UNIX_EPOCH + Duration::from_secs(1_800_000_000))
+    .link("https://docs.example.org/deprecations");
+    let api = Microversions::builder("widgets", history.range())
+        .deprecation(deprecation)
+        .version_neutral("/history")
+        .version_neutral("/metrics")
+        .build()
+        .unwrap();
+    let discovery = Discovery::single(&api, "v1").unwrap();
+    #[allow(unused_mut)]
+    let mut app = VersionedRouter::new()
+        .get("/widgets", Versions::all(), |v: ServedVersion| async move {
+            v.to_string()
+        })
+        .build()
+        .unwrap()
+        .merge(discovery.router())
+        .merge(history.router("/history", api.deprecation().map(Deprecation::below)));
+    #[cfg(feature = "metrics")]
+    {
+        let telemetry = api.telemetry().clone();
+        app = app.route(
+            "/metrics",
+            get(move || async move { telemetry.render_prometheus() }),
+        );
+    }
+    #[cfg(not(feature = "metrics"))]
+    {
+        app = app.route("/metrics", get(|| async { "" }));
+    }
+    (app.layer(MicroversionLayer::new(api.clone())), api)
+}
+
+#[tokio::test]
+async fn deprecated_versions_carry_deprecation_and_sunset() {
+    let (app, _) = deprecating_app();
+    let base = common::serve(app).await;
+    let res = client()
+        .get(format!("{base}/widgets"))
+        .header("openstack-api-version", "widgets 1.1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["deprecation"], "@1700000000");
+    assert_eq!(res.headers()["sunset"], "Fri, 15 Jan 2027 08:00:00 GMT");
+    assert_eq!(
+        res.headers()["link"],
+        "<https://docs.example.org/deprecations>; rel=\"deprecation\""
+    );
+    let res = client()
+        .get(format!("{base}/widgets"))
+        .header("openstack-api-version", "widgets 1.2")
+        .send()
+        .await
+        .unwrap();
+    assert!(res.headers().get("deprecation").is_none());
+    assert!(res.headers().get("sunset").is_none());
+}
+
+#[tokio::test]
+async fn history_is_served_with_statuses() {
+    let (app, _) = deprecating_app();
+    let base = common::serve(app).await;
+    let res = client()
+        .get(format!("{base}/history"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    // Version-neutral: no negotiation, no version header.
+    assert!(res.headers().get("openstack-api-version").is_none());
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["min_version"], "1.0");
+    assert_eq!(body["max_version"], "1.3");
+    let statuses: Vec<&str> = body["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        statuses,
+        ["DEPRECATED", "DEPRECATED", "SUPPORTED", "CURRENT"]
+    );
+    assert_eq!(body["versions"][1]["description"], "Adds color.");
+}
+
+#[cfg(feature = "metrics")]
+#[tokio::test]
+async fn metrics_count_versions_clients_and_outcomes() {
+    let (app, api) = deprecating_app();
+    let base = common::serve(app).await;
+    let c = client();
+    for (ua, version) in [
+        ("python-novaclient/18.0 keystoneauth1/5.0", "widgets 1.1"),
+        ("python-novaclient/18.0 keystoneauth1/5.0", "widgets 1.1"),
+        ("osc-placement/4.9", "widgets latest"),
+        ("osc-placement/4.9", "widgets 9.9"),
+        ("curl/8", "widgets 1.x"),
+    ] {
+        c.get(format!("{base}/widgets"))
+            .header("user-agent", ua)
+            .header("openstack-api-version", version)
+            .send()
+            .await
+            .unwrap();
+    }
+    assert_eq!(api.telemetry().served_at(Version::new(1, 1)), 2);
+    assert_eq!(api.telemetry().outcomes(), [3, 1, 1]);
+    let text = c
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for line in [
+        "microversion_requests_total{service_type=\"widgets\",version=\"1.1\"} 2",
+        "microversion_requests_total{service_type=\"widgets\",version=\"1.3\"} 1",
+        "microversion_negotiations_total{service_type=\"widgets\",outcome=\"unsupported\"} 1",
+        "microversion_negotiations_total{service_type=\"widgets\",outcome=\"malformed\"} 1",
+        "microversion_client_requests_total{service_type=\"widgets\",client=\"python-novaclient\",outcome=\"served\"} 2",
+        "microversion_client_requests_total{service_type=\"widgets\",client=\"osc-placement\",outcome=\"unsupported\"} 1",
+        "microversion_client_requests_total{service_type=\"widgets\",client=\"curl\",outcome=\"malformed\"} 1",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in:\n{text}");
+    }
+}
