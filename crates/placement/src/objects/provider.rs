@@ -443,6 +443,11 @@ async fn providers_with_capacity(
     class_id: i64,
     amount: i64,
 ) -> Result<HashSet<i64>, sqlx::Error> {
+    // No inventory holds more than the database's 32-bit integers; asking
+    // the database would overflow its arithmetic instead.
+    if amount > i64::from(i32::MAX) {
+        return Ok(HashSet::new());
+    }
     let d = store.dialect();
     let query = d.placeholders(format!(
         "SELECT inv.resource_provider_id AS id FROM inventories inv \
@@ -526,6 +531,14 @@ fn is_unique_violation(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(db) if db.is_unique_violation())
 }
 
+fn is_foreign_key_violation(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(db) if db.is_foreign_key_violation())
+}
+
+/// The parent went away between the check and the write (the foreign key,
+/// where enforced).
+const PARENT_GONE: &str = "parent provider UUID does not exist.";
+
 /// Which of `uuid` and `name` are taken, within `tx`.
 async fn taken_columns(
     store: &Store,
@@ -589,7 +602,7 @@ pub(crate) async fn create(
                 .await?
                 .ok_or(WriteError::Action {
                     action: "create",
-                    reason: "parent provider UUID does not exist.",
+                    reason: PARENT_GONE,
                 })?,
         );
     }
@@ -625,6 +638,12 @@ pub(crate) async fn create(
             } else {
                 taken
             }));
+        }
+        Err(e) if is_foreign_key_violation(&e) => {
+            return Err(WriteError::Action {
+                action: "create",
+                reason: PARENT_GONE,
+            });
         }
         Err(e) => return Err(e.into()),
     }
@@ -734,7 +753,7 @@ pub(crate) async fn update(
                     .await?
                     .ok_or(WriteError::Action {
                         action: "create",
-                        reason: "parent provider UUID does not exist.",
+                        reason: PARENT_GONE,
                     })?;
             if me.parent_id.is_some()
                 && me.parent_id != Some(parent.id)
@@ -804,6 +823,12 @@ pub(crate) async fn update(
     match renamed {
         Ok(_) => {}
         Err(e) if is_unique_violation(&e) => return Err(WriteError::Duplicate(vec!["name"])),
+        Err(e) if is_foreign_key_violation(&e) => {
+            return Err(WriteError::Action {
+                action: "update",
+                reason: PARENT_GONE,
+            });
+        }
         Err(e) => return Err(e.into()),
     }
     if let Some(root) = new_root {

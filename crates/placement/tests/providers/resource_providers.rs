@@ -513,6 +513,11 @@ async fn list_filters_by_version() {
         r.detail(),
         "Invalid resource class in resources parameter: No such resource class NO_CLASS."
     );
+    // More than any inventory can hold is no provider, not an overflow.
+    let q = format!("/resource_providers?resources=VCPU:9223372036854775807&member_of={agg2}");
+    let r = s.get(&q, "1.4").await;
+    assert_eq!(r.status, 200);
+    assert!(names(&r).is_empty());
     let r = s.get("/resource_providers?resources=VCPU:0", "1.4").await;
     assert_eq!(r.status, 400);
     assert_eq!(
