@@ -48,19 +48,37 @@ const MAX_INT: i64 = 2_147_483_647;
 const SQL_SP_FLOAT_MAX: f64 = 3.40282e38;
 
 /// The fields of one inventory in a body, with upstream's defaults.
+/// Integers may be written as integral floats (`2048.0`), which JSON
+/// Schema counts as integers.
 #[derive(Clone, Debug, Deserialize)]
 struct Fields {
+    #[serde(deserialize_with = "integer")]
     total: i64,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "integer")]
     reserved: i64,
-    #[serde(default = "one")]
+    #[serde(default = "one", deserialize_with = "integer")]
     min_unit: i64,
-    #[serde(default = "max_int")]
+    #[serde(default = "max_int", deserialize_with = "integer")]
     max_unit: i64,
-    #[serde(default = "one")]
+    #[serde(default = "one", deserialize_with = "integer")]
     step_size: i64,
     #[serde(default = "ratio_one")]
     allocation_ratio: f64,
+}
+
+/// An integer, or a float with no fractional part within `i64`.
+fn integer<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<i64, D::Error> {
+    let number = serde_json::Number::deserialize(d)?;
+    if let Some(i) = number.as_i64() {
+        return Ok(i);
+    }
+    match number.as_f64() {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+        Some(f) if f.fract() == 0.0 && f.abs() < i64::MAX as f64 => Ok(f as i64),
+        _ => Err(serde::de::Error::custom(format!(
+            "{number} is not an integer"
+        ))),
+    }
 }
 
 fn one() -> i64 {
@@ -102,6 +120,7 @@ struct CreateBody {
 /// The body of PUT on one class.
 #[derive(Debug, Deserialize)]
 struct UpdateBody {
+    #[serde(deserialize_with = "integer")]
     resource_provider_generation: i64,
     #[serde(flatten)]
     fields: Fields,
@@ -110,6 +129,7 @@ struct UpdateBody {
 /// The body of PUT on all inventories.
 #[derive(Debug, Deserialize)]
 struct ReplaceBody {
+    #[serde(deserialize_with = "integer")]
     resource_provider_generation: i64,
     inventories: BTreeMap<String, Fields>,
 }

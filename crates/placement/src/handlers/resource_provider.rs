@@ -366,7 +366,7 @@ async fn update(
     require_json(&headers)?;
     state.authorize(&ctx, "placement:resource_providers:update")?;
     let version = *version;
-    provider::load(&state.store, state.store.reader(), &uuid)
+    let before = provider::load(&state.store, state.store.reader(), &uuid)
         .await?
         .ok_or_else(|| missing(&uuid))?;
     let data = UPDATE_SCHEMA.parse(version, &body)?;
@@ -390,11 +390,13 @@ async fn update(
                 Error::bad_request(format!("Unable to save resource provider {uuid}: {other}"))
             }
         })?;
+    // Upstream dates the answer with `updated_at` as read before the
+    // change (none for a provider never changed since its creation).
     Ok(json_response_dated(
         version,
         StatusCode::OK,
         &render(&updated, version),
-        Some(updated.last_modified().unwrap_or_else(SystemTime::now)),
+        before.updated_at,
     ))
 }
 

@@ -612,17 +612,18 @@ pub(crate) async fn create(
     }
     let d = store.dialect();
     let now = db::now_text();
+    // As upstream: a root is written twice (its root is itself), so it
+    // has `updated_at` from the start; a child is written once.
     let insert = d.placeholders(format!(
-        "INSERT INTO resource_providers (uuid, name, generation, root_provider_id, parent_provider_id, created_at, updated_at) \
-         VALUES (?, ?, 0, ?, ?, {ts}, {ts})",
-        ts = d.timestamp_param()
+        "INSERT INTO resource_providers (uuid, name, generation, root_provider_id, parent_provider_id, created_at) \
+         VALUES (?, ?, 0, ?, ?, {})",
+        d.timestamp_param()
     ));
     let inserted = sqlx::query(&insert)
         .bind(uuid)
         .bind(name)
         .bind(parent_ids.as_ref().map(|p| p.root_id))
         .bind(parent_ids.as_ref().map(|p| p.id))
-        .bind(&now)
         .bind(&now)
         .execute(&mut *tx)
         .await;
@@ -648,13 +649,15 @@ pub(crate) async fn create(
         Err(e) => return Err(e.into()),
     }
     if parent_ids.is_none() {
-        sqlx::query(sql!(
-            store,
-            "UPDATE resource_providers SET root_provider_id = id WHERE uuid = ?"
-        ))
-        .bind(uuid)
-        .execute(&mut *tx)
-        .await?;
+        let own_root = d.placeholders(format!(
+            "UPDATE resource_providers SET root_provider_id = id, updated_at = {} WHERE uuid = ?",
+            d.timestamp_param()
+        ));
+        sqlx::query(&own_root)
+            .bind(&now)
+            .bind(uuid)
+            .execute(&mut *tx)
+            .await?;
     }
     let created = load(store, &mut *tx, uuid).await?;
     tx.commit().await?;

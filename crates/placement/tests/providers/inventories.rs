@@ -235,6 +235,25 @@ async fn replace_all_and_delete_all() {
     assert_eq!(r.body["resource_provider_generation"], 2);
     assert_eq!(r.body["inventories"].as_object().expect("map").len(), 1);
     assert_eq!(r.body["inventories"]["DISK_GB"]["total"], 2048);
+    // Integral floats are integers, as JSON Schema counts them.
+    let r = s
+        .put(
+            &base,
+            "1.0",
+            &json!({"resource_provider_generation": 2.0, "inventories": {"DISK_GB": {"total": 4096.0}}}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let r = s
+        .put(
+            &base,
+            "1.0",
+            &json!({"resource_provider_generation": 3, "inventories": {"DISK_GB": {"total": 4096.5}}}),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    let r = s.get(&base, "1.0").await;
+    assert_eq!(r.body["inventories"]["DISK_GB"]["total"], 4096);
 
     // DELETE of all is 405 before 1.5.
     let r = s.delete(&base, "1.4").await;
@@ -246,7 +265,7 @@ async fn replace_all_and_delete_all() {
     let r = s.get(&base, "1.0").await;
     assert_eq!(
         r.body,
-        json!({"resource_provider_generation": 4, "inventories": {}})
+        json!({"resource_provider_generation": 5, "inventories": {}})
     );
     let r = s
         .delete(

@@ -318,6 +318,32 @@ async fn trees_reparenting_and_loops() {
         .get(&format!("/resource_providers/{grandchild_id}"), "1.37")
         .await;
     assert_eq!(g.body["root_provider_uuid"], json!(other_id));
+    // A PUT is dated with updated_at as it was before (as upstream): a
+    // child never changed since its creation has none, a root has one.
+    let fresh = s
+        .provider(&format!("fresh-{}", uuid()), Some(&other_id))
+        .await;
+    let r = s
+        .put(
+            &format!(
+                "/resource_providers/{}",
+                fresh["uuid"].as_str().expect("uuid")
+            ),
+            "1.15",
+            &json!({"name": format!("fresh-{}", uuid())}),
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    assert!(r.header("last-modified").is_none());
+    assert_eq!(r.header("cache-control"), Some("no-cache"));
+    let r = s
+        .put(
+            &format!("/resource_providers/{other_id}"),
+            "1.15",
+            &json!({"name": other["name"]}),
+        )
+        .await;
+    assert!(r.header("last-modified").is_some());
     // A rename keeps the parent; the generation does not move.
     let renamed = format!("renamed-{}", uuid());
     let r = s.put(&child_path, "1.37", &json!({"name": renamed})).await;
