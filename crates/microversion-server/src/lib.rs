@@ -87,6 +87,8 @@ pub use crate::history::VersionHistory;
 pub use crate::layer::{Microversion, MicroversionLayer, ResponseFuture};
 pub use crate::profile::{Profile, Rules};
 pub use crate::routing::{RouteConflict, RouteTable, VersionedRouter, Versions};
-pub use crate::schema::{BodyError, BodySchemas, VersionedJson};
+pub use crate::schema::{BodyError, BodySchemas, MessageStyle, VersionedJson};
+#[cfg(feature = "json-schema")]
+pub use crate::schema::{FormatChecker, PythonSchema, PythonSchemaError};
 #[cfg(feature = "metrics")]
 pub use crate::telemetry::Telemetry;

@@ -6,6 +6,12 @@
 //! document. A body that fails gets 400 with an error naming the field and
 //! the reason.
 //!
+//! Services that reproduce a Python OpenStack service word those errors as
+//! it does with [`MessageStyle::Python`] (`BodySchemasBuilder::python_messages`):
+//! `Malformed JSON: Expecting value: line 1 column 1 (char 0)` and
+//! `JSON does not validate: 'name' is a required property\n\nFailed
+//! validating 'required' in schema: ...`, through [`PythonSchema`].
+//!
 //! ```
 //! use axum::routing::post;
 //! use axum::{Extension, Router};
@@ -62,7 +68,42 @@ use crate::error::ApiError;
 use crate::extract::ServedVersion;
 use crate::routing::{RouteConflict, Versions, find_overlap};
 
+#[cfg(feature = "json-schema")]
+mod python;
+
+#[cfg(feature = "json-schema")]
+pub use self::python::{FormatChecker, PathItem, PythonSchema, PythonSchemaError};
+
 type Parser<T> = Box<dyn Fn(&[u8]) -> Result<T, BodyError> + Send + Sync>;
+
+/// How JSON Schema failures are worded.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MessageStyle {
+    /// The Rust `jsonschema` crate's messages, with the field's path.
+    #[default]
+    Default,
+    /// Python's: `str(jsonschema.ValidationError)` for the error
+    /// `jsonschema.validate` raises, and Python's `json` module's words for
+    /// malformed bodies (see [`PythonSchema`]).
+    Python,
+}
+
+/// A JSON Schema registered on a builder, compiled by `build` in the
+/// builder's message style.
+#[cfg(feature = "json-schema")]
+struct PendingSchema<T> {
+    versions: Versions,
+    schema: serde_json::Value,
+    convert: Arc<dyn Fn(serde_json::Value) -> Result<T, BodyError> + Send + Sync>,
+}
+
+/// A schema of the builder: ready, or a JSON Schema compiled at `build`.
+enum Entry<T> {
+    Ready(Parser<T>),
+    #[cfg(feature = "json-schema")]
+    JsonSchema(PendingSchema<T>),
+}
 
 /// The schemas of one operation's request body, by version.
 pub struct BodySchemas<T> {
@@ -90,6 +131,9 @@ impl<T: Send + Sync + 'static> BodySchemas<T> {
             name: name.into(),
             entries: Vec::new(),
             error: None,
+            style: MessageStyle::Default,
+            #[cfg(feature = "json-schema")]
+            formats: None,
         }
     }
 
@@ -129,19 +173,45 @@ impl<T: Send + Sync + 'static> BodySchemas<T> {
 #[must_use]
 pub struct BodySchemasBuilder<T> {
     name: String,
-    entries: Vec<(Versions, Parser<T>)>,
+    entries: Vec<(Versions, Entry<T>)>,
     error: Option<BuildError>,
+    style: MessageStyle,
+    #[cfg(feature = "json-schema")]
+    formats: Option<FormatChecker>,
 }
 
 impl<T> fmt::Debug for BodySchemasBuilder<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BodySchemasBuilder")
             .field("name", &self.name)
+            .field("style", &self.style)
             .finish_non_exhaustive()
     }
 }
 
 impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
+    /// Words the failures of the JSON Schemas of this builder (and
+    /// malformed bodies) in `style`; the default is
+    /// [`MessageStyle::Default`]. Applies to every schema of the builder,
+    /// whenever called.
+    pub fn message_style(mut self, style: MessageStyle) -> Self {
+        self.style = style;
+        self
+    }
+
+    /// Shorthand for [`message_style(MessageStyle::Python)`](Self::message_style).
+    pub fn python_messages(self) -> Self {
+        self.message_style(MessageStyle::Python)
+    }
+
+    /// The checks of the `format` keyword in [`MessageStyle::Python`]
+    /// (default: [`FormatChecker::default`]).
+    #[cfg(feature = "json-schema")]
+    pub fn format_checker(mut self, formats: FormatChecker) -> Self {
+        self.formats = Some(formats);
+        self
+    }
+
     /// At `versions`, the body is a `U` (deserialized from JSON), converted
     /// into `T`. Use `#[serde(deny_unknown_fields)]` on `U` to reject
     /// unknown fields.
@@ -166,7 +236,7 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
             de.end().map_err(|e| BodyError::Malformed(e.to_string()))?;
             Ok(value.into())
         });
-        self.entries.push((versions, parser));
+        self.entries.push((versions, Entry::Ready(parser)));
         self
     }
 
@@ -177,9 +247,54 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
     where
         T: DeserializeOwned,
     {
-        match jsonschema::validator_for(schema) {
-            Ok(validator) => {
-                let parser: Parser<T> = Box::new(move |body: &[u8]| {
+        let convert = Arc::new(|value: serde_json::Value| {
+            serde_path_to_error::deserialize(value).map_err(|e| BodyError::Invalid {
+                field: e.path().to_string(),
+                reason: e.into_inner().to_string(),
+            })
+        });
+        self.entries.push((
+            versions,
+            Entry::JsonSchema(PendingSchema {
+                versions,
+                schema: schema.clone(),
+                convert,
+            }),
+        ));
+        self
+    }
+
+    /// Compiles a JSON Schema in the builder's style.
+    #[cfg(feature = "json-schema")]
+    fn compile(&self, pending: PendingSchema<T>) -> Result<Parser<T>, BuildError> {
+        let PendingSchema {
+            versions,
+            schema,
+            convert,
+        } = pending;
+        let name = &self.name;
+        let invalid = |e: &dyn fmt::Display| {
+            BuildError::Invalid(format!("invalid JSON Schema for {name} at {versions}: {e}"))
+        };
+        match self.style {
+            MessageStyle::Python => {
+                let mut validator = PythonSchema::new(&schema).map_err(|e| invalid(&e))?;
+                if let Some(formats) = &self.formats {
+                    validator = validator.with_format_checker(formats.clone());
+                }
+                Ok(Box::new(move |body: &[u8]| {
+                    let value: serde_json::Value = serde_json::from_slice(body).map_err(|e| {
+                        BodyError::Malformed(
+                            python::python_json_error(body).unwrap_or_else(|| e.to_string()),
+                        )
+                    })?;
+                    validator.validate(&value).map_err(BodyError::Schema)?;
+                    convert(value)
+                }))
+            }
+            MessageStyle::Default => {
+                let validator = jsonschema::validator_for(&schema).map_err(|e| invalid(&e))?;
+                Ok(Box::new(move |body: &[u8]| {
                     let value: serde_json::Value = serde_json::from_slice(body)
                         .map_err(|e| BodyError::Malformed(e.to_string()))?;
                     if let Some(error) = validator.iter_errors(&value).next() {
@@ -189,23 +304,10 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
                             reason: error.to_string(),
                         });
                     }
-                    serde_path_to_error::deserialize(value).map_err(|e| BodyError::Invalid {
-                        field: e.path().to_string(),
-                        reason: e.into_inner().to_string(),
-                    })
-                });
-                self.entries.push((versions, parser));
-            }
-            Err(e) => {
-                let name = &self.name;
-                self.error.get_or_insert_with(|| {
-                    BuildError::Invalid(format!(
-                        "invalid JSON Schema for {name} at {versions}: {e}"
-                    ))
-                });
+                    convert(value)
+                }))
             }
         }
-        self
     }
 
     /// Checks that no two schemas overlap, and builds.
@@ -214,8 +316,8 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
     ///
     /// Returns [`BuildError::Overlap`] naming the operation and both ranges,
     /// or the first error met while building (an invalid JSON Schema).
-    pub fn build(self) -> Result<BodySchemas<T>, BuildError> {
-        if let Some(error) = self.error {
+    pub fn build(mut self) -> Result<BodySchemas<T>, BuildError> {
+        if let Some(error) = self.error.take() {
             return Err(error);
         }
         let ranges: Vec<Versions> = self.entries.iter().map(|(v, _)| *v).collect();
@@ -227,9 +329,23 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
                 second,
             }));
         }
+        let pending = std::mem::take(&mut self.entries);
+        let mut entries = Vec::with_capacity(pending.len());
+        for (versions, entry) in pending {
+            #[cfg_attr(
+                not(feature = "json-schema"),
+                allow(clippy::infallible_destructuring_match)
+            )]
+            let parser = match entry {
+                Entry::Ready(parser) => parser,
+                #[cfg(feature = "json-schema")]
+                Entry::JsonSchema(pending) => self.compile(pending)?,
+            };
+            entries.push((versions, parser));
+        }
         Ok(BodySchemas {
             name: self.name,
-            entries: self.entries,
+            entries,
         })
     }
 }
@@ -247,6 +363,10 @@ pub enum BodyError {
         /// Why.
         reason: String,
     },
+    /// JSON, refused by a JSON Schema in [`MessageStyle::Python`]:
+    /// displayed as `JSON does not validate: <str(ValidationError)>`.
+    #[cfg(feature = "json-schema")]
+    Schema(PythonSchemaError),
     /// The request is not JSON (`Content-Type`).
     UnsupportedMediaType(String),
     /// No schema covers this version.
@@ -268,6 +388,8 @@ impl fmt::Display for BodyError {
             BodyError::Invalid { field, reason } => {
                 write!(f, "JSON does not validate: at {field}: {reason}")
             }
+            #[cfg(feature = "json-schema")]
+            BodyError::Schema(e) => write!(f, "JSON does not validate: {e}"),
             BodyError::UnsupportedMediaType(given) => write!(
                 f,
                 "The media type {given} is not supported, use application/json"
@@ -287,6 +409,8 @@ impl BodyError {
     pub fn status(&self) -> StatusCode {
         match self {
             BodyError::Malformed(_) | BodyError::Invalid { .. } => StatusCode::BAD_REQUEST,
+            #[cfg(feature = "json-schema")]
+            BodyError::Schema(_) => StatusCode::BAD_REQUEST,
             BodyError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             BodyError::NoSchema { .. } => StatusCode::NOT_FOUND,
         }
@@ -457,6 +581,89 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "overlapping version ranges for the body of POST /things: 1.0 - 1.5 and 1.5 - latest"
+        );
+    }
+
+    #[cfg(feature = "json-schema")]
+    #[test]
+    fn python_messages() {
+        #[derive(Debug, Deserialize, PartialEq)]
+        struct Named {
+            name: String,
+        }
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {"name": {"type": "string", "format": "uuid"}},
+            "required": ["name"],
+            "additionalProperties": false
+        });
+        let python = BodySchemas::<Named>::builder("POST /things")
+            .json_schema(Versions::all(), &schema)
+            .python_messages()
+            .build()
+            .unwrap();
+        let v = Version::new(1, 0);
+        let err = python.parse(v, b"").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Malformed JSON: Expecting value: line 1 column 1 (char 0)"
+        );
+        assert_eq!(err.status(), StatusCode::BAD_REQUEST);
+        let err = python.parse(v, br#"{"name": "x", "bad": 1}"#).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with(
+                "JSON does not validate: Additional properties are not allowed ('bad' was unexpected)\n\nFailed validating 'additionalProperties' in schema:\n    {'type': 'object',"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("On instance:\n    {'name': 'x', 'bad': 1}"),
+            "{text}"
+        );
+        let BodyError::Schema(e) = &err else {
+            panic!("unexpected {err:?}");
+        };
+        assert_eq!(e.keyword(), Some("additionalProperties"));
+        assert_eq!(ApiError::from(err).status(), StatusCode::BAD_REQUEST);
+        let no_dashes = br#"{"name": "0123456789abcdef0123456789abcdef"}"#;
+        let err = python.parse(v, no_dashes).unwrap_err();
+        assert!(
+            err.to_string().starts_with(
+                "JSON does not validate: '0123456789abcdef0123456789abcdef' is not a 'uuid'"
+            ),
+            "{err}"
+        );
+        let lenient = BodySchemas::<Named>::builder("POST /things")
+            .python_messages()
+            .format_checker(FormatChecker::empty())
+            .json_schema(Versions::all(), &schema)
+            .build()
+            .unwrap();
+        assert_eq!(
+            lenient.parse(v, no_dashes),
+            Ok(Named {
+                name: "0123456789abcdef0123456789abcdef".into()
+            })
+        );
+        // The default style is unchanged.
+        let default = BodySchemas::<Named>::builder("POST /things")
+            .json_schema(Versions::all(), &schema)
+            .build()
+            .unwrap();
+        assert!(matches!(
+            default.parse(v, br#"{}"#),
+            Err(BodyError::Invalid { .. })
+        ));
+        let bad = BodySchemas::<Named>::builder("POST /things")
+            .python_messages()
+            .json_schema(Versions::all(), &serde_json::json!({"$ref": "#/x"}))
+            .build()
+            .unwrap_err();
+        assert!(
+            bad.to_string()
+                .starts_with("invalid JSON Schema for POST /things at"),
+            "{bad}"
         );
     }
 

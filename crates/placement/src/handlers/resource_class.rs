@@ -18,7 +18,7 @@ use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::db::{self, Store, sql, standard};
 use crate::error::{Error, Result};
-use crate::handlers::util::{check_accept, json_body, json_response, later};
+use crate::handlers::util::{body_schemas, check_accept, json_body, json_response, later};
 
 pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
     router
@@ -45,13 +45,13 @@ struct NameBody {
 }
 
 static NAME_SCHEMA: LazyLock<BodySchemas<NameBody>> = LazyLock::new(|| {
-    BodySchemas::builder("resource class")
+    body_schemas("resource class")
         .json_schema(
             Versions::all(),
             &json!({
                 "type": "object",
                 "properties": {
-                    "name": {"type": "string", "pattern": "^CUSTOM\\_[A-Z0-9_]+$", "maxLength": 255}
+                    "name": {"type": "string", "pattern": "^CUSTOM_[A-Z0-9_]+$", "maxLength": 255}
                 },
                 "required": ["name"],
                 "additionalProperties": false
@@ -288,9 +288,10 @@ async fn create_or_validate(
     Path(name): Path<String>,
 ) -> Result<Response> {
     state.authorize(&ctx, "placement:resource_classes:update")?;
-    // The name is validated as a body would be.
-    let as_body = serde_json::to_vec(&json!({"name": name})).unwrap_or_default();
-    NAME_SCHEMA.parse(*version, &as_body)?;
+    // Upstream validates the name as the body `{"name": "<name>"}`, made
+    // by string formatting (so a quote in the name is malformed JSON).
+    let as_body = format!("{{\"name\": \"{name}\"}}");
+    NAME_SCHEMA.parse(*version, as_body.as_bytes())?;
     let location = [(LOCATION, format!("/resource_classes/{name}"))];
     if find(&state.store, &name).await?.is_some() {
         return Ok((StatusCode::NO_CONTENT, location).into_response());

@@ -8,7 +8,8 @@ use axum::response::{IntoResponse, Response};
 use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE, HOST, LAST_MODIFIED};
 use http::{HeaderMap, HeaderValue, StatusCode};
 use microversion::Version;
-use microversion_server::BodySchemas;
+use microversion_server::schema::BodySchemasBuilder;
+use microversion_server::{BodySchemas, FormatChecker, PythonSchema};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -66,6 +67,49 @@ pub(crate) fn require_json(headers: &HeaderMap) -> Result<()> {
             ),
         )),
     }
+}
+
+/// Starts the body schemas of an operation as upstream validates bodies
+/// (`util.extract_json`): Python's `jsonschema` and `json` messages, and
+/// the `uuid` format as oslo.utils' `is_uuid_like` reads it. Write each
+/// schema's keywords in upstream's order: Python applies them in that
+/// order, which decides the error reported.
+pub(crate) fn body_schemas<T: Send + Sync + 'static>(name: &str) -> BodySchemasBuilder<T> {
+    BodySchemas::builder(name)
+        .python_messages()
+        .format_checker(body_formats())
+}
+
+/// Upstream's format checker for bodies: `jsonschema.FormatChecker()` with
+/// `uuid` replaced by `is_uuid_like`.
+pub(crate) fn body_formats() -> FormatChecker {
+    FormatChecker::default().with("uuid", |v| v.as_str().is_some_and(is_uuid_like))
+}
+
+/// oslo.utils `uuidutils.is_uuid_like`: 32 hexadecimal digits once `urn:`,
+/// `uuid:`, surrounding braces and hyphens are dropped.
+pub(crate) fn is_uuid_like(s: &str) -> bool {
+    let text = s.replace("urn:", "").replace("uuid:", "");
+    let mut digits = 0;
+    for c in text.trim_matches(|c| c == '{' || c == '}').chars() {
+        match c {
+            '-' => {}
+            c if c.is_ascii_hexdigit() => digits += 1,
+            _ => return false,
+        }
+    }
+    digits == 32
+}
+
+/// Validates query parameters (upstream's `util.validate_query_params`:
+/// the parameters as a JSON object of strings, a schema compiled with
+/// [`PythonSchema::new`], which checks formats as
+/// `jsonschema.FormatChecker()` does).
+#[allow(dead_code)] // For the handlers that take query parameters.
+pub(crate) fn validate_query(schema: &PythonSchema, params: &Value) -> Result<()> {
+    schema
+        .validate(params)
+        .map_err(|e| Error::bad_request(format!("Invalid query string parameters: {e}")))
 }
 
 /// Checks the content type and parses `body` with the schema for
@@ -159,6 +203,45 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert(name, HeaderValue::from_static(value));
         h
+    }
+
+    #[test]
+    fn uuid_like_as_oslo_reads_it() {
+        assert!(is_uuid_like("01234567-89ab-cdef-0123-456789abcdef"));
+        assert!(is_uuid_like("0123456789ABCDEF0123456789abcdef"));
+        assert!(is_uuid_like(
+            "{urn:uuid:01234567-89ab-cdef-0123-456789abcdef}"
+        ));
+        assert!(!is_uuid_like("01234567-89ab-cdef-0123-456789abcde"));
+        assert!(!is_uuid_like("01234567-89ab-cdef-0123-456789abcdeg"));
+        assert!(!is_uuid_like(" 0123456789abcdef0123456789abcdef"));
+        assert!(body_formats().conforms(
+            "uuid",
+            &serde_json::json!("0123456789abcdef0123456789abcdef")
+        ));
+        assert!(!body_formats().conforms("uuid", &serde_json::json!(1)));
+    }
+
+    #[test]
+    fn query_errors_read_as_upstream() {
+        let schema = PythonSchema::new(&serde_json::json!({
+            "type": "object",
+            "properties": {"name": {"type": "string"}},
+            "additionalProperties": false
+        }))
+        .unwrap();
+        assert!(validate_query(&schema, &serde_json::json!({"name": "x"})).is_ok());
+        let Err(Error::Api(e)) = validate_query(&schema, &serde_json::json!({"limit": "1"})) else {
+            panic!("expected an API error");
+        };
+        assert_eq!(e.status(), StatusCode::BAD_REQUEST);
+        assert!(
+            e.detail().starts_with(
+                "Invalid query string parameters: Additional properties are not allowed ('limit' was unexpected)"
+            ),
+            "{}",
+            e.detail()
+        );
     }
 
     #[test]
