@@ -18,9 +18,8 @@ use serde_json::{Value, json};
 use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
-use crate::handlers::query;
 use crate::handlers::resource_provider::missing;
-use crate::handlers::util::{check_accept, json_response_dated, require_json};
+use crate::handlers::util::{body_schemas, check_accept, json_response_dated, require_json};
 use crate::objects::aggregate::{self, SetError};
 use crate::objects::provider;
 
@@ -79,7 +78,7 @@ fn list_schema() -> Value {
 }
 
 static PUT_SCHEMA: LazyLock<BodySchemas<AggregatesBody>> = LazyLock::new(|| {
-    BodySchemas::builder("PUT /resource_providers/{uuid}/aggregates")
+    body_schemas("PUT /resource_providers/{uuid}/aggregates")
         .json_schema(Versions::between("1.1", "1.18"), &list_schema())
         .json_schema(
             Versions::since("1.19"),
@@ -136,12 +135,6 @@ async fn replace(
         .await?
         .ok_or_else(|| missing(&uuid))?;
     let data = PUT_SCHEMA.parse(*version, &body)?;
-    if let Some(bad) = data.aggregates().iter().find(|u| !query::is_uuid_like(u)) {
-        return Err(Error::bad_request(format!(
-            "JSON does not validate: {} is not a 'uuid'",
-            query::python_repr(bad)
-        )));
-    }
     if let Some(generation) = data.generation() {
         if generation != rp.generation {
             return Err(Error::conflict(

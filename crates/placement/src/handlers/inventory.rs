@@ -20,7 +20,9 @@ use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
 use crate::handlers::resource_provider::{self, missing};
-use crate::handlers::util::{absolute_url, check_accept, json_response_dated, require_json};
+use crate::handlers::util::{
+    absolute_url, body_schemas, check_accept, json_response_dated, require_json,
+};
 use crate::objects::inventory::{self, Inventory, WriteError};
 use crate::objects::provider::{self, ProviderRef};
 
@@ -154,7 +156,7 @@ const RC_PATTERN: &str = "^[A-Z0-9_]+$";
 static CREATE_SCHEMA: LazyLock<BodySchemas<CreateBody>> = LazyLock::new(|| {
     let mut properties = record_properties();
     properties["resource_class"] = json!({"type": "string", "pattern": RC_PATTERN});
-    BodySchemas::builder("POST /resource_providers/{uuid}/inventories")
+    body_schemas("POST /resource_providers/{uuid}/inventories")
         .json_schema(
             Versions::all(),
             &json!({
@@ -169,7 +171,7 @@ static CREATE_SCHEMA: LazyLock<BodySchemas<CreateBody>> = LazyLock::new(|| {
 });
 
 static UPDATE_SCHEMA: LazyLock<BodySchemas<UpdateBody>> = LazyLock::new(|| {
-    BodySchemas::builder("PUT /resource_providers/{uuid}/inventories/{resource_class}")
+    body_schemas("PUT /resource_providers/{uuid}/inventories/{resource_class}")
         .json_schema(
             Versions::all(),
             &json!({
@@ -190,7 +192,7 @@ static REPLACE_SCHEMA: LazyLock<BodySchemas<ReplaceBody>> = LazyLock::new(|| {
         "required": ["total"],
         "additionalProperties": false
     });
-    BodySchemas::builder("PUT /resource_providers/{uuid}/inventories")
+    body_schemas("PUT /resource_providers/{uuid}/inventories")
         .json_schema(
             Versions::all(),
             &json!({

@@ -7,10 +7,12 @@
 use std::collections::BTreeSet;
 
 use microversion::Version;
+use microversion_server::schema::BodySchemasBuilder;
 use microversion_server::{BodyError, BodySchemas};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::handlers::util::is_uuid_like;
 
 /// The parameters of a query string, in order, decoded.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -69,16 +71,26 @@ impl QueryParams {
         Value::Object(object)
     }
 
-    /// Checks the parameters against the schema for `version`: 400
-    /// `Invalid query string parameters: ...` when they do not validate.
+    /// Checks the parameters against the schema for `version` (made with
+    /// [`query_schemas`]): 400 `Invalid query string parameters: ...` when
+    /// they do not validate, worded as upstream's `jsonschema`.
     pub(crate) fn validate(&self, schemas: &BodySchemas<Value>, version: Version) -> Result<()> {
         let body = serde_json::to_vec(&self.as_object()).unwrap_or_default();
         match schemas.parse(version, &body) {
             Ok(_) => Ok(()),
+            Err(BodyError::Schema(e)) => Err(invalid(&e.to_string())),
             Err(BodyError::Invalid { reason, .. }) => Err(invalid(&reason)),
             Err(other) => Err(other.into()),
         }
     }
+}
+
+/// Starts the schemas of an operation's query parameters, by version, as
+/// upstream's `util.validate_query_params` checks them: Python's
+/// `jsonschema` messages and its own `FormatChecker` (a `uuid` is
+/// hyphenated).
+pub(crate) fn query_schemas(name: &str) -> BodySchemasBuilder<Value> {
+    BodySchemas::builder(name).python_messages()
 }
 
 /// 400 `Invalid query string parameters: {why}`.
@@ -111,29 +123,20 @@ fn decode(text: &str) -> Result<String> {
     String::from_utf8(out).map_err(|_| invalid("the query string is not valid UTF-8"))
 }
 
-/// The 32 hex digits of a UUID-like string as oslo reads one (`urn:` and
-/// `uuid:` prefixes, braces and dashes anywhere are allowed, any case),
-/// or `None`.
-fn uuid_hex(text: &str) -> Option<String> {
-    let hex: String = text
+/// `text` in the canonical form (`xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`,
+/// lowercase), as Python's `str(uuid.UUID(text))`, if it is UUID-like
+/// (oslo's `is_uuid_like`).
+pub(crate) fn canonical_uuid(text: &str) -> Option<String> {
+    if !is_uuid_like(text) {
+        return None;
+    }
+    // What is left once oslo's allowances are dropped: 32 hex digits.
+    let hex = text
         .replace("urn:", "")
         .replace("uuid:", "")
         .trim_matches(|c| c == '{' || c == '}')
         .replace('-', "")
         .to_ascii_lowercase();
-    (hex.len() == 32 && hex.bytes().all(|b| b.is_ascii_hexdigit())).then_some(hex)
-}
-
-/// Whether `text` is a UUID as oslo's `is_uuid_like` accepts one (the
-/// body's `uuid` format upstream).
-pub(crate) fn is_uuid_like(text: &str) -> bool {
-    uuid_hex(text).is_some()
-}
-
-/// `text` in the canonical form (`xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`,
-/// lowercase), if it is UUID-like.
-pub(crate) fn canonical_uuid(text: &str) -> Option<String> {
-    let hex = uuid_hex(text)?;
     Some(format!(
         "{}-{}-{}-{}-{}",
         &hex[..8],
@@ -142,31 +145,6 @@ pub(crate) fn canonical_uuid(text: &str) -> Option<String> {
         &hex[16..20],
         &hex[20..]
     ))
-}
-
-/// Whether `text` is a hyphenated UUID (36 characters, any case): the
-/// `uuid` format of query strings upstream.
-pub(crate) fn is_hyphenated_uuid(text: &str) -> bool {
-    text.len() == 36
-        && text.bytes().enumerate().all(|(i, b)| match i {
-            8 | 13 | 18 | 23 => b == b'-',
-            _ => b.is_ascii_hexdigit(),
-        })
-}
-
-/// 400 for a query parameter that is not a hyphenated UUID, as the schema
-/// check words it.
-pub(crate) fn not_a_uuid(value: &str) -> Error {
-    invalid(&format!("{} is not a 'uuid'", python_repr(value)))
-}
-
-/// A string as Python's `repr` writes it (quotes chosen as Python does).
-pub(crate) fn python_repr(value: &str) -> String {
-    if value.contains('\'') && !value.contains('"') {
-        format!("\"{value}\"")
-    } else {
-        format!("'{}'", value.replace('\'', "\\'"))
-    }
 }
 
 /// The aggregates a `member_of` filter asks for: groups of which each
@@ -426,25 +404,23 @@ mod tests {
     }
 
     #[test]
-    fn uuid_forms() {
+    fn uuids_made_canonical() {
         let u = "2290d4af-9e6e-400b-9d65-1ee01376f71a";
-        assert!(is_uuid_like(u));
-        assert!(is_uuid_like("2290d4af9e6e400b9d651ee01376f71a"));
-        assert!(is_uuid_like("{2290D4AF-9E6E-400B-9D65-1EE01376F71A}"));
-        assert!(is_uuid_like(
-            "urn:uuid:2290d4af-9e6e-400b-9d65-1ee01376f71a"
-        ));
-        assert!(!is_uuid_like("this is not a uuid"));
-        assert!(!is_uuid_like("2290d4af9e6e400b9d651ee01376f71"));
-        assert!(!is_uuid_like(""));
+        assert_eq!(canonical_uuid(u).as_deref(), Some(u));
         assert_eq!(
             canonical_uuid("2290D4AF9E6E400B9D651EE01376F71A").as_deref(),
             Some(u)
         );
-        assert!(is_hyphenated_uuid(u));
-        assert!(is_hyphenated_uuid(&u.to_uppercase()));
-        assert!(!is_hyphenated_uuid("2290d4af9e6e400b9d651ee01376f71a"));
-        assert!(!is_hyphenated_uuid("spameggs"));
+        assert_eq!(
+            canonical_uuid("urn:uuid:{2290d4af-9e6e-400b-9d65-1ee01376f71a}").as_deref(),
+            Some(u)
+        );
+        assert_eq!(
+            canonical_uuid("2290d4af-uuid:9e6e-400b-9d65-1ee01376f71a").as_deref(),
+            Some(u)
+        );
+        assert_eq!(canonical_uuid("this is not a uuid"), None);
+        assert_eq!(canonical_uuid("2290d4af9e6e400b9d651ee01376f71"), None);
     }
 
     #[test]
@@ -552,7 +528,5 @@ mod tests {
         assert_eq!(python_int("-3"), Some(-3));
         assert_eq!(python_int("1__0"), None);
         assert_eq!(python_int(""), None);
-        assert_eq!(python_repr("it's"), "\"it's\"");
-        assert_eq!(python_repr("x"), "'x'");
     }
 }

@@ -20,7 +20,9 @@ use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
 use crate::handlers::query::{self, QueryParams};
-use crate::handlers::util::{absolute_url, check_accept, json_response_dated, require_json};
+use crate::handlers::util::{
+    absolute_url, body_schemas, check_accept, json_response_dated, require_json,
+};
 use crate::objects::provider::{self, Filters, ListError, Provider, Update, WriteError};
 
 pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
@@ -94,7 +96,7 @@ static LIST_QUERY: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
         }
         json!({"type": "object", "properties": properties, "additionalProperties": false})
     };
-    BodySchemas::builder("GET /resource_providers query")
+    query::query_schemas("GET /resource_providers query")
         .json_schema(Versions::between("1.0", "1.2"), &schema(&[]))
         .json_schema(
             Versions::between("1.3", "1.3"),
@@ -137,14 +139,6 @@ async fn list(
     let version = *version;
     let params = QueryParams::parse(raw.as_deref())?;
     params.validate(&LIST_QUERY, version)?;
-    // The schema's uuid format, for the parameters that have it.
-    for key in ["uuid", "in_tree"] {
-        if let Some(value) = params.get(key) {
-            if !query::is_hyphenated_uuid(value) {
-                return Err(query::not_a_uuid(value));
-            }
-        }
-    }
     let mut filters = Filters::default();
     if params.contains("member_of") {
         let member_of = query::member_of(&params, version, "")?;
@@ -226,7 +220,7 @@ fn provider_schema(with_uuid: bool, with_parent: bool) -> Value {
 }
 
 static CREATE_SCHEMA: LazyLock<BodySchemas<ProviderBody>> = LazyLock::new(|| {
-    BodySchemas::builder("POST /resource_providers")
+    body_schemas("POST /resource_providers")
         .json_schema(
             Versions::between("1.0", "1.13"),
             &provider_schema(true, false),
@@ -237,7 +231,7 @@ static CREATE_SCHEMA: LazyLock<BodySchemas<ProviderBody>> = LazyLock::new(|| {
 });
 
 static UPDATE_SCHEMA: LazyLock<BodySchemas<ProviderBody>> = LazyLock::new(|| {
-    BodySchemas::builder("PUT /resource_providers/{uuid}")
+    body_schemas("PUT /resource_providers/{uuid}")
         .json_schema(
             Versions::between("1.0", "1.13"),
             &provider_schema(false, false),
@@ -246,28 +240,6 @@ static UPDATE_SCHEMA: LazyLock<BodySchemas<ProviderBody>> = LazyLock::new(|| {
         .build()
         .unwrap_or_else(|e| panic!("the provider schemas are valid: {e}"))
 });
-
-/// The body's uuid fields must be UUID-like (the schema's `uuid` format
-/// as upstream checks it).
-fn check_uuids(body: &ProviderBody) -> Result<()> {
-    if let Some(uuid) = body.uuid.as_deref() {
-        if !query::is_uuid_like(uuid) {
-            return Err(Error::bad_request(format!(
-                "JSON does not validate: {} is not a 'uuid'",
-                query::python_repr(uuid)
-            )));
-        }
-    }
-    if let Some(Some(parent)) = body.parent_provider_uuid.as_ref() {
-        if !query::is_uuid_like(parent) {
-            return Err(Error::bad_request(format!(
-                "JSON does not validate: {} is not valid under any of the given schemas",
-                query::python_repr(parent)
-            )));
-        }
-    }
-    Ok(())
-}
 
 fn duplicate(columns: &[&str], uuid: &str, name: &str) -> Error {
     let described: Vec<String> = columns
@@ -295,7 +267,6 @@ async fn create(
     state.authorize(&ctx, "placement:resource_providers:create")?;
     let version = *version;
     let data = CREATE_SCHEMA.parse(version, &body)?;
-    check_uuids(&data)?;
     let uuid = match data.uuid.as_deref() {
         Some(given) if !given.is_empty() => {
             query::canonical_uuid(given).unwrap_or_else(|| given.to_owned())
@@ -370,7 +341,6 @@ async fn update(
         .await?
         .ok_or_else(|| missing(&uuid))?;
     let data = UPDATE_SCHEMA.parse(version, &body)?;
-    check_uuids(&data)?;
     let change = Update {
         name: data.name.clone(),
         parent: data.parent_provider_uuid.clone(),

@@ -18,10 +18,10 @@ use serde_json::{Value, json};
 use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
-use crate::handlers::query::QueryParams;
+use crate::handlers::query::{self, QueryParams};
 use crate::handlers::resource_provider::missing;
 use crate::handlers::util::{
-    absolute_url, cache_headers, check_accept, json_response_dated, require_json,
+    absolute_url, body_schemas, cache_headers, check_accept, json_response_dated, require_json,
 };
 use crate::objects::provider;
 use crate::objects::traits::{self, CUSTOM_NAMESPACE, DeleteError, Filters, SetError, Trait};
@@ -40,7 +40,7 @@ pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppSt
 }
 
 static LIST_QUERY: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
-    BodySchemas::builder("GET /traits query")
+    query::query_schemas("GET /traits query")
         .json_schema(
             Versions::all(),
             &json!({
@@ -61,7 +61,7 @@ struct SetBody {
 }
 
 static SET_SCHEMA: LazyLock<BodySchemas<SetBody>> = LazyLock::new(|| {
-    BodySchemas::builder("PUT /resource_providers/{uuid}/traits")
+    body_schemas("PUT /resource_providers/{uuid}/traits")
         .json_schema(
             Versions::all(),
             &json!({
