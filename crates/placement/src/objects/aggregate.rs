@@ -97,8 +97,8 @@ pub(crate) enum SetError {
 /// new one is returned; without, it stays.
 ///
 /// A unique violation (another writer made the same aggregate or
-/// association meanwhile) retries the whole transaction, up to 10 times,
-/// as upstream does.
+/// association meanwhile) or a deadlock retries the whole transaction, up
+/// to 10 times, as upstream does.
 pub(crate) async fn set(
     store: &Store,
     provider: &ProviderRef,

@@ -120,7 +120,11 @@ pub(crate) enum WriteError {
 
 impl From<sqlx::Error> for WriteError {
     fn from(e: sqlx::Error) -> Self {
-        WriteError::Other(e.into())
+        if provider::is_transient(&e) {
+            WriteError::Concurrent
+        } else {
+            WriteError::Other(e.into())
+        }
     }
 }
 
@@ -207,12 +211,8 @@ async fn usage(
         .collect()
 }
 
-/// Deletes the provider's inventory of `to_delete` (class id to name);
-/// `InUse` when any has allocations.
-async fn delete_classes(
-    store: &Store,
-    tx: &mut Tx,
-    provider_id: i64,
+/// `InUse` when any of `to_delete` (class id to name) has allocations.
+fn check_unused(
     to_delete: &BTreeMap<i64, String>,
     used: &HashMap<i64, i64>,
 ) -> Result<(), WriteError> {
@@ -221,9 +221,20 @@ async fn delete_classes(
         .filter(|(id, _)| used.contains_key(id))
         .map(|(_, name)| name.as_str())
         .collect();
-    if !in_use.is_empty() {
-        return Err(WriteError::InUse(in_use.join(", ")));
+    if in_use.is_empty() {
+        Ok(())
+    } else {
+        Err(WriteError::InUse(in_use.join(", ")))
     }
+}
+
+/// Deletes the provider's inventory of the classes `to_delete`.
+async fn delete_classes(
+    store: &Store,
+    tx: &mut Tx,
+    provider_id: i64,
+    to_delete: &BTreeMap<i64, String>,
+) -> Result<(), WriteError> {
     for id in to_delete.keys() {
         sqlx::query(sql!(
             store,
@@ -371,15 +382,12 @@ pub(crate) async fn delete(
         return Err(WriteError::NoInventory(class.to_owned()));
     }
     let used = usage(store, &mut tx, provider.id).await?;
-    delete_classes(
-        store,
-        &mut tx,
-        provider.id,
-        &BTreeMap::from([(class_id, class.to_owned())]),
-        &used,
-    )
-    .await?;
+    let to_delete = BTreeMap::from([(class_id, class.to_owned())]);
+    check_unused(&to_delete, &used)?;
+    // The provider's row is locked before its inventory rows, as by every
+    // writer.
     let generation = bump(store, &mut tx, provider).await?;
+    delete_classes(store, &mut tx, provider.id, &to_delete).await?;
     tx.commit().await?;
     Ok(generation)
 }
@@ -409,8 +417,9 @@ pub(crate) async fn replace(
             );
         }
     }
-    delete_classes(store, &mut tx, provider.id, &to_delete, &used).await?;
+    check_unused(&to_delete, &used)?;
     let generation = bump(store, &mut tx, provider).await?;
+    delete_classes(store, &mut tx, provider.id, &to_delete).await?;
     for (inv, class_id) in inventories.iter().zip(&wanted) {
         if existing.contains(class_id) {
             update_record(store, &mut tx, provider, *class_id, inv, &used).await?;

@@ -496,8 +496,24 @@ pub(crate) enum WriteError {
 
 impl From<sqlx::Error> for WriteError {
     fn from(e: sqlx::Error) -> Self {
-        WriteError::Other(e.into())
+        if is_transient(&e) {
+            WriteError::Concurrent
+        } else {
+            WriteError::Other(e.into())
+        }
     }
+}
+
+/// Whether `e` is the database giving up on one of two concurrent
+/// transactions (a deadlock, a serialization failure, a lock wait
+/// timeout): the request met a concurrent writer, a 409 to retry, not a
+/// 500.
+pub(crate) fn is_transient(e: &sqlx::Error) -> bool {
+    let sqlx::Error::Database(db) = e else {
+        return false;
+    };
+    matches!(db.code().as_deref(), Some("40001" | "40P01"))
+        || db.message().contains("Lock wait timeout exceeded")
 }
 
 impl From<Error> for WriteError {
@@ -856,7 +872,7 @@ pub(crate) async fn update(
 /// Deletes the provider `uuid` with its inventories and its aggregate and
 /// trait associations, in one transaction: refused while it has children
 /// or allocations. The delete is guarded by the generation read here, so
-/// an allocation written meanwhile (which moves it) makes it fail.
+/// an allocation written meanwhile (which moves it) makes it a conflict.
 pub(crate) async fn delete(store: &Store, uuid: &str) -> Result<(), WriteError> {
     let mut tx = store.begin().await?;
     let me = find(store, &mut *tx, uuid)
@@ -882,6 +898,20 @@ pub(crate) async fn delete(store: &Store, uuid: &str) -> Result<(), WriteError> 
     if allocation.is_some() {
         return Err(WriteError::InUse);
     }
+    // Lock the provider's row first (as every writer of its inventory,
+    // traits or aggregates does), checking that its generation did not
+    // move meanwhile: an allocation written since moved it.
+    let locked = sqlx::query(sql!(
+        store,
+        "UPDATE resource_providers SET generation = generation WHERE id = ? AND generation = ?"
+    ))
+    .bind(me.id)
+    .bind(me.generation)
+    .execute(&mut *tx)
+    .await?;
+    if locked.rows_affected() != 1 {
+        return Err(WriteError::Concurrent);
+    }
     for statement in [
         sql!(
             store,
@@ -902,14 +932,10 @@ pub(crate) async fn delete(store: &Store, uuid: &str) -> Result<(), WriteError> 
     ] {
         sqlx::query(statement).bind(me.id).execute(&mut *tx).await?;
     }
-    let deleted = sqlx::query(sql!(
-        store,
-        "DELETE FROM resource_providers WHERE id = ? AND generation = ?"
-    ))
-    .bind(me.id)
-    .bind(me.generation)
-    .execute(&mut *tx)
-    .await;
+    let deleted = sqlx::query(sql!(store, "DELETE FROM resource_providers WHERE id = ?"))
+        .bind(me.id)
+        .execute(&mut *tx)
+        .await;
     match deleted {
         Ok(done) if done.rows_affected() == 1 => {}
         Ok(_) => return Err(WriteError::Concurrent),

@@ -244,7 +244,11 @@ pub(crate) enum SetError {
 
 impl From<sqlx::Error> for SetError {
     fn from(e: sqlx::Error) -> Self {
-        SetError::Other(e.into())
+        if provider::is_transient(&e) {
+            SetError::Concurrent
+        } else {
+            SetError::Other(e.into())
+        }
     }
 }
 

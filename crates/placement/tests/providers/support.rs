@@ -272,6 +272,30 @@ impl Server {
         tx.commit().await.expect("commit");
     }
 
+    /// The internal id of the provider `uuid`.
+    pub(crate) async fn provider_id(&self, uuid: &str) -> i64 {
+        sqlx::query(&self.sql("SELECT id FROM resource_providers WHERE uuid = ?"))
+            .bind(uuid)
+            .fetch_one(self.store.reader())
+            .await
+            .expect("provider")
+            .try_get("id")
+            .expect("id")
+    }
+
+    /// How many inventory rows the provider with internal id `id` has.
+    pub(crate) async fn inventory_rows(&self, id: i64) -> i64 {
+        sqlx::query(
+            &self.sql("SELECT COUNT(*) AS n FROM inventories WHERE resource_provider_id = ?"),
+        )
+        .bind(id)
+        .fetch_one(self.store.reader())
+        .await
+        .expect("count")
+        .try_get("n")
+        .expect("n")
+    }
+
     /// Removes every allocation of the provider.
     pub(crate) async fn deallocate(&self, provider: &str) {
         let mut tx = self.store.begin().await.expect("tx");
