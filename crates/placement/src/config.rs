@@ -20,8 +20,10 @@ pub const DEFAULT_ALLOCATION_CONFLICT_RETRY_COUNT: u32 = 10;
 /// Which default policy rules are enforced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum PolicyDefaults {
-    /// The legacy rules: `enforce_new_defaults = false`, `enforce_scope =
-    /// false` (what upstream's functional tests mostly use).
+    /// The legacy rules: `enforce_new_defaults = false`, with scope still
+    /// checked (`enforce_scope = true`), as upstream's functional tests run
+    /// them: oslo.policy 6 always checks scope, so a system-scoped token
+    /// is refused by project-scoped rules even with the legacy rules.
     Legacy,
     /// Secure RBAC: the new defaults with scope checks (upstream's default).
     Secure,
@@ -116,9 +118,8 @@ impl Config {
             config.auth_strategy = auth;
         }
         if let Some(policy) = overrides.policy {
-            let secure = policy == PolicyDefaults::Secure;
-            config.enforce_new_defaults = secure;
-            config.enforce_scope = secure;
+            config.enforce_new_defaults = policy == PolicyDefaults::Secure;
+            config.enforce_scope = true;
         }
         if let Some(file) = overrides.policy_file {
             config.policy_file = Some(file);
@@ -222,6 +223,15 @@ mod tests {
         .unwrap();
         assert_eq!(c.database, "sqlite:///y.db");
         assert!(c.enforce_new_defaults && c.enforce_scope);
+        let c = Config::load(
+            Some(&path),
+            Overrides {
+                policy: Some(PolicyDefaults::Legacy),
+                ..Overrides::default()
+            },
+        )
+        .unwrap();
+        assert!(!c.enforce_new_defaults && c.enforce_scope);
 
         std::fs::write(&path, "[api]\nauth_strategy = keystone\n").unwrap();
         let err = Config::load(Some(&path), Overrides::default()).unwrap_err();

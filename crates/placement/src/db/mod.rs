@@ -349,6 +349,32 @@ fn sqlite_pool(size: u32) -> AnyPoolOptions {
         })
 }
 
+/// Reads a floating-point column (such as `allocation_ratio`) as upstream
+/// shows it. MySQL's `FLOAT` is single precision: read as `f32`, it is
+/// given the shortest decimal that reads back as the same `f32`, so a
+/// stored 1.1 is 1.1 (not 1.100000023841858).
+///
+/// # Errors
+///
+/// Fails when the column is missing or not a number.
+pub(crate) fn read_float(row: &sqlx::any::AnyRow, column: &str) -> Result<f64, sqlx::Error> {
+    use sqlx::Row;
+    if let Ok(single) = row.try_get::<f32, _>(column) {
+        return Ok(single
+            .to_string()
+            .parse::<f64>()
+            .unwrap_or(f64::from(single)));
+    }
+    match row.try_get::<f64, _>(column) {
+        Ok(double) => Ok(double),
+        // SQLite keeps a whole number written as an integer as one.
+        Err(e) => row
+            .try_get::<i64, _>(column)
+            .map(|i| i as f64)
+            .map_err(|_| e),
+    }
+}
+
 /// How upstream writes `created_at` and `updated_at`: UTC, microseconds.
 const TIMESTAMP: &[time::format_description::FormatItem<'static>] = time::macros::format_description!(
     "[year]-[month]-[day] [hour]:[minute]:[second].[subsecond digits:6]"
