@@ -1,5 +1,6 @@
 //! A placement service over loopback on a fresh database, an HTTP client
-//! for it, and direct database set-up of providers and inventories.
+//! for it, providers and inventories set up through the API, and reads of
+//! what the API does not show (consumer rows).
 //!
 //! The database is a temporary SQLite file, or, when
 //! `PLACEMENT_TEST_DATABASE` names one, an existing database holding
@@ -196,80 +197,32 @@ impl Server {
         self.call(Method::DELETE, path, Some(version), None).await
     }
 
-    /// Creates a provider (generation 0) directly in the database.
+    /// Creates a provider (generation 0) through the API.
     pub async fn provider(&self, uuid: &str, parent: Option<&str>) {
-        let d = self.store.dialect();
-        let sql = |text: &str| match d {
-            placement::db::Dialect::Postgres => numbered(text),
-            _ => text.to_owned(),
-        };
-        let mut tx = self.store.begin().await.expect("tx");
-        let (root, parent_id): (Option<i64>, Option<i64>) = match parent {
-            Some(p) => {
-                let row: (i64, i64) = sqlx::query_as(&sql(
-                    "SELECT id, root_provider_id FROM resource_providers WHERE uuid = ?",
-                ))
-                .bind(p)
-                .fetch_one(&mut *tx)
-                .await
-                .expect("parent");
-                (Some(row.1), Some(row.0))
-            }
-            None => (None, None),
-        };
-        sqlx::query(&sql(
-            "INSERT INTO resource_providers (uuid, name, generation, parent_provider_id) VALUES (?, ?, 0, ?)",
-        ))
-        .bind(uuid)
-        .bind(format!("rp-{uuid}"))
-        .bind(parent_id)
-        .execute(&mut *tx)
-        .await
-        .expect("insert provider");
-        sqlx::query(&sql(
-            "UPDATE resource_providers SET root_provider_id = COALESCE(?, id) WHERE uuid = ?",
-        ))
-        .bind(root)
-        .bind(uuid)
-        .execute(&mut *tx)
-        .await
-        .expect("root");
-        tx.commit().await.expect("commit");
+        let mut body = serde_json::json!({"name": format!("rp-{uuid}"), "uuid": uuid});
+        if let Some(p) = parent {
+            body["parent_provider_uuid"] = serde_json::json!(p);
+        }
+        let r = self.post("/resource_providers", "1.20", &body).await;
+        assert_eq!(r.status, 200, "{r:?}");
     }
 
-    /// Adds inventory of `class` to the provider and moves its generation,
-    /// as upstream's add does: `[total, reserved, min, max, step]`.
+    /// Adds inventory of `class` to the provider through the API (which
+    /// moves its generation): `[total, reserved, min, max, step]`.
     pub async fn inventory(&self, uuid: &str, class: &str, amounts: [i64; 5], ratio: f64) {
-        let d = self.store.dialect();
-        let sql = |text: &str| match d {
-            placement::db::Dialect::Postgres => numbered(text),
-            _ => text.to_owned(),
-        };
-        let mut tx = self.store.begin().await.expect("tx");
-        sqlx::query(&sql(
-            "INSERT INTO inventories (resource_provider_id, resource_class_id, total, reserved, min_unit, \
-             max_unit, step_size, allocation_ratio) SELECT rp.id, rc.id, ?, ?, ?, ?, ?, ? \
-             FROM resource_providers rp, resource_classes rc WHERE rp.uuid = ? AND rc.name = ?",
-        ))
-        .bind(amounts[0])
-        .bind(amounts[1])
-        .bind(amounts[2])
-        .bind(amounts[3])
-        .bind(amounts[4])
-        .bind(ratio)
-        .bind(uuid)
-        .bind(class)
-        .execute(&mut *tx)
-        .await
-        .expect("insert inventory");
-        sqlx::query(&sql(
-            "UPDATE resource_providers SET generation = generation + 1 WHERE uuid = ?",
-        ))
-        .bind(uuid)
-        .execute(&mut *tx)
-        .await
-        .expect("generation");
-        tx.commit().await.expect("commit");
+        let body = serde_json::json!({
+            "resource_class": class,
+            "total": amounts[0], "reserved": amounts[1], "min_unit": amounts[2],
+            "max_unit": amounts[3], "step_size": amounts[4], "allocation_ratio": ratio
+        });
+        let r = self
+            .post(
+                &format!("/resource_providers/{uuid}/inventories"),
+                "1.20",
+                &body,
+            )
+            .await;
+        assert_eq!(r.status, 201, "{r:?}");
     }
 
     /// Inventory of `total` with upstream's defaults.
@@ -291,20 +244,12 @@ impl Server {
         assert!(r.status == 201 || r.status == 204, "{r:?}");
     }
 
-    /// The provider's generation, read from the database.
+    /// The provider's generation, read through the API.
     pub async fn generation(&self, uuid: &str) -> i64 {
-        let d = self.store.dialect();
-        let text = "SELECT generation FROM resource_providers WHERE uuid = ?";
-        let q = match d {
-            placement::db::Dialect::Postgres => numbered(text),
-            _ => text.to_owned(),
-        };
-        let (g,): (i64,) = sqlx::query_as(&q)
-            .bind(uuid)
-            .fetch_one(self.store.reader())
-            .await
-            .expect("provider");
-        g
+        let r = self
+            .get(&format!("/resource_providers/{uuid}"), "1.20")
+            .await;
+        r.body["generation"].as_i64().expect("a provider")
     }
 
     /// Counts rows of `table` matching `condition` (with one text value).
