@@ -151,3 +151,55 @@ async fn racing_new_consumers_of_one_uuid() {
     assert_eq!(r.body["consumer_generation"], 1);
     assert_eq!(s.count("consumers", "uuid = ?", &consumer).await, 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn deleters_racing_allocators() {
+    let s = Arc::new(Server::start().await);
+    let rp = uuid();
+    s.provider(&rp, None).await;
+    s.simple_inventory(&rp, "VCPU", 10).await;
+    // Full: ten consumers of one VCPU each.
+    let mut holders = Vec::new();
+    for _ in 0..10 {
+        let c = uuid();
+        let r = s
+            .put(
+                &format!("/allocations/{c}"),
+                "1.28",
+                &asking(&rp, "VCPU", 1, json!(null)),
+            )
+            .await;
+        assert_eq!(r.status, 204);
+        holders.push(c);
+    }
+    // Five of them leave while twenty newcomers ask for one each.
+    let mut set = JoinSet::new();
+    for c in &holders[..5] {
+        let s = Arc::clone(&s);
+        let path = format!("/allocations/{c}");
+        set.spawn(async move {
+            let r = s.delete(&path, "1.28").await;
+            ("delete", r.status)
+        });
+    }
+    for _ in 0..20 {
+        let s = Arc::clone(&s);
+        let body = asking(&rp, "VCPU", 1, json!(null));
+        set.spawn(async move {
+            let r = s
+                .put(&format!("/allocations/{}", uuid()), "1.28", &body)
+                .await;
+            ("put", r.status)
+        });
+    }
+    let mut won = 0;
+    while let Some(done) = set.join_next().await {
+        match done.expect("the task completes") {
+            ("delete", status) => assert_eq!(status, 204),
+            (_, 204) => won += 1,
+            (_, status) => assert_eq!(status, 409),
+        }
+    }
+    assert!(won <= 5, "{won} newcomers fit in 5 free VCPU");
+    assert_eq!(used(&s, &rp, "VCPU").await, 5 + won);
+}

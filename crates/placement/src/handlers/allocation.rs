@@ -512,7 +512,7 @@ async fn delete_for_consumer(
     Path(consumer_uuid): Path<String>,
 ) -> Result<Response> {
     state.authorize(&ctx, "placement:allocations:delete")?;
-    if allocation::delete_for_consumer(&state.store, &consumer_uuid).await? {
+    if allocation::delete_for_consumer(&state.store, &state.config, &consumer_uuid).await? {
         Ok(StatusCode::NO_CONTENT.into_response())
     } else {
         Err(Error::not_found(format!(

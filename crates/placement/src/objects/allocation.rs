@@ -840,9 +840,28 @@ pub(crate) fn last_modified(times: impl Iterator<Item = Option<SystemTime>>) -> 
 }
 
 /// Deletes the allocations of `consumer_uuid` (and the consumer, left
-/// without any) in one transaction; `false` when it has none.
-pub(crate) async fn delete_for_consumer(store: &Store, consumer_uuid: &str) -> Result<bool> {
+/// without any) in one transaction, tried again when it meets concurrent
+/// writers (a deadlock); `false` when it has none.
+pub(crate) async fn delete_for_consumer(
+    store: &Store,
+    config: &Config,
+    consumer_uuid: &str,
+) -> Result<bool> {
+    let tries = config.allocation_conflict_retry_count.max(1);
+    let mut last = None;
+    for _ in 0..tries {
+        match try_delete_for_consumer(store, consumer_uuid).await {
+            Err(Error::Db(e)) if db::is_transient(&e) => last = Some(e),
+            done => return done,
+        }
+    }
+    Err(Error::Db(last.unwrap_or(sqlx::Error::PoolTimedOut)))
+}
+
+async fn try_delete_for_consumer(store: &Store, consumer_uuid: &str) -> Result<bool> {
     let mut tx = store.begin().await?;
+    // As upstream reads them: only allocations whose consumer, project
+    // and user rows exist.
     let rows = sqlx::query(sql!(
         store,
         "SELECT a.id AS id FROM allocations a \
