@@ -120,17 +120,6 @@ pub(crate) fn is_transient(error: &sqlx::Error) -> bool {
         || e.message().contains("Lock wait timeout exceeded")
 }
 
-/// Reads an `allocation_ratio`: MySQL's 4-byte FLOAT as the shortest
-/// decimal naming it (1.1, not 1.100000023841858), as upstream's driver
-/// reads it; a double as it is.
-pub(crate) fn read_ratio(row: &sqlx::any::AnyRow, column: &str) -> Result<f64, sqlx::Error> {
-    use sqlx::Row as _;
-    match row.try_get::<f32, _>(column) {
-        Ok(single) => Ok(single.to_string().parse().unwrap_or(f64::from(single))),
-        Err(_) => row.try_get::<f64, _>(column),
-    }
-}
-
 /// Whether `error` is a unique key that a concurrent transaction took.
 pub(crate) fn is_unique_violation(error: &sqlx::Error) -> bool {
     matches!(error, sqlx::Error::Database(e) if e.kind() == sqlx::error::ErrorKind::UniqueViolation)

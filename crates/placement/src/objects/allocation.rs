@@ -503,7 +503,7 @@ async fn set_allocations(
                 generation: row.try_get::<Option<i64>, _>("generation")?.unwrap_or(0),
                 total: row.try_get("total")?,
                 reserved: row.try_get("reserved")?,
-                allocation_ratio: db::read_ratio(&row, "allocation_ratio")?,
+                allocation_ratio: db::read_float(&row, "allocation_ratio")?,
                 min_unit: row.try_get("min_unit")?,
                 max_unit: row.try_get("max_unit")?,
                 step_size: row.try_get("step_size")?,

@@ -158,7 +158,7 @@ async fn current(
                 min_unit: r.try_get("min_unit")?,
                 max_unit: r.try_get("max_unit")?,
                 step_size: r.try_get("step_size")?,
-                allocation_ratio: db::read_ratio(r, "allocation_ratio")?,
+                allocation_ratio: db::read_float(r, "allocation_ratio")?,
             })
         })
         .collect::<Result<_, sqlx::Error>>()
