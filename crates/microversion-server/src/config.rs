@@ -320,16 +320,44 @@ impl MicroversionsBuilder {
 fn vary_value(rules: &Rules) -> HeaderValue {
     let mut names: Vec<&str> = Vec::new();
     if rules.echo_standard {
-        names.push("OpenStack-API-Version");
+        names.push("openstack-api-version");
     }
     if let (Some(legacy), true) = (&rules.legacy_header, rules.echo_legacy) {
         names.push(legacy.as_str());
     }
     if names.is_empty() {
-        names.push("OpenStack-API-Version");
+        names.push("openstack-api-version");
     }
+    let names: Vec<String> = names
+        .into_iter()
+        .map(|n| {
+            if rules.vary_lowercase {
+                n.to_owned()
+            } else {
+                canonical(n)
+            }
+        })
+        .collect();
     HeaderValue::try_from(names.join(", "))
         .unwrap_or_else(|_| HeaderValue::from_static("OpenStack-API-Version"))
+}
+
+/// A header name in its usual spelling: `x-openstack-nova-api-version`
+/// becomes `X-OpenStack-Nova-API-Version`.
+pub(crate) fn canonical(name: &str) -> String {
+    name.split('-')
+        .map(|part| match part {
+            "openstack" => "OpenStack".to_owned(),
+            "api" => "API".to_owned(),
+            other => {
+                let mut chars = other.chars();
+                chars.next().map_or_else(String::new, |c| {
+                    c.to_ascii_uppercase().to_string() + chars.as_str()
+                })
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("-")
 }
 
 /// A configuration that cannot be built.

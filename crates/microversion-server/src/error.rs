@@ -68,6 +68,15 @@ impl ApiError {
         )
     }
 
+    /// 405 Method Not Allowed, naming the method.
+    #[must_use]
+    pub fn method_not_allowed_for(method: &http::Method) -> Self {
+        ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            format!("The method {method} is not allowed for this resource."),
+        )
+    }
+
     /// Sets the machine-readable code.
     #[must_use]
     pub fn with_code(mut self, code: impl Into<String>) -> Self {

@@ -12,7 +12,7 @@ use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use crate::config::{Microversions, Negotiation, REQUEST_ID};
+use crate::config::{Microversions, Negotiation, REQUEST_ID, canonical};
 use crate::error::{ApiError, ErrorContext, render};
 use crate::extract::{RequestId, ServedVersion};
 use crate::profile::{Messages, VersionErrorHeaders};
@@ -300,24 +300,6 @@ fn unsupported<B: From<String>>(
     }
     set_range_headers(api, headers);
     response
-}
-
-/// `X-OpenStack-Ironic-API-Version` from its lower-case name, for messages.
-fn canonical(name: &str) -> String {
-    name.split('-')
-        .map(|part| match part {
-            "openstack" => "OpenStack".to_owned(),
-            "api" => "API".to_owned(),
-            "x" => "X".to_owned(),
-            other => {
-                let mut chars = other.chars();
-                chars.next().map_or_else(String::new, |c| {
-                    c.to_ascii_uppercase().to_string() + chars.as_str()
-                })
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("-")
 }
 
 pin_project! {

@@ -102,6 +102,7 @@ impl Profile {
             echo_standard: true,
             echo_legacy: false,
             vary: true,
+            vary_lowercase: false,
             range_headers: None,
             malformed_status: StatusCode::BAD_REQUEST,
             zero_major_is_unsupported: false,
@@ -117,6 +118,7 @@ impl Profile {
         match self {
             Profile::ApiSig => api_sig,
             Profile::Placement => Rules {
+                vary_lowercase: true,
                 zero_major_is_unsupported: true,
                 version_error_headers: VersionErrorHeaders::None,
                 error_format: ErrorFormat::Placement,
@@ -263,6 +265,9 @@ pub struct Rules {
     pub echo_legacy: bool,
     /// Whether responses carry `Vary` naming the version headers.
     pub vary: bool,
+    /// Whether `Vary` names the headers in lower case (Placement), rather
+    /// than in their usual spelling.
+    pub vary_lowercase: bool,
     /// Headers carrying the minimum and maximum on every response.
     pub range_headers: Option<(HeaderName, HeaderName)>,
     /// The status for a malformed version: 400, or 406.

@@ -543,14 +543,11 @@ async fn dispatch<S>(
         },
         None => StatusCode::METHOD_NOT_ALLOWED,
     };
+    // HEAD is answered wherever GET is, and not listed, as most servers do.
     let allowed: Vec<&str> = operations
         .iter()
         .filter(|op| every_version || op.handler_for(served).is_some())
-        .flat_map(|op| {
-            let head =
-                (op.method == Method::GET && find(&Method::HEAD).is_none()).then_some("HEAD");
-            std::iter::once(op.method.as_str()).chain(head)
-        })
+        .map(|op| op.method.as_str())
         .collect();
     match status {
         StatusCode::NOT_FOUND => ApiError::not_found().into_response(),
@@ -558,8 +555,8 @@ async fn dispatch<S>(
             ApiError::not_found().into_response()
         }
         StatusCode::METHOD_NOT_ALLOWED => {
-            let mut response = ApiError::method_not_allowed().into_response();
-            if let Ok(allow) = HeaderValue::from_str(&allowed.join(",")) {
+            let mut response = ApiError::method_not_allowed_for(req.method()).into_response();
+            if let Ok(allow) = HeaderValue::from_str(&allowed.join(", ")) {
                 response.headers_mut().insert(ALLOW, allow);
             }
             response

@@ -95,6 +95,7 @@ pub fn router(state: AppState) -> anyhow::Result<Router> {
     let app = routes
         .build()?
         .with_state(state)
+        .layer(middleware::from_fn(require_content_type))
         .layer(middleware::from_fn(crate::auth::noauth2))
         .layer(MicroversionLayer::new(api));
     Ok(app)
@@ -119,4 +120,30 @@ pub fn discovery() -> anyhow::Result<Discovery> {
             .literal_self_href(""),
         )
         .build()?)
+}
+
+/// A request with a body must say what the body is, as upstream checks
+/// before any handler: 400 when `Content-Length` is above zero and
+/// `Content-Type` is missing or empty.
+async fn require_content_type(
+    req: axum::extract::Request,
+    next: middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    use http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+    let has_body = req
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .is_some_and(|n| n > 0);
+    let has_type = req
+        .headers()
+        .get(CONTENT_TYPE)
+        .is_some_and(|v| !v.as_bytes().iter().all(u8::is_ascii_whitespace));
+    if has_body && !has_type {
+        return Error::bad_request("content-type header required when content-length > 0")
+            .into_response();
+    }
+    next.run(req).await
 }

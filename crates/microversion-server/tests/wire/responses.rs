@@ -52,7 +52,7 @@ async fn rule9_every_response_carries_the_version_headers() {
                 Method::DELETE,
                 "/things",
                 405,
-                "The method specified is not allowed for this resource.",
+                "The method DELETE is not allowed for this resource.",
                 &[],
             ),
             (Method::POST, "/things", 409, "busy", &[]),

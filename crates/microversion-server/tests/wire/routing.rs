@@ -116,7 +116,7 @@ async fn rule15_other_methods_on_a_path_missing_at_the_version() {
         )
         .await;
         assert_eq!(r.status, 405, "{p}: {}", r.body);
-        assert_eq!(r.header("allow"), Some("GET,HEAD"), "{p}");
+        assert_eq!(r.header("allow"), Some("GET"), "{p}");
         svc.assert_served_headers(&r, svc.v(2), &[]);
     }
 }
@@ -140,7 +140,7 @@ async fn router_405_names_the_methods_available_at_the_version() {
             )
             .await;
             assert_eq!(r.status, 405, "{p}");
-            assert_eq!(r.header("allow"), Some("GET,HEAD,POST"), "{p}");
+            assert_eq!(r.header("allow"), Some("GET, POST"), "{p}");
             svc.assert_served_headers(&r, svc.v(minor), &[]);
             let e = svc.error(&r);
             assert_eq!(e.status, 405, "{p}");
@@ -343,7 +343,7 @@ async fn unavailable_status_405_names_the_methods_served() {
     assert_eq!(svc.error(&r).status, 405);
     let r = send(&base, Method::PUT, "/x", &at("placement 1.2")).await;
     assert_eq!(r.status, 405);
-    assert_eq!(r.header("allow"), Some("GET,HEAD,POST"));
+    assert_eq!(r.header("allow"), Some("GET, POST"));
 }
 
 /// A path whose methods exist at every version (Placement's `/allocations`,
