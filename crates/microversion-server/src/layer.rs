@@ -103,7 +103,6 @@ where
                     crate::telemetry::Outcome::Served(version),
                 );
                 req.extensions_mut().insert(ServedVersion(version));
-                req.extensions_mut().insert(self.api.clone());
                 let span = tracing::info_span!(
                     "microversion",
                     version = %version,

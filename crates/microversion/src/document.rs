@@ -187,6 +187,28 @@ impl ApiVersion {
         VersionRange::new(min, max).ok()
     }
 
+    /// The major version of this entry: the major of its microversions, or
+    /// else the number its `id` names (`v2.0`, `v1`, `v3.14` give 2, 1, 3).
+    ///
+    /// This is the `X` of `X.0` for an API version without microversions.
+    ///
+    /// ```
+    /// use microversion::{ApiVersion, VersionStatus};
+    ///
+    /// assert_eq!(ApiVersion::new("v2.0", VersionStatus::Deprecated).major(), Some(2));
+    /// assert_eq!(ApiVersion::new("v1", VersionStatus::Current).major(), Some(1));
+    /// assert_eq!(ApiVersion::new("beta", VersionStatus::Current).major(), None);
+    /// ```
+    #[must_use]
+    pub fn major(&self) -> Option<u32> {
+        if let Some(v) = self.max_version.or(self.min_version) {
+            return Some(v.major());
+        }
+        let id = self.id.strip_prefix(['v', 'V']).unwrap_or(&self.id);
+        let digits = id.split('.').next().unwrap_or_default();
+        crate::version::parse_major(digits.as_bytes()).ok()
+    }
+
     /// The `href` of the `self` link, if any.
     #[must_use]
     pub fn self_link(&self) -> Option<&str> {
@@ -348,6 +370,32 @@ mod tests {
             ApiVersion::new("v2.0", VersionStatus::Supported).microversions(),
             None
         );
+    }
+
+    #[test]
+    fn major_from_range_or_id() {
+        let v = ApiVersion::new("v1.0", VersionStatus::Current)
+            .with_microversions(VersionRange::from_static("2.1", "2.90"));
+        assert_eq!(v.major(), Some(2));
+        for (id, want) in [
+            ("v2.0", Some(2)),
+            ("v2.1", Some(2)),
+            ("V3", Some(3)),
+            ("v12.5", Some(12)),
+            ("3.0", Some(3)),
+            ("v", None),
+            ("", None),
+            ("v0", None),
+            ("v02", None),
+            ("vx.1", None),
+            ("v99999999999", None),
+        ] {
+            assert_eq!(
+                ApiVersion::new(id, VersionStatus::Current).major(),
+                want,
+                "{id:?}"
+            );
+        }
     }
 
     #[test]

@@ -82,7 +82,9 @@ pub use crate::error::{
 pub use crate::header::{
     Decoded, InvalidServiceType, Malformed, OPENSTACK_API_VERSION, RequestedVersion, VersionHeader,
 };
-pub use crate::negotiate::{Negotiated, NegotiationError, ServerVersions, negotiate};
+pub use crate::negotiate::{
+    Negotiated, NegotiationError, ServerVersions, check_client_range, negotiate, optimistic,
+};
 pub use crate::range::VersionRange;
 pub use crate::request::VersionRequest;
 pub use crate::version::Version;

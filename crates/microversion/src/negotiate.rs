@@ -159,6 +159,7 @@ pub fn negotiate(
     server: ServerVersions,
     requested: VersionRequest,
 ) -> Result<Negotiated, NegotiationError> {
+    check_client_range(client, requested)?;
     let outside_client = || NegotiationError::OutsideClientRange { requested, client };
     match requested {
         VersionRequest::Unversioned => Ok(Negotiated::NoHeader),
@@ -217,6 +218,92 @@ pub fn negotiate(
             }
         }
     }
+}
+
+/// Checks a request against the client's own range alone (client.md,
+/// negotiation 4), before anything is sent or discovered.
+///
+/// `X.Y` must lie in the range; `X`, `X.0` and `X.latest` need the range to
+/// reach into major X; `latest` and `None` always pass.
+///
+/// ```
+/// use microversion::{check_client_range, VersionRange};
+///
+/// let client = VersionRange::from_static("2.1", "2.90");
+/// assert!(check_client_range(client, "2.latest".parse()?).is_ok());
+/// let err = check_client_range(client, "2.95".parse()?).unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     "version 2.95 is outside the range this client supports (2.1 - 2.90)"
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+///
+/// Returns [`NegotiationError::OutsideClientRange`] when the client cannot
+/// make the request at all.
+pub fn check_client_range(
+    client: VersionRange,
+    requested: VersionRequest,
+) -> Result<(), NegotiationError> {
+    let inside = match requested {
+        VersionRequest::Latest | VersionRequest::Unversioned => true,
+        VersionRequest::Exact(v) => client.contains(v),
+        VersionRequest::Major(major) => {
+            (client.min().major()..=client.max().major()).contains(&major)
+        }
+        VersionRequest::MajorLatest(major) => {
+            client.intersect(VersionRange::whole_major(major)).is_some()
+        }
+    };
+    if inside {
+        Ok(())
+    } else {
+        Err(NegotiationError::OutsideClientRange { requested, client })
+    }
+}
+
+/// Chooses the version to send when the server's range is not known yet
+/// (client.md, negotiation 7: the optimistic, 406-driven mode).
+///
+/// `X.Y` is sent as asked; `latest` sends the client's maximum and
+/// `X.latest` the client's highest version of major X; `X`, `X.0` and
+/// `None` send no header. If the server answers 406, read its range and
+/// call [`negotiate`] with it.
+///
+/// ```
+/// use microversion::{optimistic, Negotiated, Version, VersionRange};
+///
+/// let client = VersionRange::from_static("2.1", "3.5");
+/// assert_eq!(
+///     optimistic(client, "2.latest".parse()?),
+///     Ok(Negotiated::Version(Version::new(2, u32::MAX)))
+/// );
+/// assert_eq!(
+///     optimistic(client, "latest".parse()?),
+///     Ok(Negotiated::Version(Version::new(3, 5)))
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+///
+/// Returns [`NegotiationError::OutsideClientRange`] as
+/// [`check_client_range`] does.
+pub fn optimistic(
+    client: VersionRange,
+    requested: VersionRequest,
+) -> Result<Negotiated, NegotiationError> {
+    check_client_range(client, requested)?;
+    Ok(match requested {
+        VersionRequest::Exact(v) => Negotiated::Version(v),
+        VersionRequest::Major(_) | VersionRequest::Unversioned => Negotiated::NoHeader,
+        VersionRequest::Latest => Negotiated::Version(client.max()),
+        VersionRequest::MajorLatest(major) => client
+            .intersect(VersionRange::whole_major(major))
+            .map_or(Negotiated::NoHeader, |mine| Negotiated::Version(mine.max())),
+    })
 }
 
 #[cfg(test)]
@@ -340,5 +427,54 @@ mod tests {
             Ok(Negotiated::NoHeader)
         );
         assert!(negotiate(client, server("2.1", "2.90"), req("3")).is_err());
+    }
+
+    #[test]
+    fn client_range_check_before_anything() {
+        let client = range("2.1", "3.5");
+        for ok in ["2.1", "3.5", "2", "3.0", "2.latest", "3.latest", "latest"] {
+            assert_eq!(check_client_range(client, req(ok)), Ok(()), "{ok}");
+        }
+        assert_eq!(
+            check_client_range(client, VersionRequest::Unversioned),
+            Ok(())
+        );
+        for bad in ["1.9", "3.6", "4", "1", "4.latest", "1.latest"] {
+            let request = req(bad);
+            assert_eq!(
+                check_client_range(client, request),
+                Err(NegotiationError::OutsideClientRange {
+                    requested: request,
+                    client
+                }),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn optimistic_sends_the_client_maximum() {
+        let client = range("2.1", "3.5");
+        assert_eq!(optimistic(client, req("latest")), sent("3.5"));
+        assert_eq!(optimistic(client, req("3.latest")), sent("3.5"));
+        assert_eq!(
+            optimistic(client, req("2.latest")),
+            Ok(Negotiated::Version(Version::new(2, u32::MAX)))
+        );
+        assert_eq!(optimistic(client, req("2.7")), sent("2.7"));
+        assert_eq!(optimistic(client, req("2")), Ok(Negotiated::NoHeader));
+        assert_eq!(
+            optimistic(client, VersionRequest::Unversioned),
+            Ok(Negotiated::NoHeader)
+        );
+        assert!(matches!(
+            optimistic(client, req("3.6")),
+            Err(NegotiationError::OutsideClientRange { .. })
+        ));
+        // A narrow client range within one major.
+        assert_eq!(
+            optimistic(range("1.0", "1.30"), req("1.latest")),
+            sent("1.30")
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! The database: connection URLs in upstream's forms, the connection
 //! pools, and the small differences between SQLite, PostgreSQL and MySQL.
 //!
-//! Queries are written once with `?` placeholders; `sql!` rewrites them
+//! Queries are written once with `?` placeholders; the `sql!` macro rewrites them
 //! for PostgreSQL (`$1`, `$2`, ...) once per call site.
 
 pub mod schema;
