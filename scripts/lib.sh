@@ -43,7 +43,7 @@ wait_port() {
 # The servers the PostgreSQL and MySQL runs use, in upstream's URL forms
 # (without a database name). Databases made by these scripts are named
 # mvtest_* and dropped after use.
-MV_PG_URL=${MV_PG_URL:-postgresql://postgres@127.0.0.1:5432}
+MV_PG_URL=${MV_PG_URL:-postgresql+psycopg2://postgres@127.0.0.1:5432}
 MV_MYSQL_URL=${MV_MYSQL_URL:-mysql+pymysql://root@127.0.0.1:3306}
 
 # _mysql_args: mysql client arguments from MV_MYSQL_URL.
@@ -67,7 +67,7 @@ mysql_cmd() {
 
 # psql_cmd ARGS...: psql on MV_PG_URL's server (database postgres).
 psql_cmd() {
-  PGOPTIONS="-c client_min_messages=warning" psql "${MV_PG_URL/#postgresql+*:/postgresql:}/postgres" -X -q -v ON_ERROR_STOP=1 "$@"
+  PGOPTIONS="-c client_min_messages=warning" psql "postgresql://${MV_PG_URL#*://}/postgres" -X -q -v ON_ERROR_STOP=1 "$@"
 }
 
 # db_create BACKEND NAME: makes an empty database and prints its URL
@@ -92,4 +92,18 @@ db_drop() {
     postgresql) psql_cmd -c "DROP DATABASE IF EXISTS $2 WITH (FORCE)" >/dev/null ;;
     mysql) mysql_cmd -e "DROP DATABASE IF EXISTS $2" ;;
   esac
+}
+
+# free_port [FIRST-LAST]: prints a port nothing listens on, from the range
+# when one is given, else one the system picks.
+free_port() {
+  local range=${1:-} p first last
+  if [ -n "$range" ]; then
+    first=${range%-*} last=${range#*-}
+    for p in $(seq "$first" "$last"); do
+      port_open "$p" || { echo "$p"; return 0; }
+    done
+    return 1
+  fi
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
