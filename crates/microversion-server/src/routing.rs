@@ -20,9 +20,11 @@
 //!
 //! A request whose version no handler covers gets 404, exactly as a path
 //! that does not exist (wire.md 15); [`VersionedRouter::unavailable_status`]
-//! changes that for one operation (Placement answers 405 for some).
+//! changes that for one operation (Placement answers 405 for some), and
+//! [`VersionedRouter::methods_at_every_version`] makes a path's unknown
+//! methods 405 at every version (Placement's routing).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -278,6 +280,7 @@ impl fmt::Display for RouteTable {
 pub struct VersionedRouter<S = ()> {
     entries: Vec<Entry<S>>,
     unavailable: BTreeMap<(String, String), StatusCode>,
+    every_version: BTreeSet<String>,
 }
 
 impl<S> fmt::Debug for VersionedRouter<S> {
@@ -306,6 +309,7 @@ where
         VersionedRouter {
             entries: Vec::new(),
             unavailable: BTreeMap::new(),
+            every_version: BTreeSet::new(),
         }
     }
 
@@ -377,6 +381,17 @@ where
     pub fn unavailable_status(mut self, path: &str, method: &Method, status: StatusCode) -> Self {
         self.unavailable
             .insert((path.to_owned(), method.as_str().to_owned()), status);
+        self
+    }
+
+    /// Declares the methods of `path` at every version, as Placement's
+    /// routing does: a method registered for no version of the path answers
+    /// 405 at every version, with `Allow` naming every method registered
+    /// for it, instead of 404 at versions where none is served. A
+    /// registered method at a version it does not serve still gets its
+    /// unavailable status.
+    pub fn methods_at_every_version(mut self, path: &str) -> Self {
+        self.every_version.insert(path.to_owned());
         self
     }
 
@@ -460,13 +475,14 @@ where
                 });
             }
             let operations: Arc<[Operation<S>]> = operations.into();
+            let every_version = self.every_version.contains(&path);
             // One handler for every method of the path: whether a method
             // is missing (405) or the whole path is (404) depends on the
             // served version, which axum's method routing cannot see.
             router = router.route(
                 &path,
                 any(move |State(state): State<S>, req: Request| {
-                    dispatch(operations.clone(), state, req)
+                    dispatch(operations.clone(), every_version, state, req)
                 }),
             );
         }
@@ -502,8 +518,15 @@ impl<S> Operation<S> {
 /// unavailable status (404 by default). A method not registered at all
 /// gets 405, with `Allow` naming the methods served at that version; but
 /// when no method of the path is served at that version, the path does not
-/// exist there: 404, as for an unknown path.
-async fn dispatch<S>(operations: Arc<[Operation<S>]>, state: S, req: Request) -> Response {
+/// exist there: 404, as for an unknown path. On a path whose methods exist
+/// at `every_version`, an unregistered method is 405 naming every
+/// registered method.
+async fn dispatch<S>(
+    operations: Arc<[Operation<S>]>,
+    every_version: bool,
+    state: S,
+    req: Request,
+) -> Response {
     let served = ServedVersion::from_extensions(req.extensions());
     let find = |method: &Method| operations.iter().find(|op| op.method == *method);
     let operation = find(req.method()).or_else(|| {
@@ -522,7 +545,7 @@ async fn dispatch<S>(operations: Arc<[Operation<S>]>, state: S, req: Request) ->
     };
     let allowed: Vec<&str> = operations
         .iter()
-        .filter(|op| op.handler_for(served).is_some())
+        .filter(|op| every_version || op.handler_for(served).is_some())
         .flat_map(|op| {
             let head =
                 (op.method == Method::GET && find(&Method::HEAD).is_none()).then_some("HEAD");

@@ -3,7 +3,8 @@
 //! Every path but the root needs an `x-auth-token`, else 401. The token is
 //! `user[:project]` (the project defaults to the user); the user `admin`
 //! gets the role `admin`. The headers keystonemiddleware would set are
-//! honoured: `x-roles` (comma separated), `openstack-system-scope`.
+//! honoured: `x-roles` (comma separated), `x-project-id`,
+//! `openstack-system-scope`.
 
 use axum::extract::Request;
 use axum::middleware::Next;
@@ -59,8 +60,11 @@ fn context_from(token: &str, headers: &http::HeaderMap) -> RequestContext {
     let system_scope = header("openstack-system-scope");
     RequestContext {
         user_id: user_id.to_owned(),
-        // A system-scoped token has no project.
-        project_id: system_scope.is_none().then(|| project_id.to_owned()),
+        // `x-project-id` wins over the token's project, as oslo.context
+        // reads it before the tenant noauth2 sets; a system-scoped token
+        // has no project otherwise.
+        project_id: header("x-project-id")
+            .or_else(|| system_scope.is_none().then(|| project_id.to_owned())),
         roles,
         system_scope,
     }
@@ -91,5 +95,12 @@ mod tests {
         assert_eq!(c.roles, ["reader", "member"]);
         assert_eq!(c.project_id, None);
         assert_eq!(c.system_scope.as_deref(), Some("all"));
+        let mut h = HeaderMap::new();
+        h.insert("x-project-id", HeaderValue::from_static("p1"));
+        let c = context_from("user", &h);
+        assert_eq!(
+            (c.user_id.as_str(), c.project_id.as_deref()),
+            ("user", Some("p1"))
+        );
     }
 }

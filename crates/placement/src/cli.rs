@@ -28,8 +28,8 @@ pub struct Cli {
     /// strategy, policy settings); flags and environment override it.
     #[arg(long, env = "PLACEMENT_CONFIG_FILE", global = true)]
     config_file: Option<PathBuf>,
-    /// Default policy rules: legacy (enforce_new_defaults and enforce_scope
-    /// off) or secure (both on).
+    /// Default policy rules: legacy (enforce_new_defaults off) or secure
+    /// (on); scope is checked in both, as oslo.policy 6 does.
     #[arg(long, env = "PLACEMENT_POLICY", value_enum, global = true)]
     policy: Option<PolicyDefaults>,
     /// A policy file (oslo.policy YAML) overriding default rules.

@@ -10,12 +10,20 @@ use anyhow::{Context as _, bail};
 pub const DEFAULT_BIND: &str = "127.0.0.1:8778";
 /// The default database: a SQLite file in the working directory.
 pub const DEFAULT_DATABASE: &str = "sqlite:///placement.db";
+/// Upstream's default project and user of consumers whose allocations
+/// were written without them (before microversion 1.8).
+pub const DEFAULT_INCOMPLETE_CONSUMER_ID: &str = "00000000-0000-0000-0000-000000000000";
+/// Upstream's default number of tries of an allocation write that meets a
+/// concurrent provider change.
+pub const DEFAULT_ALLOCATION_CONFLICT_RETRY_COUNT: u32 = 10;
 
 /// Which default policy rules are enforced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum PolicyDefaults {
-    /// The legacy rules: `enforce_new_defaults = false`, `enforce_scope =
-    /// false` (what upstream's functional tests mostly use).
+    /// The legacy rules: `enforce_new_defaults = false`, with scope still
+    /// checked (`enforce_scope = true`), as upstream's functional tests run
+    /// them: oslo.policy 6 always checks scope, so a system-scoped token
+    /// is refused by project-scoped rules even with the legacy rules.
     Legacy,
     /// Secure RBAC: the new defaults with scope checks (upstream's default).
     Secure,
@@ -44,6 +52,15 @@ pub struct Config {
     pub enforce_scope: bool,
     /// A policy file overriding default rules (oslo.policy YAML).
     pub policy_file: Option<PathBuf>,
+    /// `[placement] incomplete_consumer_project_id`: the project of
+    /// allocations written without one (before 1.8).
+    pub incomplete_consumer_project_id: String,
+    /// `[placement] incomplete_consumer_user_id`: the user of allocations
+    /// written without one (before 1.8).
+    pub incomplete_consumer_user_id: String,
+    /// `[placement] allocation_conflict_retry_count`: how many times an
+    /// allocation write is tried when providers change concurrently.
+    pub allocation_conflict_retry_count: u32,
 }
 
 impl Default for Config {
@@ -57,6 +74,9 @@ impl Default for Config {
             enforce_new_defaults: true,
             enforce_scope: true,
             policy_file: None,
+            incomplete_consumer_project_id: DEFAULT_INCOMPLETE_CONSUMER_ID.to_owned(),
+            incomplete_consumer_user_id: DEFAULT_INCOMPLETE_CONSUMER_ID.to_owned(),
+            allocation_conflict_retry_count: DEFAULT_ALLOCATION_CONFLICT_RETRY_COUNT,
         }
     }
 }
@@ -98,9 +118,8 @@ impl Config {
             config.auth_strategy = auth;
         }
         if let Some(policy) = overrides.policy {
-            let secure = policy == PolicyDefaults::Secure;
-            config.enforce_new_defaults = secure;
-            config.enforce_scope = secure;
+            config.enforce_new_defaults = policy == PolicyDefaults::Secure;
+            config.enforce_scope = true;
         }
         if let Some(file) = overrides.policy_file {
             config.policy_file = Some(file);
@@ -141,6 +160,20 @@ impl Config {
         if let Some(v) = boolean("enforce_scope")? {
             self.enforce_scope = v;
         }
+        if let Some(id) = get("placement", "incomplete_consumer_project_id") {
+            self.incomplete_consumer_project_id = id.trim().to_owned();
+        }
+        if let Some(id) = get("placement", "incomplete_consumer_user_id") {
+            self.incomplete_consumer_user_id = id.trim().to_owned();
+        }
+        if let Some(count) = get("placement", "allocation_conflict_retry_count") {
+            self.allocation_conflict_retry_count = count.trim().parse().with_context(|| {
+                format!(
+                    "{}: [placement] allocation_conflict_retry_count = {count} is not a non-negative integer",
+                    path.display()
+                )
+            })?;
+        }
         if let Some(file) = get("oslo_policy", "policy_file") {
             let file = PathBuf::from(file.trim());
             // Relative to the config file, as oslo.config looks it up.
@@ -165,11 +198,18 @@ mod tests {
         std::fs::write(
             &path,
             "[placement_database]\nconnection = sqlite:////tmp/x.db\n[api]\nauth_strategy = noauth2\n\
-             [oslo_policy]\nenforce_new_defaults = false\nenforce_scope = False\npolicy_file = policy.yaml\n",
+             [oslo_policy]\nenforce_new_defaults = false\nenforce_scope = False\npolicy_file = policy.yaml\n\
+             [placement]\nincomplete_consumer_project_id = p0\nallocation_conflict_retry_count = 3\n",
         )
         .unwrap();
         let c = Config::load(Some(&path), Overrides::default()).unwrap();
         assert_eq!(c.database, "sqlite:////tmp/x.db");
+        assert_eq!(c.incomplete_consumer_project_id, "p0");
+        assert_eq!(
+            c.incomplete_consumer_user_id,
+            DEFAULT_INCOMPLETE_CONSUMER_ID
+        );
+        assert_eq!(c.allocation_conflict_retry_count, 3);
         assert!(!c.enforce_new_defaults && !c.enforce_scope);
         assert_eq!(c.policy_file, Some(dir.join("policy.yaml")));
         let c = Config::load(
@@ -183,11 +223,26 @@ mod tests {
         .unwrap();
         assert_eq!(c.database, "sqlite:///y.db");
         assert!(c.enforce_new_defaults && c.enforce_scope);
+        let c = Config::load(
+            Some(&path),
+            Overrides {
+                policy: Some(PolicyDefaults::Legacy),
+                ..Overrides::default()
+            },
+        )
+        .unwrap();
+        assert!(!c.enforce_new_defaults && c.enforce_scope);
 
         std::fs::write(&path, "[api]\nauth_strategy = keystone\n").unwrap();
         let err = Config::load(Some(&path), Overrides::default()).unwrap_err();
         assert!(
             err.to_string().contains("accepted value is noauth2"),
+            "{err}"
+        );
+        std::fs::write(&path, "[placement]\nallocation_conflict_retry_count = -1\n").unwrap();
+        let err = Config::load(Some(&path), Overrides::default()).unwrap_err();
+        assert!(
+            err.to_string().contains("not a non-negative integer"),
             "{err}"
         );
         std::fs::write(&path, "[oslo_policy]\nenforce_scope = maybe\n").unwrap();

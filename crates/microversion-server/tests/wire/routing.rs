@@ -345,3 +345,34 @@ async fn unavailable_status_405_names_the_methods_served() {
     assert_eq!(r.status, 405);
     assert_eq!(r.header("allow"), Some("GET,HEAD,POST"));
 }
+
+/// A path whose methods exist at every version (Placement's `/allocations`,
+/// where POST arrives at 1.13 but GET is 405 at 1.0 too): an unregistered
+/// method is 405 naming every registered method at any version, while a
+/// registered method outside its versions is still 404.
+#[tokio::test]
+async fn methods_at_every_version_405_at_any_version() {
+    let svc = crate::support::API_SIG;
+    let app = VersionedRouter::new()
+        .post("/y", Versions::since("1.5"), || async { "post" })
+        .get("/z", Versions::since("1.5"), || async { "z" })
+        .methods_at_every_version("/y")
+        .build()
+        .unwrap()
+        .layer(microversion_server::MicroversionLayer::new(svc.api()));
+    let base = crate::common::serve(app).await;
+    let at = |v: &'static str| [("OpenStack-API-Version", v)];
+    for version in ["placement 1.0", "placement 1.5"] {
+        let r = get(&base, "/y", &at(version)).await;
+        assert_eq!(r.status, 405, "{version}");
+        assert_eq!(r.header("allow"), Some("POST"), "{version}");
+        assert_eq!(svc.error(&r).status, 405);
+    }
+    let r = send(&base, Method::POST, "/y", &at("placement 1.4")).await;
+    assert_eq!(r.status, 404);
+    let r = send(&base, Method::POST, "/y", &at("placement 1.5")).await;
+    assert_eq!((r.status, r.body.as_str()), (200, "post"));
+    // Other paths keep wire.md 15: nothing served at 1.0, so 404.
+    let r = send(&base, Method::POST, "/z", &at("placement 1.0")).await;
+    assert_eq!(r.status, 404);
+}

@@ -72,6 +72,57 @@ impl Dialect {
             Dialect::Sqlite | Dialect::MySql => "?",
         }
     }
+
+    /// An `INSERT INTO table (columns) VALUES (values)` that inserts
+    /// nothing, without failing, when a unique key already holds the row
+    /// (`columns` non-empty; its first column is left as it is on MySQL).
+    pub(crate) fn insert_unless_present(
+        self,
+        table: &str,
+        columns: &[&str],
+        values: &str,
+    ) -> String {
+        let list = columns.join(", ");
+        match self {
+            Dialect::Sqlite => format!("INSERT OR IGNORE INTO {table} ({list}) VALUES ({values})"),
+            Dialect::Postgres => {
+                format!("INSERT INTO {table} ({list}) VALUES ({values}) ON CONFLICT DO NOTHING")
+            }
+            Dialect::MySql => {
+                let first = columns.first().copied().unwrap_or("id");
+                format!(
+                    "INSERT INTO {table} ({list}) VALUES ({values}) ON DUPLICATE KEY UPDATE {first} = {first}"
+                )
+            }
+        }
+    }
+}
+
+/// `n` placeholders separated by commas, for `IN (...)` lists built at run
+/// time (pass the whole query through [`Dialect::placeholders`]).
+pub(crate) fn placeholder_list(n: usize) -> String {
+    vec!["?"; n].join(", ")
+}
+
+/// Whether `error` is a conflict between concurrent transactions that a
+/// new try of the whole transaction may not meet again: a deadlock, a
+/// serialization failure, a lock timeout, or a busy SQLite database.
+pub(crate) fn is_transient(error: &sqlx::Error) -> bool {
+    let sqlx::Error::Database(e) = error else {
+        return false;
+    };
+    let code = e.code();
+    let code = code.as_deref().unwrap_or_default();
+    // PostgreSQL and MySQL: SQLSTATE 40001 (serialization failure, and
+    // MySQL's deadlock), 40P01 (PostgreSQL's deadlock); SQLite: BUSY (5)
+    // and LOCKED (6) with their extended codes.
+    matches!(code, "40001" | "40P01" | "5" | "6" | "261" | "262" | "517")
+        || e.message().contains("Lock wait timeout exceeded")
+}
+
+/// Whether `error` is a unique key that a concurrent transaction took.
+pub(crate) fn is_unique_violation(error: &sqlx::Error) -> bool {
+    matches!(error, sqlx::Error::Database(e) if e.kind() == sqlx::error::ErrorKind::UniqueViolation)
 }
 
 /// Rewrites `?` placeholders outside quotes as `$1`, `$2`, ...
@@ -285,6 +336,32 @@ fn sqlite_pool(size: u32) -> AnyPoolOptions {
                 Ok(())
             })
         })
+}
+
+/// Reads a floating-point column (such as `allocation_ratio`) as upstream
+/// shows it. MySQL's `FLOAT` is single precision: read as `f32`, it is
+/// given the shortest decimal that reads back as the same `f32`, so a
+/// stored 1.1 is 1.1 (not 1.100000023841858).
+///
+/// # Errors
+///
+/// Fails when the column is missing or not a number.
+pub(crate) fn read_float(row: &sqlx::any::AnyRow, column: &str) -> Result<f64, sqlx::Error> {
+    use sqlx::Row;
+    if let Ok(single) = row.try_get::<f32, _>(column) {
+        return Ok(single
+            .to_string()
+            .parse::<f64>()
+            .unwrap_or(f64::from(single)));
+    }
+    match row.try_get::<f64, _>(column) {
+        Ok(double) => Ok(double),
+        // SQLite keeps a whole number written as an integer as one.
+        Err(e) => row
+            .try_get::<i64, _>(column)
+            .map(|i| i as f64)
+            .map_err(|_| e),
+    }
 }
 
 /// How upstream writes `created_at` and `updated_at`: UTC, microseconds.

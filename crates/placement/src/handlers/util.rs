@@ -5,7 +5,7 @@ use std::time::SystemTime;
 
 use axum::Json;
 use axum::response::{IntoResponse, Response};
-use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE, LAST_MODIFIED};
+use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE, HOST, LAST_MODIFIED};
 use http::{HeaderMap, HeaderValue, StatusCode};
 use microversion::Version;
 use microversion_server::schema::BodySchemasBuilder;
@@ -142,6 +142,49 @@ pub(crate) fn json_response(
         }
     }
     response
+}
+
+/// From 1.15, adds `Cache-Control: no-cache` and, when known,
+/// `Last-Modified` to `response` (upstream omits the header when it has
+/// no time to tell).
+pub(crate) fn cache_headers(
+    version: Version,
+    mut response: Response,
+    last_modified: Option<SystemTime>,
+) -> Response {
+    if version.matches(CACHE_HEADERS, None) {
+        let headers = response.headers_mut();
+        headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        if let Some(when) = last_modified {
+            if let Ok(value) = HeaderValue::try_from(httpdate::fmt_http_date(when)) {
+                headers.insert(LAST_MODIFIED, value);
+            }
+        }
+    }
+    response
+}
+
+/// A JSON response with the caching headers of 1.15, where
+/// `last_modified` is exactly what `Last-Modified` tells (`None`: no such
+/// header).
+pub(crate) fn json_response_dated(
+    version: Version,
+    status: StatusCode,
+    body: &Value,
+    last_modified: Option<SystemTime>,
+) -> Response {
+    cache_headers(version, (status, Json(body)).into_response(), last_modified)
+}
+
+/// The absolute URL of `path` on this service, as webob makes a relative
+/// `Location` absolute: `http://` and the request's `Host`.
+pub(crate) fn absolute_url(headers: &HeaderMap, path: &str) -> String {
+    let host = headers
+        .get(HOST)
+        .and_then(|h| h.to_str().ok())
+        .filter(|h| !h.is_empty())
+        .unwrap_or("localhost");
+    format!("http://{host}{path}")
 }
 
 /// The later of two optional times.

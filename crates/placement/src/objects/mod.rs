@@ -3,4 +3,11 @@
 // The provider and allocation handlers that use these are being written.
 #![allow(dead_code)]
 
+pub(crate) mod aggregate;
+pub(crate) mod allocation;
+pub(crate) mod consumer;
+pub(crate) mod inventory;
 pub(crate) mod provider;
+pub(crate) mod reshaper;
+pub(crate) mod traits;
+pub(crate) mod usage;

@@ -1,9 +1,14 @@
-//! Resource providers as other resources need them: lookup by uuid, and
-//! the generation that guards concurrent changes.
+//! Resource providers: lookup by uuid, the generation that guards
+//! concurrent changes, trees (parent and root), listing with upstream's
+//! filters, and the writes of `/resource_providers`.
+
+use std::collections::{BTreeSet, HashSet};
+use std::time::SystemTime;
 
 use sqlx::Row;
+use sqlx::any::AnyRow;
 
-use crate::db::{Store, sql};
+use crate::db::{self, Store, sql};
 use crate::error::{Error, Result, code};
 
 /// The identity of a provider and its current generation.
@@ -85,4 +90,884 @@ pub(crate) fn concurrent_update(uuid: &str) -> Error {
         "resource provider generation conflict: {uuid} was changed by another request"
     ))
     .with_code(code::CONCURRENT_UPDATE)
+}
+
+/// Moves the generation of the provider with id `id` from `expected` to
+/// the next one, in `tx`; `false` (nothing changed) when another
+/// transaction changed it meanwhile, for callers that try again.
+pub(crate) async fn try_bump_generation(
+    store: &Store,
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    id: i64,
+    expected: i64,
+) -> Result<bool> {
+    let update = store.dialect().placeholders(format!(
+        "UPDATE resource_providers SET generation = ?, updated_at = {} WHERE id = ? AND generation = ?",
+        store.dialect().timestamp_param()
+    ));
+    let done = sqlx::query(&update)
+        .bind(expected + 1)
+        .bind(crate::db::now_text())
+        .bind(id)
+        .bind(expected)
+        .execute(&mut **tx)
+        .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// A provider as the API shows it, with its place in its tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Provider {
+    pub(crate) id: i64,
+    pub(crate) uuid: String,
+    pub(crate) name: Option<String>,
+    pub(crate) generation: i64,
+    pub(crate) root_uuid: String,
+    pub(crate) parent_uuid: Option<String>,
+    pub(crate) created_at: Option<SystemTime>,
+    pub(crate) updated_at: Option<SystemTime>,
+}
+
+impl Provider {
+    /// When it last changed, as upstream tells it (`updated_at`, else
+    /// `created_at`).
+    pub(crate) fn last_modified(&self) -> Option<SystemTime> {
+        self.updated_at.or(self.created_at)
+    }
+
+    /// Its identity and generation.
+    pub(crate) fn as_ref(&self) -> ProviderRef {
+        ProviderRef {
+            id: self.id,
+            uuid: self.uuid.clone(),
+            generation: self.generation,
+        }
+    }
+}
+
+/// The columns of [`Provider`], from `rp` joined to its `root` and
+/// (left) its `parent`.
+fn provider_select(store: &Store) -> String {
+    let d = store.dialect();
+    format!(
+        "SELECT rp.id AS id, rp.uuid AS uuid, rp.name AS name, rp.generation AS generation, \
+         root.uuid AS root_uuid, parent.uuid AS parent_uuid, \
+         {} AS created_at, {} AS updated_at \
+         FROM resource_providers rp \
+         JOIN resource_providers root ON rp.root_provider_id = root.id \
+         LEFT JOIN resource_providers parent ON rp.parent_provider_id = parent.id",
+        d.timestamp_text("rp.created_at"),
+        d.timestamp_text("rp.updated_at"),
+    )
+}
+
+fn row_to_provider(row: &AnyRow) -> Result<Provider> {
+    let stamp = |column: &str| -> Result<Option<SystemTime>> {
+        let text: Option<String> = row.try_get(column)?;
+        Ok(text.as_deref().and_then(db::parse_timestamp))
+    };
+    Ok(Provider {
+        id: row.try_get("id")?,
+        uuid: row.try_get("uuid")?,
+        name: row.try_get("name")?,
+        generation: row.try_get::<Option<i64>, _>("generation")?.unwrap_or(0),
+        root_uuid: row.try_get("root_uuid")?,
+        parent_uuid: row.try_get("parent_uuid")?,
+        created_at: stamp("created_at")?,
+        updated_at: stamp("updated_at")?,
+    })
+}
+
+/// The provider with `uuid`, with its tree, read within `conn`.
+pub(crate) async fn load<'c, E>(store: &Store, conn: E, uuid: &str) -> Result<Option<Provider>>
+where
+    E: sqlx::Executor<'c, Database = sqlx::Any>,
+{
+    let query = store
+        .dialect()
+        .placeholders(format!("{} WHERE rp.uuid = ?", provider_select(store)));
+    let row = sqlx::query(&query).bind(uuid).fetch_optional(conn).await?;
+    row.as_ref().map(row_to_provider).transpose()
+}
+
+/// A provider's internal ids and those of its parent and root.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct TreeIds {
+    pub(crate) id: i64,
+    pub(crate) uuid: String,
+    pub(crate) parent_id: Option<i64>,
+    pub(crate) root_id: i64,
+    pub(crate) root_uuid: String,
+}
+
+/// The ids of the provider with `uuid` in its tree, or `None`.
+pub(crate) async fn tree_ids<'c, E>(store: &Store, conn: E, uuid: &str) -> Result<Option<TreeIds>>
+where
+    E: sqlx::Executor<'c, Database = sqlx::Any>,
+{
+    let row = sqlx::query(sql!(
+        store,
+        "SELECT me.id AS id, me.uuid AS uuid, me.parent_provider_id AS parent_id, \
+         root.id AS root_id, root.uuid AS root_uuid \
+         FROM resource_providers me \
+         JOIN resource_providers root ON me.root_provider_id = root.id \
+         WHERE me.uuid = ?"
+    ))
+    .bind(uuid)
+    .fetch_optional(conn)
+    .await?;
+    row.map(|row| {
+        Ok(TreeIds {
+            id: row.try_get("id")?,
+            uuid: row.try_get("uuid")?,
+            parent_id: row.try_get("parent_id")?,
+            root_id: row.try_get("root_id")?,
+            root_uuid: row.try_get("root_uuid")?,
+        })
+    })
+    .transpose()
+}
+
+/// What `GET /resource_providers` filters on (upstream's
+/// `get_all_by_filters`).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Filters {
+    pub(crate) name: Option<String>,
+    pub(crate) uuid: Option<String>,
+    pub(crate) in_tree: Option<String>,
+    /// Groups of trait names: each group is "any of".
+    pub(crate) required_traits: Vec<BTreeSet<String>>,
+    pub(crate) forbidden_traits: BTreeSet<String>,
+    /// Groups of aggregate uuids: each group is "any of".
+    pub(crate) member_of: Vec<BTreeSet<String>>,
+    pub(crate) forbidden_aggregates: BTreeSet<String>,
+    /// Amounts by resource class name, each to fit the provider's
+    /// remaining capacity and unit constraints.
+    pub(crate) resources: Vec<(String, i64)>,
+}
+
+/// Why a provider listing cannot be answered.
+#[derive(Debug)]
+pub(crate) enum ListError {
+    /// A trait named in `required` does not exist.
+    TraitNotFound(String),
+    /// A resource class named in `resources` does not exist.
+    ResourceClassNotFound(String),
+    /// Anything else (the database failed).
+    Other(Error),
+}
+
+impl From<sqlx::Error> for ListError {
+    fn from(e: sqlx::Error) -> Self {
+        ListError::Other(e.into())
+    }
+}
+
+impl From<Error> for ListError {
+    fn from(e: Error) -> Self {
+        ListError::Other(e)
+    }
+}
+
+/// The providers matching `filters`, by id. Filters apply in upstream's
+/// order, so that the same request meets the same error (or the same
+/// early empty answer).
+pub(crate) async fn list(store: &Store, filters: &Filters) -> Result<Vec<Provider>, ListError> {
+    let pool = store.reader();
+    let mut conditions = Vec::new();
+    let mut binds: Vec<Bind> = Vec::new();
+    // An empty name or uuid filters nothing, as upstream (`if name:`).
+    if let Some(name) = filters.name.as_deref().filter(|n| !n.is_empty()) {
+        conditions.push("rp.name = ?");
+        binds.push(Bind::Text(name.to_owned()));
+    }
+    if let Some(uuid) = filters.uuid.as_deref().filter(|u| !u.is_empty()) {
+        conditions.push("rp.uuid = ?");
+        binds.push(Bind::Text(uuid.to_owned()));
+    }
+    if let Some(in_tree) = filters.in_tree.as_deref().filter(|u| !u.is_empty()) {
+        let Some(tree) = tree_ids(store, pool, in_tree).await? else {
+            return Ok(Vec::new());
+        };
+        conditions.push("rp.root_provider_id = ?");
+        binds.push(Bind::Int(tree.root_id));
+    }
+    // Each id filter narrows `allowed` (None: no such filter yet) or
+    // grows `denied`.
+    let mut allowed: Option<HashSet<i64>> = None;
+    let mut denied: HashSet<i64> = HashSet::new();
+    if !filters.required_traits.is_empty() {
+        let mut groups = Vec::with_capacity(filters.required_traits.len());
+        for group in &filters.required_traits {
+            let mut ids = Vec::with_capacity(group.len());
+            for name in group {
+                ids.push(
+                    crate::objects::traits::id_of(store, pool, name)
+                        .await?
+                        .ok_or_else(|| ListError::TraitNotFound(name.clone()))?,
+                );
+            }
+            groups.push(ids);
+        }
+        let matching =
+            providers_having_all(store, "resource_provider_traits", "trait_id", &groups).await?;
+        if matching.is_empty() {
+            return Ok(Vec::new());
+        }
+        allowed = Some(matching);
+    }
+    if !filters.forbidden_traits.is_empty() {
+        let mut ids = Vec::with_capacity(filters.forbidden_traits.len());
+        for name in &filters.forbidden_traits {
+            ids.push(
+                crate::objects::traits::id_of(store, pool, name)
+                    .await?
+                    .ok_or_else(|| ListError::TraitNotFound(name.clone()))?,
+            );
+        }
+        denied.extend(
+            providers_having_all(store, "resource_provider_traits", "trait_id", &[ids]).await?,
+        );
+    }
+    if !filters.member_of.is_empty() {
+        let matching = providers_in_aggregates(store, &filters.member_of).await?;
+        if matching.is_empty() {
+            return Ok(Vec::new());
+        }
+        allowed = Some(match allowed {
+            Some(before) => before.intersection(&matching).copied().collect(),
+            None => matching,
+        });
+    }
+    if !filters.forbidden_aggregates.is_empty() {
+        denied.extend(
+            providers_in_aggregates(store, std::slice::from_ref(&filters.forbidden_aggregates))
+                .await?,
+        );
+    }
+    for (class, amount) in &filters.resources {
+        let class_id = crate::objects::inventory::resource_class_id(store, pool, class)
+            .await?
+            .ok_or_else(|| ListError::ResourceClassNotFound(class.clone()))?;
+        let fitting = providers_with_capacity(store, class_id, *amount).await?;
+        allowed = Some(match allowed {
+            Some(before) => before.intersection(&fitting).copied().collect(),
+            None => fitting,
+        });
+    }
+    let mut query = provider_select(store);
+    if !conditions.is_empty() {
+        query.push_str(" WHERE ");
+        query.push_str(&conditions.join(" AND "));
+    }
+    query.push_str(" ORDER BY rp.id");
+    let query = store.dialect().placeholders(query);
+    let mut q = sqlx::query(&query);
+    for bind in binds {
+        q = match bind {
+            Bind::Text(t) => q.bind(t),
+            Bind::Int(i) => q.bind(i),
+        };
+    }
+    let rows = q.fetch_all(pool).await?;
+    let mut providers = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let id: i64 = row.try_get("id")?;
+        if denied.contains(&id) || allowed.as_ref().is_some_and(|a| !a.contains(&id)) {
+            continue;
+        }
+        providers.push(row_to_provider(row)?);
+    }
+    Ok(providers)
+}
+
+/// A value bound to a query built at run time.
+enum Bind {
+    Text(String),
+    Int(i64),
+}
+
+/// The ids of providers that have, in the association `table`, at least
+/// one of each group of `column` values.
+async fn providers_having_all(
+    store: &Store,
+    table: &str,
+    column: &str,
+    groups: &[Vec<i64>],
+) -> Result<HashSet<i64>, sqlx::Error> {
+    let mut query = String::from("SELECT rp.id AS id FROM resource_providers rp");
+    let mut binds = Vec::new();
+    for (n, group) in groups.iter().enumerate() {
+        if group.is_empty() {
+            return Ok(HashSet::new());
+        }
+        let marks = vec!["?"; group.len()].join(", ");
+        query.push_str(&format!(
+            " JOIN {table} a{n} ON a{n}.resource_provider_id = rp.id AND a{n}.{column} IN ({marks})"
+        ));
+        binds.extend(group.iter().copied());
+    }
+    let query = store.dialect().placeholders(query);
+    let mut q = sqlx::query(&query);
+    for id in binds {
+        q = q.bind(id);
+    }
+    let rows = q.fetch_all(store.reader()).await?;
+    rows.iter().map(|r| r.try_get::<i64, _>("id")).collect()
+}
+
+/// The ids of providers in at least one aggregate of each group (of
+/// aggregate uuids); aggregates never seen match nothing.
+pub(crate) async fn providers_in_aggregates(
+    store: &Store,
+    groups: &[BTreeSet<String>],
+) -> Result<HashSet<i64>, sqlx::Error> {
+    let all: BTreeSet<&String> = groups.iter().flatten().collect();
+    if all.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let marks = vec!["?"; all.len()].join(", ");
+    let query = store.dialect().placeholders(format!(
+        "SELECT id, uuid FROM placement_aggregates WHERE uuid IN ({marks})"
+    ));
+    let mut q = sqlx::query(&query);
+    for uuid in &all {
+        q = q.bind((*uuid).clone());
+    }
+    let mut ids_by_uuid = std::collections::HashMap::new();
+    for row in q.fetch_all(store.reader()).await? {
+        ids_by_uuid.insert(
+            row.try_get::<String, _>("uuid")?,
+            row.try_get::<i64, _>("id")?,
+        );
+    }
+    let id_groups: Vec<Vec<i64>> = groups
+        .iter()
+        .map(|g| {
+            g.iter()
+                .filter_map(|u| ids_by_uuid.get(u).copied())
+                .collect()
+        })
+        .collect();
+    providers_having_all(
+        store,
+        "resource_provider_aggregates",
+        "aggregate_id",
+        &id_groups,
+    )
+    .await
+}
+
+/// The ids of providers whose inventory of `class_id` can take `amount`
+/// more: within capacity after their allocations, and within the unit
+/// constraints.
+async fn providers_with_capacity(
+    store: &Store,
+    class_id: i64,
+    amount: i64,
+) -> Result<HashSet<i64>, sqlx::Error> {
+    // No inventory holds more than the database's 32-bit integers; asking
+    // the database would overflow its arithmetic instead.
+    if amount > i64::from(i32::MAX) {
+        return Ok(HashSet::new());
+    }
+    let d = store.dialect();
+    let query = d.placeholders(format!(
+        "SELECT inv.resource_provider_id AS id FROM inventories inv \
+         LEFT JOIN (SELECT resource_provider_id, {} AS used FROM allocations \
+                    WHERE resource_class_id = ? GROUP BY resource_provider_id) rp_used \
+           ON rp_used.resource_provider_id = inv.resource_provider_id \
+         WHERE inv.resource_class_id = ? \
+           AND COALESCE(rp_used.used, 0) + ? <= (inv.total - inv.reserved) * inv.allocation_ratio \
+           AND inv.min_unit <= ? AND inv.max_unit >= ? AND (? % inv.step_size) = 0",
+        d.int("SUM(used)")
+    ));
+    let rows = sqlx::query(&query)
+        .bind(class_id)
+        .bind(class_id)
+        .bind(amount)
+        .bind(amount)
+        .bind(amount)
+        .bind(amount)
+        .fetch_all(store.reader())
+        .await?;
+    rows.iter().map(|r| r.try_get::<i64, _>("id")).collect()
+}
+
+/// Why a provider could not be created, changed or deleted (upstream's
+/// object exceptions).
+#[derive(Debug)]
+pub(crate) enum WriteError {
+    /// No such provider.
+    NotFound,
+    /// Unique columns already taken: `uuid` and/or `name`.
+    Duplicate(Vec<&'static str>),
+    /// `Object action {action} failed because: {reason}`.
+    Action {
+        action: &'static str,
+        reason: &'static str,
+    },
+    /// It has children.
+    HasChildren,
+    /// It has allocations.
+    InUse,
+    /// Its generation changed meanwhile.
+    Concurrent,
+    /// Anything else (the database failed).
+    Other(Error),
+}
+
+impl From<sqlx::Error> for WriteError {
+    fn from(e: sqlx::Error) -> Self {
+        if is_transient(&e) {
+            WriteError::Concurrent
+        } else {
+            WriteError::Other(e.into())
+        }
+    }
+}
+
+/// Whether `e` is the database giving up on one of two concurrent
+/// transactions (a deadlock, a serialization failure, a lock wait
+/// timeout): the request met a concurrent writer, a 409 to retry, not a
+/// 500.
+pub(crate) fn is_transient(e: &sqlx::Error) -> bool {
+    let sqlx::Error::Database(db) = e else {
+        return false;
+    };
+    matches!(db.code().as_deref(), Some("40001" | "40P01"))
+        || db.message().contains("Lock wait timeout exceeded")
+}
+
+impl From<Error> for WriteError {
+    fn from(e: Error) -> Self {
+        WriteError::Other(e)
+    }
+}
+
+impl std::fmt::Display for WriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WriteError::NotFound => f.write_str("Resource could not be found."),
+            WriteError::Duplicate(columns) => write!(f, "duplicate {}", columns.join(", ")),
+            WriteError::Action { action, reason } => {
+                write!(f, "Object action {action} failed because: {reason}")
+            }
+            WriteError::HasChildren => f.write_str(
+                "Cannot delete resource provider that is a parent of another. Delete child providers first.",
+            ),
+            WriteError::InUse => f.write_str("Resource provider has allocations."),
+            WriteError::Concurrent => f.write_str(
+                "Another thread concurrently updated the resource provider data. Please retry your update",
+            ),
+            WriteError::Other(Error::Api(e)) => write!(f, "{}", e.detail()),
+            WriteError::Other(Error::Db(e)) => write!(f, "{e}"),
+        }
+    }
+}
+
+fn is_unique_violation(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(db) if db.is_unique_violation())
+}
+
+fn is_foreign_key_violation(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(db) if db.is_foreign_key_violation())
+}
+
+/// The parent went away between the check and the write (the foreign key,
+/// where enforced).
+const PARENT_GONE: &str = "parent provider UUID does not exist.";
+
+/// Which of `uuid` and `name` are taken, within `tx`.
+async fn taken_columns(
+    store: &Store,
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    uuid: &str,
+    name: &str,
+    except_id: Option<i64>,
+) -> Result<Vec<&'static str>, sqlx::Error> {
+    let mut taken = Vec::new();
+    let by_uuid = sqlx::query(sql!(
+        store,
+        "SELECT id FROM resource_providers WHERE uuid = ?"
+    ))
+    .bind(uuid)
+    .fetch_optional(&mut **tx)
+    .await?;
+    if by_uuid.is_some() && except_id.is_none() {
+        taken.push("uuid");
+    }
+    let by_name = sqlx::query(sql!(
+        store,
+        "SELECT id FROM resource_providers WHERE name = ?"
+    ))
+    .bind(name)
+    .fetch_optional(&mut **tx)
+    .await?;
+    if let Some(row) = by_name {
+        let id: i64 = row.try_get("id")?;
+        if except_id != Some(id) {
+            taken.push("name");
+        }
+    }
+    Ok(taken)
+}
+
+/// Creates a provider (under `parent`, a uuid, when given) in one
+/// transaction; a provider without a parent is its own root.
+pub(crate) async fn create(
+    store: &Store,
+    uuid: &str,
+    name: &str,
+    parent: Option<&str>,
+) -> Result<Provider, WriteError> {
+    if name.is_empty() {
+        return Err(WriteError::Action {
+            action: "create",
+            reason: "name is required",
+        });
+    }
+    let mut tx = store.begin().await?;
+    let mut parent_ids = None;
+    if let Some(parent) = parent {
+        if parent == uuid {
+            return Err(WriteError::Action {
+                action: "create",
+                reason: "parent provider UUID cannot be same as UUID. Please set parent provider UUID to None if there is no parent.",
+            });
+        }
+        parent_ids = Some(
+            tree_ids(store, &mut *tx, parent)
+                .await?
+                .ok_or(WriteError::Action {
+                    action: "create",
+                    reason: PARENT_GONE,
+                })?,
+        );
+    }
+    let taken = taken_columns(store, &mut tx, uuid, name, None).await?;
+    if !taken.is_empty() {
+        return Err(WriteError::Duplicate(taken));
+    }
+    let d = store.dialect();
+    let now = db::now_text();
+    // As upstream: a root is written twice (its root is itself), so it
+    // has `updated_at` from the start; a child is written once.
+    let insert = d.placeholders(format!(
+        "INSERT INTO resource_providers (uuid, name, generation, root_provider_id, parent_provider_id, created_at) \
+         VALUES (?, ?, 0, ?, ?, {})",
+        d.timestamp_param()
+    ));
+    let inserted = sqlx::query(&insert)
+        .bind(uuid)
+        .bind(name)
+        .bind(parent_ids.as_ref().map(|p| p.root_id))
+        .bind(parent_ids.as_ref().map(|p| p.id))
+        .bind(&now)
+        .execute(&mut *tx)
+        .await;
+    match inserted {
+        Ok(_) => {}
+        // Someone else took the uuid or the name meanwhile.
+        Err(e) if is_unique_violation(&e) => {
+            drop(tx);
+            let mut tx = store.begin().await?;
+            let taken = taken_columns(store, &mut tx, uuid, name, None).await?;
+            return Err(WriteError::Duplicate(if taken.is_empty() {
+                vec!["uuid"]
+            } else {
+                taken
+            }));
+        }
+        Err(e) if is_foreign_key_violation(&e) => {
+            return Err(WriteError::Action {
+                action: "create",
+                reason: PARENT_GONE,
+            });
+        }
+        Err(e) => return Err(e.into()),
+    }
+    if parent_ids.is_none() {
+        let own_root = d.placeholders(format!(
+            "UPDATE resource_providers SET root_provider_id = id, updated_at = {} WHERE uuid = ?",
+            d.timestamp_param()
+        ));
+        sqlx::query(&own_root)
+            .bind(&now)
+            .bind(uuid)
+            .execute(&mut *tx)
+            .await?;
+    }
+    let created = load(store, &mut *tx, uuid).await?;
+    tx.commit().await?;
+    created.ok_or(WriteError::NotFound)
+}
+
+/// The ids of the provider `root_of_subtree` and of every provider below
+/// it, read within `tx`.
+async fn subtree_ids(
+    store: &Store,
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    me: &TreeIds,
+) -> Result<Vec<(i64, String)>, sqlx::Error> {
+    let rows = sqlx::query(sql!(
+        store,
+        "SELECT id, uuid, parent_provider_id FROM resource_providers WHERE root_provider_id = ?"
+    ))
+    .bind(me.root_id)
+    .fetch_all(&mut **tx)
+    .await?;
+    let mut children: std::collections::HashMap<i64, Vec<(i64, String)>> =
+        std::collections::HashMap::new();
+    for row in &rows {
+        if let Some(parent) = row.try_get::<Option<i64>, _>("parent_provider_id")? {
+            children
+                .entry(parent)
+                .or_default()
+                .push((row.try_get("id")?, row.try_get("uuid")?));
+        }
+    }
+    let mut subtree = vec![(me.id, me.uuid.clone())];
+    let mut next = 0;
+    while next < subtree.len() {
+        let id = subtree[next].0;
+        if let Some(kids) = children.get(&id) {
+            for kid in kids {
+                // A tree read mid-change could hold a cycle: visit once.
+                if !subtree.iter().any(|(seen, _)| *seen == kid.0) {
+                    subtree.push(kid.clone());
+                }
+            }
+        }
+        next += 1;
+    }
+    Ok(subtree)
+}
+
+/// What a PUT asks of a provider: a new name and, from 1.14, the parent
+/// (`None` in the body means un-parenting).
+#[derive(Clone, Debug)]
+pub(crate) struct Update {
+    pub(crate) name: String,
+    /// `Some(parent)` when the body names `parent_provider_uuid`.
+    pub(crate) parent: Option<Option<String>>,
+    /// Re-parenting and un-parenting are allowed (1.37).
+    pub(crate) allow_reparenting: bool,
+}
+
+/// Renames and (re-/un-)parents the provider `uuid` in one transaction,
+/// moving its whole subtree to the new root.
+pub(crate) async fn update(
+    store: &Store,
+    uuid: &str,
+    change: &Update,
+) -> Result<Provider, WriteError> {
+    let mut tx = store.begin().await?;
+    let me = tree_ids(store, &mut *tx, uuid)
+        .await?
+        .ok_or(WriteError::NotFound)?;
+    // The parent asked for; the current one when the body names none.
+    let wanted_parent = match &change.parent {
+        Some(p) => p.clone(),
+        None => match me.parent_id {
+            Some(parent_id) => {
+                let row = sqlx::query(sql!(
+                    store,
+                    "SELECT uuid FROM resource_providers WHERE id = ?"
+                ))
+                .bind(parent_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+                match row {
+                    Some(row) => Some(row.try_get::<String, _>("uuid")?),
+                    None => None,
+                }
+            }
+            None => None,
+        },
+    };
+    let mut new_parent: Option<Option<i64>> = None;
+    let mut new_root: Option<i64> = None;
+    match wanted_parent {
+        Some(parent_uuid) => {
+            let parent =
+                tree_ids(store, &mut *tx, &parent_uuid)
+                    .await?
+                    .ok_or(WriteError::Action {
+                        action: "create",
+                        reason: PARENT_GONE,
+                    })?;
+            if me.parent_id.is_some()
+                && me.parent_id != Some(parent.id)
+                && !change.allow_reparenting
+            {
+                return Err(WriteError::Action {
+                    action: "update",
+                    reason: "re-parenting a provider is not currently allowed.",
+                });
+            }
+            let subtree = subtree_ids(store, &mut tx, &me).await?;
+            if subtree.iter().any(|(_, u)| *u == parent.uuid) {
+                return Err(WriteError::Action {
+                    action: "update",
+                    reason: "creating loop in the provider tree is not allowed.",
+                });
+            }
+            new_parent = Some(Some(parent.id));
+            new_root = Some(parent.root_id);
+        }
+        None => {
+            if me.parent_id.is_some() {
+                if !change.allow_reparenting {
+                    return Err(WriteError::Action {
+                        action: "update",
+                        reason: "un-parenting a provider is not currently allowed.",
+                    });
+                }
+                new_parent = Some(None);
+                new_root = Some(me.id);
+            }
+        }
+    }
+    let taken = taken_columns(store, &mut tx, uuid, &change.name, Some(me.id)).await?;
+    if !taken.is_empty() {
+        return Err(WriteError::Duplicate(taken));
+    }
+    let d = store.dialect();
+    let now = db::now_text();
+    let renamed = match new_parent {
+        Some(parent) => {
+            let query = d.placeholders(format!(
+                "UPDATE resource_providers SET name = ?, parent_provider_id = ?, updated_at = {} WHERE id = ?",
+                d.timestamp_param()
+            ));
+            sqlx::query(&query)
+                .bind(&change.name)
+                .bind(parent)
+                .bind(&now)
+                .bind(me.id)
+                .execute(&mut *tx)
+                .await
+        }
+        None => {
+            let query = d.placeholders(format!(
+                "UPDATE resource_providers SET name = ?, updated_at = {} WHERE id = ?",
+                d.timestamp_param()
+            ));
+            sqlx::query(&query)
+                .bind(&change.name)
+                .bind(&now)
+                .bind(me.id)
+                .execute(&mut *tx)
+                .await
+        }
+    };
+    match renamed {
+        Ok(_) => {}
+        Err(e) if is_unique_violation(&e) => return Err(WriteError::Duplicate(vec!["name"])),
+        Err(e) if is_foreign_key_violation(&e) => {
+            return Err(WriteError::Action {
+                action: "update",
+                reason: PARENT_GONE,
+            });
+        }
+        Err(e) => return Err(e.into()),
+    }
+    if let Some(root) = new_root {
+        let query = d.placeholders(format!(
+            "UPDATE resource_providers SET root_provider_id = ?, updated_at = {} WHERE id = ?",
+            d.timestamp_param()
+        ));
+        for (id, _) in subtree_ids(store, &mut tx, &me).await? {
+            sqlx::query(&query)
+                .bind(root)
+                .bind(&now)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+    }
+    let updated = load(store, &mut *tx, uuid).await?;
+    tx.commit().await?;
+    updated.ok_or(WriteError::NotFound)
+}
+
+/// Deletes the provider `uuid` with its inventories and its aggregate and
+/// trait associations, in one transaction: refused while it has children
+/// or allocations. The delete is guarded by the generation read here, so
+/// an allocation written meanwhile (which moves it) makes it a conflict.
+pub(crate) async fn delete(store: &Store, uuid: &str) -> Result<(), WriteError> {
+    let mut tx = store.begin().await?;
+    let me = find(store, &mut *tx, uuid)
+        .await?
+        .ok_or(WriteError::NotFound)?;
+    let child = sqlx::query(sql!(
+        store,
+        "SELECT id FROM resource_providers WHERE parent_provider_id = ? LIMIT 1"
+    ))
+    .bind(me.id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    if child.is_some() {
+        return Err(WriteError::HasChildren);
+    }
+    let allocation = sqlx::query(sql!(
+        store,
+        "SELECT id FROM allocations WHERE resource_provider_id = ? LIMIT 1"
+    ))
+    .bind(me.id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    if allocation.is_some() {
+        return Err(WriteError::InUse);
+    }
+    // Lock the provider's row first (as every writer of its inventory,
+    // traits or aggregates does), checking that its generation did not
+    // move meanwhile: an allocation written since moved it.
+    let locked = sqlx::query(sql!(
+        store,
+        "UPDATE resource_providers SET generation = generation WHERE id = ? AND generation = ?"
+    ))
+    .bind(me.id)
+    .bind(me.generation)
+    .execute(&mut *tx)
+    .await?;
+    if locked.rows_affected() != 1 {
+        return Err(WriteError::Concurrent);
+    }
+    for statement in [
+        sql!(
+            store,
+            "DELETE FROM inventories WHERE resource_provider_id = ?"
+        ),
+        sql!(
+            store,
+            "DELETE FROM resource_provider_aggregates WHERE resource_provider_id = ?"
+        ),
+        sql!(
+            store,
+            "DELETE FROM resource_provider_traits WHERE resource_provider_id = ?"
+        ),
+        sql!(
+            store,
+            "UPDATE resource_providers SET root_provider_id = NULL WHERE id = ? AND root_provider_id = id"
+        ),
+    ] {
+        sqlx::query(statement).bind(me.id).execute(&mut *tx).await?;
+    }
+    let deleted = sqlx::query(sql!(store, "DELETE FROM resource_providers WHERE id = ?"))
+        .bind(me.id)
+        .execute(&mut *tx)
+        .await;
+    match deleted {
+        Ok(done) if done.rows_affected() == 1 => {}
+        Ok(_) => return Err(WriteError::Concurrent),
+        // A child added meanwhile (the foreign key, where enforced).
+        Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => {
+            return Err(WriteError::HasChildren);
+        }
+        Err(e) => return Err(e.into()),
+    }
+    tx.commit().await?;
+    Ok(())
 }

@@ -1,0 +1,157 @@
+//! `/resource_providers/{uuid}/aggregates` (from 1.1): list and replace.
+//! Before 1.19 the body is a list of uuids and the generation stays; from
+//! 1.19 it carries the provider's generation, which must match and moves
+//! on.
+
+use std::sync::LazyLock;
+use std::time::SystemTime;
+
+use axum::extract::{Path, State};
+use axum::response::Response;
+use bytes::Bytes;
+use http::{HeaderMap, StatusCode};
+use microversion::Version;
+use microversion_server::{BodySchemas, ServedVersion, VersionedRouter, Versions};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::app::AppState;
+use crate::context::RequestContext;
+use crate::error::{Error, Result, code};
+use crate::handlers::resource_provider::missing;
+use crate::handlers::util::{body_schemas, check_accept, json_response_dated, require_json};
+use crate::objects::aggregate::{self, SetError};
+use crate::objects::provider;
+
+const AGGREGATES: &str = "/resource_providers/{uuid}/aggregates";
+
+pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
+    router.get(AGGREGATES, Versions::since("1.1"), list).put(
+        AGGREGATES,
+        Versions::since("1.1"),
+        replace,
+    )
+}
+
+/// From this version bodies carry the provider generation.
+const WITH_GENERATION: Version = Version::new(1, 19);
+
+/// A PUT body: a list of uuids before 1.19, an object with the
+/// generation from 1.19 (the schema of the version decides which).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum AggregatesBody {
+    List(Vec<String>),
+    WithGeneration {
+        aggregates: Vec<String>,
+        resource_provider_generation: i64,
+    },
+}
+
+impl AggregatesBody {
+    fn aggregates(&self) -> &[String] {
+        match self {
+            AggregatesBody::List(list)
+            | AggregatesBody::WithGeneration {
+                aggregates: list, ..
+            } => list,
+        }
+    }
+
+    fn generation(&self) -> Option<i64> {
+        match self {
+            AggregatesBody::List(_) => None,
+            AggregatesBody::WithGeneration {
+                resource_provider_generation,
+                ..
+            } => Some(*resource_provider_generation),
+        }
+    }
+}
+
+fn list_schema() -> Value {
+    json!({
+        "type": "array",
+        "items": {"type": "string", "format": "uuid"},
+        "uniqueItems": true
+    })
+}
+
+static PUT_SCHEMA: LazyLock<BodySchemas<AggregatesBody>> = LazyLock::new(|| {
+    body_schemas("PUT /resource_providers/{uuid}/aggregates")
+        .json_schema(Versions::between("1.1", "1.18"), &list_schema())
+        .json_schema(
+            Versions::since("1.19"),
+            &json!({
+                "type": "object",
+                "properties": {
+                    "aggregates": list_schema(),
+                    "resource_provider_generation": {"type": "integer"}
+                },
+                "required": ["aggregates", "resource_provider_generation"],
+                "additionalProperties": false
+            }),
+        )
+        .build()
+        .unwrap_or_else(|e| panic!("the aggregate schemas are valid: {e}"))
+});
+
+fn respond(version: Version, aggregates: &[String], generation: i64) -> Response {
+    let mut body = json!({"aggregates": aggregates});
+    if version.matches(WITH_GENERATION, None) {
+        body["resource_provider_generation"] = json!(generation);
+    }
+    // Associations are not dated: upstream tells "now".
+    json_response_dated(version, StatusCode::OK, &body, Some(SystemTime::now()))
+}
+
+async fn list(
+    State(state): State<AppState>,
+    ctx: RequestContext,
+    version: ServedVersion,
+    headers: HeaderMap,
+    Path(uuid): Path<String>,
+) -> Result<Response> {
+    check_accept(&headers)?;
+    state.authorize(&ctx, "placement:resource_providers:aggregates:list")?;
+    let rp = provider::find(&state.store, state.store.reader(), &uuid)
+        .await?
+        .ok_or_else(|| missing(&uuid))?;
+    let aggregates = aggregate::of_provider(&state.store, state.store.reader(), rp.id).await?;
+    Ok(respond(*version, &aggregates, rp.generation))
+}
+
+async fn replace(
+    State(state): State<AppState>,
+    ctx: RequestContext,
+    version: ServedVersion,
+    headers: HeaderMap,
+    Path(uuid): Path<String>,
+    body: Bytes,
+) -> Result<Response> {
+    require_json(&headers)?;
+    state.authorize(&ctx, "placement:resource_providers:aggregates:update")?;
+    let rp = provider::find(&state.store, state.store.reader(), &uuid)
+        .await?
+        .ok_or_else(|| missing(&uuid))?;
+    let data = PUT_SCHEMA.parse(*version, &body)?;
+    if let Some(generation) = data.generation() {
+        if generation != rp.generation {
+            return Err(Error::conflict(
+                "Resource provider's generation already changed. Please update the generation and try again.",
+            )
+            .with_code(code::CONCURRENT_UPDATE));
+        }
+    }
+    let generation = aggregate::set(&state.store, &rp, data.aggregates(), data.generation().is_some())
+        .await
+        .map_err(|e| match e {
+            SetError::Concurrent => Error::conflict(
+                "Update conflict: Another thread concurrently updated the resource provider data. Please retry your update",
+            )
+            .with_code(code::CONCURRENT_UPDATE),
+            SetError::Duplicate(why) => Error::conflict(format!("Update conflict: {why}")),
+            SetError::Other(e) => e,
+        })?;
+    Ok(respond(*version, data.aggregates(), generation))
+}

@@ -1,0 +1,405 @@
+//! `/resource_providers`: list (with filters growing from 1.3 to 1.39),
+//! create (201 before 1.20, 200 with the provider from 1.20; parents from
+//! 1.14), show, update (rename; re-parenting and un-parenting from 1.37),
+//! delete.
+
+use std::sync::LazyLock;
+use std::time::SystemTime;
+
+use axum::extract::{Path, RawQuery, State};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use http::header::LOCATION;
+use http::{HeaderMap, HeaderValue, StatusCode};
+use microversion::Version;
+use microversion_server::{BodySchemas, ServedVersion, VersionedRouter, Versions};
+use serde::{Deserialize, Deserializer};
+use serde_json::{Value, json};
+
+use crate::app::AppState;
+use crate::context::RequestContext;
+use crate::error::{Error, Result, code};
+use crate::handlers::query::{self, QueryParams};
+use crate::handlers::util::{
+    absolute_url, body_schemas, check_accept, json_response_dated, require_json,
+};
+use crate::objects::provider::{self, Filters, ListError, Provider, Update, WriteError};
+
+pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
+    router
+        .get("/resource_providers", Versions::all(), list)
+        .post("/resource_providers", Versions::all(), create)
+        .get("/resource_providers/{uuid}", Versions::all(), show)
+        .put("/resource_providers/{uuid}", Versions::all(), update)
+        .delete("/resource_providers/{uuid}", Versions::all(), delete)
+}
+
+/// Aggregates link (1.1), traits link (1.6), allocations link (1.11).
+const AGGREGATES: Version = Version::new(1, 1);
+const TRAITS: Version = Version::new(1, 6);
+const ALLOCATIONS: Version = Version::new(1, 11);
+/// Nested providers: parent and root in the representation and bodies.
+const NESTED: Version = Version::new(1, 14);
+/// POST answers 200 with the provider.
+const CREATE_RETURNS_BODY: Version = Version::new(1, 20);
+/// Re-parenting and un-parenting.
+const REPARENTING: Version = Version::new(1, 37);
+
+/// The URL of a provider.
+pub(crate) fn url(uuid: &str) -> String {
+    format!("/resource_providers/{uuid}")
+}
+
+fn links(uuid: &str, version: Version) -> Value {
+    let base = url(uuid);
+    let mut links = vec![json!({"rel": "self", "href": base})];
+    let mut rels = vec!["inventories", "usages"];
+    if version.matches(AGGREGATES, None) {
+        rels.push("aggregates");
+    }
+    if version.matches(TRAITS, None) {
+        rels.push("traits");
+    }
+    if version.matches(ALLOCATIONS, None) {
+        rels.push("allocations");
+    }
+    links.extend(
+        rels.into_iter()
+            .map(|rel| json!({"rel": rel, "href": format!("{base}/{rel}")})),
+    );
+    Value::Array(links)
+}
+
+/// A provider as the served version shows it.
+pub(crate) fn render(p: &Provider, version: Version) -> Value {
+    let mut body = json!({
+        "uuid": p.uuid,
+        "name": p.name,
+        "generation": p.generation,
+        "links": links(&p.uuid, version),
+    });
+    if version.matches(NESTED, None) {
+        body["parent_provider_uuid"] = json!(p.parent_uuid);
+        body["root_provider_uuid"] = json!(p.root_uuid);
+    }
+    body
+}
+
+/// The query parameters of `GET /resource_providers`, by version.
+static LIST_QUERY: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
+    let string = json!({"type": "string"});
+    let uuid = json!({"type": "string", "format": "uuid"});
+    let schema = |extra: &[(&str, &Value)]| {
+        let mut properties = json!({"name": string, "uuid": uuid});
+        for (name, schema) in extra {
+            properties[*name] = (*schema).clone();
+        }
+        json!({"type": "object", "properties": properties, "additionalProperties": false})
+    };
+    query::query_schemas("GET /resource_providers query")
+        .json_schema(Versions::between("1.0", "1.2"), &schema(&[]))
+        .json_schema(
+            Versions::between("1.3", "1.3"),
+            &schema(&[("member_of", &string)]),
+        )
+        .json_schema(
+            Versions::between("1.4", "1.13"),
+            &schema(&[("member_of", &string), ("resources", &string)]),
+        )
+        .json_schema(
+            Versions::between("1.14", "1.17"),
+            &schema(&[
+                ("member_of", &string),
+                ("resources", &string),
+                ("in_tree", &uuid),
+            ]),
+        )
+        .json_schema(
+            Versions::since("1.18"),
+            &schema(&[
+                ("member_of", &string),
+                ("resources", &string),
+                ("in_tree", &uuid),
+                ("required", &string),
+            ]),
+        )
+        .build()
+        .unwrap_or_else(|e| panic!("the provider list query schemas are valid: {e}"))
+});
+
+async fn list(
+    State(state): State<AppState>,
+    ctx: RequestContext,
+    version: ServedVersion,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+) -> Result<Response> {
+    check_accept(&headers)?;
+    state.authorize(&ctx, "placement:resource_providers:list")?;
+    let version = *version;
+    let params = QueryParams::parse(raw.as_deref())?;
+    params.validate(&LIST_QUERY, version)?;
+    let mut filters = Filters::default();
+    if params.contains("member_of") {
+        let member_of = query::member_of(&params, version, "")?;
+        filters.member_of = member_of.required;
+        filters.forbidden_aggregates = member_of.forbidden;
+    }
+    if params.contains("required") {
+        let traits = query::required_traits(&params, version, "")?;
+        filters.required_traits = traits.required;
+        filters.forbidden_traits = traits.forbidden;
+    }
+    filters.name = params.get("name").map(str::to_owned);
+    filters.uuid = params.get("uuid").map(str::to_owned);
+    filters.in_tree = params.get("in_tree").map(str::to_owned);
+    if let Some(resources) = params.get("resources") {
+        filters.resources = query::resources(resources)?;
+    }
+    let providers = provider::list(&state.store, &filters)
+        .await
+        .map_err(|e| match e {
+            ListError::TraitNotFound(name) => Error::bad_request(format!(
+                "Invalid trait(s) in \"required\" parameter: No such trait(s): {name}."
+            )),
+            ListError::ResourceClassNotFound(name) => Error::bad_request(format!(
+                "Invalid resource class in resources parameter: No such resource class {name}."
+            )),
+            ListError::Other(e) => e,
+        })?;
+    let last_modified = providers
+        .iter()
+        .map(|p| p.last_modified().unwrap_or_else(SystemTime::now))
+        .max()
+        .unwrap_or_else(SystemTime::now);
+    let body = json!({
+        "resource_providers": providers.iter().map(|p| render(p, version)).collect::<Vec<_>>()
+    });
+    Ok(json_response_dated(
+        version,
+        StatusCode::OK,
+        &body,
+        Some(last_modified),
+    ))
+}
+
+/// `Some(value)` for a field that is present (even `null`), so that
+/// `None` means absent.
+fn present<'de, D: Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(d).map(Some)
+}
+
+/// The body of POST and PUT.
+#[derive(Debug, Deserialize)]
+struct ProviderBody {
+    name: String,
+    #[serde(default)]
+    uuid: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    parent_provider_uuid: Option<Option<String>>,
+}
+
+fn provider_schema(with_uuid: bool, with_parent: bool) -> Value {
+    let mut properties = json!({"name": {"type": "string", "maxLength": 200}});
+    if with_uuid {
+        properties["uuid"] = json!({"type": "string", "format": "uuid"});
+    }
+    if with_parent {
+        properties["parent_provider_uuid"] = json!({
+            "anyOf": [{"type": "string", "format": "uuid"}, {"type": "null"}]
+        });
+    }
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": ["name"],
+        "additionalProperties": false
+    })
+}
+
+static CREATE_SCHEMA: LazyLock<BodySchemas<ProviderBody>> = LazyLock::new(|| {
+    body_schemas("POST /resource_providers")
+        .json_schema(
+            Versions::between("1.0", "1.13"),
+            &provider_schema(true, false),
+        )
+        .json_schema(Versions::since("1.14"), &provider_schema(true, true))
+        .build()
+        .unwrap_or_else(|e| panic!("the provider schemas are valid: {e}"))
+});
+
+static UPDATE_SCHEMA: LazyLock<BodySchemas<ProviderBody>> = LazyLock::new(|| {
+    body_schemas("PUT /resource_providers/{uuid}")
+        .json_schema(
+            Versions::between("1.0", "1.13"),
+            &provider_schema(false, false),
+        )
+        .json_schema(Versions::since("1.14"), &provider_schema(false, true))
+        .build()
+        .unwrap_or_else(|e| panic!("the provider schemas are valid: {e}"))
+});
+
+fn duplicate(columns: &[&str], uuid: &str, name: &str) -> Error {
+    let described: Vec<String> = columns
+        .iter()
+        .map(|c| match *c {
+            "uuid" => format!("uuid: {uuid}"),
+            _ => format!("name: {name}"),
+        })
+        .collect();
+    Error::conflict(format!(
+        "Conflicting resource provider {} already exists.",
+        described.join(", ")
+    ))
+    .with_code(code::DUPLICATE_NAME)
+}
+
+async fn create(
+    State(state): State<AppState>,
+    ctx: RequestContext,
+    version: ServedVersion,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response> {
+    require_json(&headers)?;
+    state.authorize(&ctx, "placement:resource_providers:create")?;
+    let version = *version;
+    let data = CREATE_SCHEMA.parse(version, &body)?;
+    let uuid = match data.uuid.as_deref() {
+        Some(given) if !given.is_empty() => {
+            query::canonical_uuid(given).unwrap_or_else(|| given.to_owned())
+        }
+        _ => uuid::Uuid::new_v4().to_string(),
+    };
+    let parent = data.parent_provider_uuid.clone().flatten();
+    let created = provider::create(&state.store, &uuid, &data.name, parent.as_deref())
+        .await
+        .map_err(|e| match e {
+            WriteError::Duplicate(columns) => duplicate(&columns, &uuid, &data.name),
+            WriteError::Other(e) => e,
+            other => Error::bad_request(format!(
+                "Unable to create resource provider \"{}\", {uuid}: {other}",
+                data.name
+            )),
+        })?;
+    let location = absolute_url(&headers, &url(&created.uuid));
+    if version.matches(CREATE_RETURNS_BODY, None) {
+        let mut response = json_response_dated(
+            version,
+            StatusCode::OK,
+            &render(&created, version),
+            Some(SystemTime::now()),
+        );
+        if let Ok(value) = HeaderValue::try_from(location) {
+            response.headers_mut().insert(LOCATION, value);
+        }
+        Ok(response)
+    } else {
+        Ok((StatusCode::CREATED, [(LOCATION, location)]).into_response())
+    }
+}
+
+/// 404 for a provider that does not exist, as upstream's lookup words it.
+pub(crate) fn missing(uuid: &str) -> Error {
+    Error::not_found(format!("No resource provider with uuid {uuid} found"))
+}
+
+async fn show(
+    State(state): State<AppState>,
+    ctx: RequestContext,
+    version: ServedVersion,
+    headers: HeaderMap,
+    Path(uuid): Path<String>,
+) -> Result<Response> {
+    check_accept(&headers)?;
+    state.authorize(&ctx, "placement:resource_providers:show")?;
+    let found = provider::load(&state.store, state.store.reader(), &uuid)
+        .await?
+        .ok_or_else(|| missing(&uuid))?;
+    Ok(json_response_dated(
+        *version,
+        StatusCode::OK,
+        &render(&found, *version),
+        Some(found.last_modified().unwrap_or_else(SystemTime::now)),
+    ))
+}
+
+async fn update(
+    State(state): State<AppState>,
+    ctx: RequestContext,
+    version: ServedVersion,
+    headers: HeaderMap,
+    Path(uuid): Path<String>,
+    body: Bytes,
+) -> Result<Response> {
+    require_json(&headers)?;
+    state.authorize(&ctx, "placement:resource_providers:update")?;
+    let version = *version;
+    let before = provider::load(&state.store, state.store.reader(), &uuid)
+        .await?
+        .ok_or_else(|| missing(&uuid))?;
+    let data = UPDATE_SCHEMA.parse(version, &body)?;
+    let change = Update {
+        name: data.name.clone(),
+        parent: data.parent_provider_uuid.clone(),
+        allow_reparenting: version.matches(REPARENTING, None),
+    };
+    let updated = provider::update(&state.store, &uuid, &change)
+        .await
+        .map_err(|e| match e {
+            WriteError::NotFound => missing(&uuid),
+            WriteError::Duplicate(_) => Error::conflict(format!(
+                "Conflicting resource provider {} already exists.",
+                data.name
+            ))
+            .with_code(code::DUPLICATE_NAME),
+            WriteError::Other(e) => e,
+            other => {
+                Error::bad_request(format!("Unable to save resource provider {uuid}: {other}"))
+            }
+        })?;
+    // Upstream dates the answer with `updated_at` as read before the
+    // change (none for a provider never changed since its creation).
+    Ok(json_response_dated(
+        version,
+        StatusCode::OK,
+        &render(&updated, version),
+        before.updated_at,
+    ))
+}
+
+async fn delete(
+    State(state): State<AppState>,
+    ctx: RequestContext,
+    Path(uuid): Path<String>,
+) -> Result<Response> {
+    state.authorize(&ctx, "placement:resource_providers:delete")?;
+    provider::delete(&state.store, &uuid)
+        .await
+        .map_err(|e| match e {
+            WriteError::NotFound => Error::not_found(format!(
+                "No resource provider with uuid {uuid} found for delete"
+            )),
+            WriteError::InUse => Error::conflict(format!(
+                "Unable to delete resource provider {uuid}: {}",
+                WriteError::InUse
+            ))
+            .with_code(code::PROVIDER_IN_USE),
+            WriteError::HasChildren => Error::conflict(format!(
+                "Unable to delete parent resource provider {uuid}: It has child resource providers."
+            ))
+            .with_code(code::PROVIDER_CANNOT_DELETE_PARENT),
+            WriteError::Concurrent => Error::conflict(format!(
+                "Unable to delete resource provider {uuid}: {}",
+                WriteError::Concurrent
+            ))
+            .with_code(code::CONCURRENT_UPDATE),
+            WriteError::Other(e) => e,
+            other => Error::bad_request(format!(
+                "Unable to delete resource provider {uuid}: {other}"
+            )),
+        })?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}

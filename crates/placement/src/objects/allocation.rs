@@ -1,0 +1,995 @@
+//! Allocations: reading them by consumer and by provider, and replacing
+//! the allocations of consumers, as upstream does: one transaction per
+//! request, upstream's capacity checks, and the provider and consumer
+//! generations that make concurrent writers conflict instead of
+//! over-allocating.
+//!
+//! A write runs in one transaction. Every provider it touches has its
+//! generation moved on with `UPDATE ... WHERE generation = <read>`, the
+//! generation read by the same statement that read the provider's
+//! inventories and usage: when another writer committed in between, no row
+//! matches and the whole transaction is tried again (as upstream retries a
+//! provider conflict), so two writers can never both spend the same
+//! capacity. Consumers are guarded the same way; a consumer conflict is a
+//! 409 at once, as upstream answers it.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::time::SystemTime;
+
+use sqlx::Row;
+
+use crate::config::Config;
+use crate::db::{self, Store, sql};
+use crate::error::{Error, Result};
+use crate::objects::consumer::{self, Consumer, Owners, Wanted};
+use crate::objects::provider;
+use crate::objects::reshaper::{self, InventoryReplacement};
+
+/// The resources one consumer takes from one provider, as asked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ProviderResources {
+    pub(crate) provider_uuid: String,
+    /// Resource class names and amounts.
+    pub(crate) resources: Vec<(String, i64)>,
+}
+
+/// The allocations one consumer should have after a write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ConsumerWrite {
+    pub(crate) consumer_uuid: String,
+    /// `None` (only before 1.8) means upstream's "incomplete consumer"
+    /// project and user.
+    pub(crate) project_id: Option<String>,
+    pub(crate) user_id: Option<String>,
+    /// The generation the client expects (`None`: a new consumer); only
+    /// checked with [`Rules::consumer_generations`].
+    pub(crate) generation: Option<i64>,
+    /// Only used with [`Rules::consumer_types`].
+    pub(crate) consumer_type: Option<String>,
+    /// Empty: remove the consumer's allocations.
+    pub(crate) allocations: Vec<ProviderResources>,
+}
+
+/// What the served version asks of a write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Rules {
+    /// From 1.28: the client's consumer generation must match.
+    pub(crate) consumer_generations: bool,
+    /// From 1.38: the consumer's type is set.
+    pub(crate) consumer_types: bool,
+}
+
+/// Why a write failed. The handler words each kind as its upstream
+/// handler does.
+#[derive(Debug)]
+pub(crate) enum WriteError {
+    /// An answer as it is (a consumer generation conflict, a provider
+    /// that does not exist, a database failure).
+    Done(Error),
+    /// A resource class that does not exist: upstream's `NotFound`.
+    NoSuchResourceClass(String),
+    /// Upstream's `InvalidInventory` family: no such inventory, a
+    /// constraint violated, capacity exceeded.
+    Invalid(String),
+    /// Inventory that allocations still use (reshaper only).
+    InventoryInUse(String),
+    /// Another transaction changed a consumer, or providers kept changing.
+    Concurrent(String),
+}
+
+impl WriteError {
+    /// The upstream message of a [`WriteError::NoSuchResourceClass`].
+    pub(crate) fn no_such_class(name: &str) -> String {
+        format!("No such resource class {name}.")
+    }
+}
+
+impl From<Error> for WriteError {
+    fn from(e: Error) -> Self {
+        WriteError::Done(e)
+    }
+}
+
+impl From<sqlx::Error> for WriteError {
+    fn from(e: sqlx::Error) -> Self {
+        WriteError::Done(Error::Db(e))
+    }
+}
+
+/// Why one try of a write's transaction did not complete: it failed, or
+/// it met a concurrent writer and the write is to be tried again.
+#[derive(Debug)]
+pub(crate) enum Attempt {
+    Failed(WriteError),
+    Again,
+}
+
+impl From<WriteError> for Attempt {
+    fn from(e: WriteError) -> Self {
+        match e {
+            WriteError::Done(Error::Db(db)) if db::is_transient(&db) => Attempt::Again,
+            other => Attempt::Failed(other),
+        }
+    }
+}
+
+impl From<Error> for Attempt {
+    fn from(e: Error) -> Self {
+        WriteError::from(e).into()
+    }
+}
+
+impl From<sqlx::Error> for Attempt {
+    fn from(e: sqlx::Error) -> Self {
+        WriteError::from(e).into()
+    }
+}
+
+/// Upstream's words for a consumer changed by another transaction.
+const CONSUMER_CHANGED: &str =
+    "Another thread concurrently updated the data. Please retry your update";
+/// Upstream's words when providers kept changing through every try.
+pub(crate) const PROVIDERS_CHANGED: &str =
+    "Another thread concurrently updated the resource provider data. Please retry your update";
+
+/// Replaces the allocations of the consumers in `writes` (and, for the
+/// reshaper, the inventories in `reshape` around them) in one transaction,
+/// tried again when concurrent writers changed the providers.
+pub(crate) async fn write(
+    store: &Store,
+    config: &Config,
+    writes: &[ConsumerWrite],
+    rules: Rules,
+    reshape: &[InventoryReplacement],
+) -> Result<(), WriteError> {
+    let wanted = wanted(config, writes, rules);
+    let known = wanted.existing(store).await?;
+    let tries = config.allocation_conflict_retry_count.max(1);
+    for _ in 0..tries {
+        let mut tx = store.begin().await?;
+        let outcome = attempt(
+            store, &mut tx, config, &wanted, &known, writes, rules, reshape,
+        )
+        .await;
+        match outcome {
+            Ok(()) => match tx.commit().await {
+                Ok(()) => return Ok(()),
+                Err(e) if db::is_transient(&e) => {}
+                Err(e) => return Err(e.into()),
+            },
+            Err(Attempt::Again) => {}
+            Err(Attempt::Failed(e)) => return Err(e),
+        }
+    }
+    Err(WriteError::Concurrent(PROVIDERS_CHANGED.to_owned()))
+}
+
+/// The project and user a write names (upstream's incomplete consumer ids
+/// when the project is not given).
+fn owner_names<'a>(config: &'a Config, write: &'a ConsumerWrite) -> (&'a str, &'a str) {
+    match &write.project_id {
+        Some(project) => (
+            project.as_str(),
+            write
+                .user_id
+                .as_deref()
+                .unwrap_or(&config.incomplete_consumer_user_id),
+        ),
+        None => (
+            config.incomplete_consumer_project_id.as_str(),
+            config.incomplete_consumer_user_id.as_str(),
+        ),
+    }
+}
+
+fn wanted(config: &Config, writes: &[ConsumerWrite], rules: Rules) -> Wanted {
+    let mut wanted = Wanted::default();
+    for w in writes {
+        let (project, user) = owner_names(config, w);
+        wanted.projects.insert(project.to_owned());
+        wanted.users.insert(user.to_owned());
+        if rules.consumer_types {
+            if let Some(t) = &w.consumer_type {
+                wanted.types.insert(t.clone());
+            }
+        }
+    }
+    wanted
+}
+
+/// One allocation being written: `used` 0 removes it.
+#[derive(Clone, Debug)]
+struct Alloc {
+    /// Index into the write's consumers.
+    consumer: usize,
+    provider_id: i64,
+    provider_uuid: String,
+    class: String,
+    used: i64,
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn attempt(
+    store: &Store,
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    config: &Config,
+    wanted: &Wanted,
+    known: &Owners,
+    writes: &[ConsumerWrite],
+    rules: Rules,
+    reshape: &[InventoryReplacement],
+) -> Result<(), Attempt> {
+    let owners = wanted.ensure(store, tx, known).await?;
+    // The reshaper checks its providers and their generations first.
+    let mut reshaped = reshaper::lookup(store, tx, reshape).await?;
+    let mut consumers = ensure_consumers(store, tx, config, &owners, writes, rules).await?;
+    let mut allocs = Vec::new();
+    for (index, w) in writes.iter().enumerate() {
+        if w.allocations.is_empty() {
+            allocs.extend(current_allocations(store, tx, index, &w.consumer_uuid).await?);
+            continue;
+        }
+        for pr in &w.allocations {
+            let Some(rp) = provider::find(store, &mut **tx, &pr.provider_uuid).await? else {
+                return Err(Attempt::Failed(WriteError::Done(Error::bad_request(
+                    format!(
+                        "Allocation for resource provider '{}' that does not exist.",
+                        pr.provider_uuid
+                    ),
+                ))));
+            };
+            allocs.extend(pr.resources.iter().map(|(class, used)| Alloc {
+                consumer: index,
+                provider_id: rp.id,
+                provider_uuid: rp.uuid.clone(),
+                class: class.clone(),
+                used: *used,
+            }));
+        }
+    }
+    for (c, requested) in &mut consumers {
+        if requested.differs_from(c) {
+            requested.apply_to(c);
+            consumer::update_owner(store, tx, c).await?;
+        }
+    }
+    reshaper::set_interim(store, tx, &mut reshaped).await?;
+    let bumped = set_allocations(store, tx, &mut consumers, &allocs).await?;
+    reshaper::note_bumped(&mut reshaped, &bumped);
+    reshaper::set_final(store, tx, &mut reshaped).await?;
+    Ok(())
+}
+
+/// The project, user and type a write asks a consumer to have.
+#[derive(Clone, Copy, Debug)]
+struct Requested {
+    project_id: i64,
+    user_id: i64,
+    /// `None` before 1.38: leave the type as it is.
+    consumer_type_id: Option<i64>,
+}
+
+impl Requested {
+    fn differs_from(&self, c: &Consumer) -> bool {
+        self.project_id != c.project_id
+            || self.user_id != c.user_id
+            || self
+                .consumer_type_id
+                .is_some_and(|t| Some(t) != c.consumer_type_id)
+    }
+
+    fn apply_to(&self, c: &mut Consumer) {
+        c.project_id = self.project_id;
+        c.user_id = self.user_id;
+        if let Some(t) = self.consumer_type_id {
+            c.consumer_type_id = Some(t);
+        }
+    }
+}
+
+/// Reads or creates every consumer of the write, checking generations as
+/// upstream's `ensure_consumer` does.
+async fn ensure_consumers(
+    store: &Store,
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    config: &Config,
+    owners: &Owners,
+    writes: &[ConsumerWrite],
+    rules: Rules,
+) -> Result<Vec<(Consumer, Requested)>, Attempt> {
+    let id_of = |map: &HashMap<String, i64>, name: &str| -> Result<i64, Attempt> {
+        map.get(name).copied().ok_or_else(|| {
+            Attempt::Failed(WriteError::Done(Error::Db(sqlx::Error::Protocol(format!(
+                "{name} was created but cannot be read back"
+            )))))
+        })
+    };
+    let mut out = Vec::with_capacity(writes.len());
+    for w in writes {
+        let (project, user) = owner_names(config, w);
+        let requested = Requested {
+            project_id: id_of(&owners.projects, project)?,
+            user_id: id_of(&owners.users, user)?,
+            consumer_type_id: match (&w.consumer_type, rules.consumer_types) {
+                (Some(t), true) => Some(id_of(&owners.types, t)?),
+                _ => None,
+            },
+        };
+        let existing = consumer::find(store, tx, &w.consumer_uuid).await?;
+        let c = match existing {
+            Some(c) => {
+                if rules.consumer_generations && Some(c.generation) != w.generation {
+                    let got = w
+                        .generation
+                        .map_or_else(|| "None".to_owned(), |g| g.to_string());
+                    return Err(Attempt::Failed(WriteError::Done(generation_conflict(
+                        &format!("expected {} but got {got}", c.generation),
+                    ))));
+                }
+                c
+            }
+            None => {
+                if rules.consumer_generations {
+                    if let Some(got) = w.generation {
+                        return Err(Attempt::Failed(WriteError::Done(generation_conflict(
+                            &format!("expected null but got {got}"),
+                        ))));
+                    }
+                }
+                match consumer::create(
+                    store,
+                    tx,
+                    &w.consumer_uuid,
+                    requested.project_id,
+                    requested.user_id,
+                    requested.consumer_type_id,
+                )
+                .await
+                {
+                    Ok(c) => c,
+                    // Created by a concurrent write: try again, and meet it.
+                    Err(Error::Db(e)) if db::is_unique_violation(&e) => return Err(Attempt::Again),
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        };
+        out.push((c, requested));
+    }
+    Ok(out)
+}
+
+fn generation_conflict(detail: &str) -> Error {
+    Error::conflict(format!("consumer generation conflict - {detail}"))
+        .with_code(crate::error::code::CONCURRENT_UPDATE)
+}
+
+/// The consumer's allocations as they are, marked for removal.
+async fn current_allocations(
+    store: &Store,
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    consumer: usize,
+    uuid: &str,
+) -> Result<Vec<Alloc>> {
+    // As upstream reads them: only allocations whose consumer, project and
+    // user rows exist.
+    let rows = sqlx::query(sql!(
+        store,
+        "SELECT a.resource_provider_id AS rp_id, rp.uuid AS rp_uuid, rc.name AS rc_name \
+         FROM allocations a \
+         JOIN resource_providers rp ON a.resource_provider_id = rp.id \
+         JOIN consumers c ON a.consumer_id = c.uuid \
+         JOIN projects p ON c.project_id = p.id \
+         JOIN users u ON c.user_id = u.id \
+         JOIN resource_classes rc ON a.resource_class_id = rc.id \
+         WHERE a.consumer_id = ? ORDER BY a.id"
+    ))
+    .bind(uuid)
+    .fetch_all(&mut **tx)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(Alloc {
+                consumer,
+                provider_id: r.try_get("rp_id")?,
+                provider_uuid: r.try_get("rp_uuid")?,
+                class: r.try_get("rc_name")?,
+                used: 0,
+            })
+        })
+        .collect()
+}
+
+/// A provider's inventory of one class, with what is allocated from it.
+#[derive(Clone, Debug)]
+struct Usage {
+    provider_uuid: String,
+    generation: i64,
+    total: i64,
+    reserved: i64,
+    allocation_ratio: f64,
+    min_unit: i64,
+    max_unit: i64,
+    step_size: i64,
+    used: i64,
+}
+
+/// Upstream's `_set_allocations`: removes the consumers' allocations,
+/// checks that the new ones fit, writes them, and moves the generations of
+/// every provider and consumer involved. Returns the ids of the providers
+/// whose generation moved.
+async fn set_allocations(
+    store: &Store,
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    consumers: &mut [(Consumer, Requested)],
+    allocs: &[Alloc],
+) -> Result<Vec<i64>, Attempt> {
+    if allocs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let d = store.dialect();
+    let class_ids = class_ids(store, tx, allocs).await?;
+    let class_of = |a: &Alloc| class_ids.get(&a.class).copied().unwrap_or_default();
+    let rc_ids: BTreeSet<i64> = allocs.iter().map(class_of).collect();
+    let rp_ids: BTreeSet<i64> = allocs.iter().map(|a| a.provider_id).collect();
+    let rc_list = db::placeholder_list(rc_ids.len());
+    let rp_list = db::placeholder_list(rp_ids.len());
+
+    // Usage before this write, to allow a change that leaves a provider
+    // over capacity no worse than it was.
+    let prev_query = d.placeholders(format!(
+        "SELECT resource_provider_id AS rp_id, resource_class_id AS rc_id, {} AS used \
+         FROM allocations WHERE resource_class_id IN ({rc_list}) AND resource_provider_id IN ({rp_list}) \
+         GROUP BY resource_provider_id, resource_class_id",
+        d.int("SUM(used)")
+    ));
+    let mut q = sqlx::query(&prev_query);
+    for id in rc_ids.iter().chain(&rp_ids) {
+        q = q.bind(*id);
+    }
+    let mut prev_usage: HashMap<(i64, i64), i64> = HashMap::new();
+    for row in q.fetch_all(&mut **tx).await? {
+        prev_usage.insert(
+            (row.try_get("rp_id")?, row.try_get("rc_id")?),
+            row.try_get::<Option<i64>, _>("used")?.unwrap_or(0),
+        );
+    }
+
+    let consumer_uuids: BTreeSet<&str> = allocs
+        .iter()
+        .map(|a| consumers[a.consumer].0.uuid.as_str())
+        .collect();
+    let delete = d.placeholders(format!(
+        "DELETE FROM allocations WHERE consumer_id IN ({})",
+        db::placeholder_list(consumer_uuids.len())
+    ));
+    let mut q = sqlx::query(&delete);
+    for uuid in &consumer_uuids {
+        q = q.bind(*uuid);
+    }
+    q.execute(&mut **tx).await?;
+
+    // Inventory, usage and generation in one statement: one consistent
+    // view, whose generation guards the writes below.
+    let usage_query = d.placeholders(format!(
+        "SELECT rp.id AS rp_id, rp.uuid AS rp_uuid, rp.generation AS generation, \
+         inv.resource_class_id AS rc_id, inv.total AS total, inv.reserved AS reserved, \
+         inv.allocation_ratio AS allocation_ratio, inv.min_unit AS min_unit, \
+         inv.max_unit AS max_unit, inv.step_size AS step_size, {} AS used \
+         FROM resource_providers rp \
+         JOIN inventories inv ON rp.id = inv.resource_provider_id AND inv.resource_class_id IN ({rc_list}) \
+         LEFT JOIN (SELECT resource_provider_id, resource_class_id, SUM(used) AS used FROM allocations \
+           WHERE resource_class_id IN ({rc_list}) AND resource_provider_id IN ({rp_list}) \
+           GROUP BY resource_provider_id, resource_class_id) usg \
+         ON inv.resource_provider_id = usg.resource_provider_id AND inv.resource_class_id = usg.resource_class_id \
+         WHERE rp.id IN ({rp_list}) AND inv.resource_class_id IN ({rc_list})",
+        d.int("usg.used")
+    ));
+    let mut q = sqlx::query(&usage_query);
+    for id in rc_ids
+        .iter()
+        .chain(&rc_ids)
+        .chain(&rp_ids)
+        .chain(&rp_ids)
+        .chain(&rc_ids)
+    {
+        q = q.bind(*id);
+    }
+    let mut usage: HashMap<(i64, i64), Usage> = HashMap::new();
+    for row in q.fetch_all(&mut **tx).await? {
+        usage.insert(
+            (row.try_get("rp_id")?, row.try_get("rc_id")?),
+            Usage {
+                provider_uuid: row.try_get("rp_uuid")?,
+                generation: row.try_get::<Option<i64>, _>("generation")?.unwrap_or(0),
+                total: row.try_get("total")?,
+                reserved: row.try_get("reserved")?,
+                allocation_ratio: db::read_float(&row, "allocation_ratio")?,
+                min_unit: row.try_get("min_unit")?,
+                max_unit: row.try_get("max_unit")?,
+                step_size: row.try_get("step_size")?,
+                used: row.try_get::<Option<i64>, _>("used")?.unwrap_or(0),
+            },
+        );
+    }
+    check_capacity(allocs, &class_ids, &usage, &prev_usage).map_err(Attempt::Failed)?;
+
+    let insert = d.placeholders(format!(
+        "INSERT INTO allocations (resource_provider_id, consumer_id, resource_class_id, used, created_at) \
+         VALUES (?, ?, ?, ?, {})",
+        d.timestamp_param()
+    ));
+    let now = db::now_text();
+    for a in allocs.iter().filter(|a| a.used > 0) {
+        sqlx::query(&insert)
+            .bind(a.provider_id)
+            .bind(consumers[a.consumer].0.uuid.as_str())
+            .bind(class_of(a))
+            .bind(a.used)
+            .bind(&now)
+            .execute(&mut **tx)
+            .await?;
+    }
+
+    // Every provider involved, in id order (one lock order for all
+    // writers): a generation that moved means another writer committed
+    // since the read above; try the whole write again.
+    let mut generations: Vec<(i64, i64)> = rp_ids
+        .iter()
+        .filter_map(|id| {
+            usage
+                .iter()
+                .find(|((rp, _), _)| rp == id)
+                .map(|(_, u)| (*id, u.generation))
+        })
+        .collect();
+    generations.sort_unstable();
+    for (id, generation) in &generations {
+        if !provider::try_bump_generation(store, tx, *id, *generation).await? {
+            return Err(Attempt::Again);
+        }
+    }
+
+    let mut touched: Vec<usize> = allocs.iter().map(|a| a.consumer).collect();
+    touched.sort_by_key(|i| consumers[*i].0.id);
+    touched.dedup();
+    for i in &touched {
+        if !consumer::increment_generation(store, tx, &mut consumers[*i].0).await? {
+            return Err(Attempt::Failed(WriteError::Concurrent(
+                CONSUMER_CHANGED.to_owned(),
+            )));
+        }
+    }
+    let keeping: HashSet<usize> = allocs
+        .iter()
+        .filter(|a| a.used > 0)
+        .map(|a| a.consumer)
+        .collect();
+    let emptied: Vec<&str> = touched
+        .iter()
+        .filter(|i| !keeping.contains(i))
+        .map(|i| consumers[*i].0.uuid.as_str())
+        .collect();
+    consumer::delete_if_no_allocations(store, tx, &emptied).await?;
+    Ok(generations.into_iter().map(|(id, _)| id).collect())
+}
+
+/// The ids of the allocations' resource classes; the first unknown one
+/// (in the order asked) is an error.
+async fn class_ids(
+    store: &Store,
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    allocs: &[Alloc],
+) -> Result<HashMap<String, i64>, Attempt> {
+    let names: BTreeSet<&str> = allocs.iter().map(|a| a.class.as_str()).collect();
+    let found = class_ids_of(store, tx, &names).await?;
+    if let Some(missing) = allocs.iter().find(|a| !found.contains_key(&a.class)) {
+        return Err(Attempt::Failed(WriteError::NoSuchResourceClass(
+            missing.class.clone(),
+        )));
+    }
+    Ok(found)
+}
+
+/// The ids of the resource classes `names` that exist.
+pub(crate) async fn class_ids_of(
+    store: &Store,
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    names: &BTreeSet<&str>,
+) -> Result<HashMap<String, i64>> {
+    if names.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let query = store.dialect().placeholders(format!(
+        "SELECT id, name FROM resource_classes WHERE name IN ({})",
+        db::placeholder_list(names.len())
+    ));
+    let mut q = sqlx::query(&query);
+    for name in names {
+        q = q.bind(*name);
+    }
+    let rows = q.fetch_all(&mut **tx).await?;
+    rows.iter()
+        .map(|r| Ok((r.try_get("name")?, r.try_get("id")?)))
+        .collect()
+}
+
+/// Upstream's `_check_capacity_exceeded`, on what one statement read.
+fn check_capacity(
+    allocs: &[Alloc],
+    class_ids: &HashMap<String, i64>,
+    usage: &HashMap<(i64, i64), Usage>,
+    prev_usage: &HashMap<(i64, i64), i64>,
+) -> Result<(), WriteError> {
+    let class_of = |a: &Alloc| class_ids.get(&a.class).copied().unwrap_or_default();
+    // Every provider must have inventory of at least one of the classes.
+    let with_inventory: HashSet<i64> = usage.keys().map(|(rp, _)| *rp).collect();
+    let missing: BTreeSet<&str> = allocs
+        .iter()
+        .filter(|a| !with_inventory.contains(&a.provider_id))
+        .map(|a| a.provider_uuid.as_str())
+        .collect();
+    if !missing.is_empty() {
+        let mut classes: Vec<(i64, &str)> = class_ids
+            .iter()
+            .map(|(name, id)| (*id, name.as_str()))
+            .collect();
+        classes.sort_unstable();
+        classes.dedup();
+        let classes: Vec<&str> = classes.into_iter().map(|(_, n)| n).collect();
+        return Err(WriteError::Invalid(invalid_inventory(
+            &classes.join(", "),
+            &missing.into_iter().collect::<Vec<_>>().join(", "),
+        )));
+    }
+    let mut asked: HashMap<(i64, i64), i64> = HashMap::new();
+    for a in allocs {
+        let key = (a.provider_id, class_of(a));
+        let needed_all = {
+            let sum = asked.entry(key).or_insert(0);
+            *sum = sum.saturating_add(a.used);
+            *sum
+        };
+        if a.used == 0 {
+            continue;
+        }
+        let Some(u) = usage.get(&key) else {
+            return Err(WriteError::Invalid(invalid_inventory(
+                &a.class,
+                &a.provider_uuid,
+            )));
+        };
+        if a.used < u.min_unit
+            || a.used > u.max_unit
+            || u.step_size == 0
+            || a.used % u.step_size != 0
+        {
+            tracing::warn!(
+                resource_class = %a.class, provider = %u.provider_uuid, requested = a.used,
+                min_unit = u.min_unit, max_unit = u.max_unit, step_size = u.step_size,
+                "allocation violates min_unit, max_unit or step_size"
+            );
+            return Err(WriteError::Invalid(format!(
+                "Unable to create allocation for '{}' on resource provider '{}'. \
+                 The requested amount would violate inventory constraints.",
+                a.class, a.provider_uuid
+            )));
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let capacity = (u.total - u.reserved) as f64 * u.allocation_ratio;
+        #[allow(clippy::cast_precision_loss)]
+        let over = |amount: i64| capacity < amount as f64;
+        let after_all = u.used.saturating_add(needed_all);
+        if over(u.used.saturating_add(a.used)) || over(after_all) {
+            // Allowed when it leaves the provider no more over capacity
+            // than it was.
+            let better = prev_usage.get(&key).is_some_and(|prev| after_all <= *prev);
+            if better {
+                tracing::warn!(
+                    resource_class = %a.class, provider = %u.provider_uuid,
+                    "over capacity, but the allocation reduces the overage"
+                );
+            } else {
+                tracing::warn!(
+                    resource_class = %a.class, provider = %u.provider_uuid,
+                    needed = a.used, used = u.used, capacity, "over capacity"
+                );
+                return Err(WriteError::Invalid(format!(
+                    "Unable to create allocation for '{}' on resource provider '{}'. \
+                     The requested amount would exceed the capacity.",
+                    a.class, a.provider_uuid
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn invalid_inventory(class: &str, provider: &str) -> String {
+    format!("Inventory for '{class}' on resource provider '{provider}' invalid.")
+}
+
+/// One allocation of a consumer, as `GET /allocations/{consumer}` shows it.
+#[derive(Clone, Debug)]
+pub(crate) struct ConsumerAllocation {
+    pub(crate) provider_uuid: String,
+    pub(crate) provider_generation: i64,
+    pub(crate) class: String,
+    pub(crate) used: i64,
+    pub(crate) modified: Option<SystemTime>,
+}
+
+/// The consumer of allocations, as `GET /allocations/{consumer}` shows it.
+#[derive(Clone, Debug)]
+pub(crate) struct ConsumerInfo {
+    pub(crate) project_id: String,
+    pub(crate) user_id: String,
+    pub(crate) generation: i64,
+    /// `None`: no type (upstream shows `unknown`).
+    pub(crate) consumer_type: Option<String>,
+}
+
+fn modified(row: &sqlx::any::AnyRow) -> Result<Option<SystemTime>> {
+    let stamp = |column: &str| -> Result<Option<SystemTime>> {
+        let text: Option<String> = row.try_get(column)?;
+        Ok(text.as_deref().and_then(db::parse_timestamp))
+    };
+    // Upstream takes updated_at, else created_at.
+    Ok(stamp("updated_at")?.or(stamp("created_at")?))
+}
+
+/// The allocations of `consumer_uuid` (empty when it has none).
+pub(crate) async fn for_consumer(
+    store: &Store,
+    consumer_uuid: &str,
+) -> Result<(Vec<ConsumerAllocation>, Option<ConsumerInfo>)> {
+    let d = store.dialect();
+    let query = d.placeholders(format!(
+        "SELECT rp.uuid AS rp_uuid, rp.generation AS rp_generation, rc.name AS rc_name, a.used AS used, \
+         {} AS created_at, {} AS updated_at, c.generation AS consumer_generation, \
+         ct.name AS consumer_type, p.external_id AS project_id, u.external_id AS user_id \
+         FROM allocations a \
+         JOIN resource_providers rp ON a.resource_provider_id = rp.id \
+         JOIN consumers c ON a.consumer_id = c.uuid \
+         JOIN projects p ON c.project_id = p.id \
+         JOIN users u ON c.user_id = u.id \
+         JOIN resource_classes rc ON a.resource_class_id = rc.id \
+         LEFT JOIN consumer_types ct ON c.consumer_type_id = ct.id \
+         WHERE a.consumer_id = ? ORDER BY a.id",
+        d.timestamp_text("a.created_at"),
+        d.timestamp_text("a.updated_at")
+    ));
+    let rows = sqlx::query(&query)
+        .bind(consumer_uuid)
+        .fetch_all(store.reader())
+        .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    let mut info = None;
+    for row in &rows {
+        if info.is_none() {
+            info = Some(ConsumerInfo {
+                project_id: row.try_get("project_id")?,
+                user_id: row.try_get("user_id")?,
+                generation: row
+                    .try_get::<Option<i64>, _>("consumer_generation")?
+                    .unwrap_or(0),
+                consumer_type: row.try_get("consumer_type")?,
+            });
+        }
+        out.push(ConsumerAllocation {
+            provider_uuid: row.try_get("rp_uuid")?,
+            provider_generation: row.try_get::<Option<i64>, _>("rp_generation")?.unwrap_or(0),
+            class: row.try_get("rc_name")?,
+            used: row.try_get("used")?,
+            modified: modified(row)?,
+        });
+    }
+    Ok((out, info))
+}
+
+/// One allocation from a provider, as
+/// `GET /resource_providers/{uuid}/allocations` shows it.
+#[derive(Clone, Debug)]
+pub(crate) struct ProviderAllocation {
+    pub(crate) consumer_uuid: String,
+    pub(crate) consumer_generation: i64,
+    pub(crate) class: String,
+    pub(crate) used: i64,
+    pub(crate) modified: Option<SystemTime>,
+}
+
+/// The allocations from the provider with id `provider_id`.
+pub(crate) async fn for_provider(
+    store: &Store,
+    provider_id: i64,
+) -> Result<Vec<ProviderAllocation>> {
+    let d = store.dialect();
+    let query = d.placeholders(format!(
+        "SELECT c.uuid AS consumer_uuid, c.generation AS consumer_generation, rc.name AS rc_name, \
+         a.used AS used, {} AS created_at, {} AS updated_at \
+         FROM allocations a \
+         JOIN consumers c ON a.consumer_id = c.uuid \
+         JOIN projects p ON c.project_id = p.id \
+         JOIN users u ON c.user_id = u.id \
+         JOIN resource_classes rc ON a.resource_class_id = rc.id \
+         WHERE a.resource_provider_id = ? ORDER BY a.id",
+        d.timestamp_text("a.created_at"),
+        d.timestamp_text("a.updated_at")
+    ));
+    let rows = sqlx::query(&query)
+        .bind(provider_id)
+        .fetch_all(store.reader())
+        .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(ProviderAllocation {
+                consumer_uuid: row.try_get("consumer_uuid")?,
+                consumer_generation: row
+                    .try_get::<Option<i64>, _>("consumer_generation")?
+                    .unwrap_or(0),
+                class: row.try_get("rc_name")?,
+                used: row.try_get("used")?,
+                modified: modified(row)?,
+            })
+        })
+        .collect()
+}
+
+/// The latest of the allocations' modification times.
+pub(crate) fn last_modified(times: impl Iterator<Item = Option<SystemTime>>) -> Option<SystemTime> {
+    times.flatten().max()
+}
+
+/// Deletes the allocations of `consumer_uuid` (and the consumer, left
+/// without any) in one transaction, tried again when it meets concurrent
+/// writers (a deadlock); `false` when it has none.
+pub(crate) async fn delete_for_consumer(
+    store: &Store,
+    config: &Config,
+    consumer_uuid: &str,
+) -> Result<bool> {
+    let tries = config.allocation_conflict_retry_count.max(1);
+    let mut last = None;
+    for _ in 0..tries {
+        match try_delete_for_consumer(store, consumer_uuid).await {
+            Err(Error::Db(e)) if db::is_transient(&e) => last = Some(e),
+            done => return done,
+        }
+    }
+    Err(Error::Db(last.unwrap_or(sqlx::Error::PoolTimedOut)))
+}
+
+async fn try_delete_for_consumer(store: &Store, consumer_uuid: &str) -> Result<bool> {
+    let mut tx = store.begin().await?;
+    // As upstream reads them: only allocations whose consumer, project
+    // and user rows exist.
+    let rows = sqlx::query(sql!(
+        store,
+        "SELECT a.id AS id FROM allocations a \
+         JOIN resource_providers rp ON a.resource_provider_id = rp.id \
+         JOIN consumers c ON a.consumer_id = c.uuid \
+         JOIN projects p ON c.project_id = p.id \
+         JOIN users u ON c.user_id = u.id \
+         WHERE a.consumer_id = ?"
+    ))
+    .bind(consumer_uuid)
+    .fetch_all(&mut *tx)
+    .await?;
+    if rows.is_empty() {
+        return Ok(false);
+    }
+    let ids = rows
+        .iter()
+        .map(|r| r.try_get::<i64, _>("id"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let delete = store.dialect().placeholders(format!(
+        "DELETE FROM allocations WHERE id IN ({})",
+        db::placeholder_list(ids.len())
+    ));
+    let mut q = sqlx::query(&delete);
+    for id in &ids {
+        q = q.bind(*id);
+    }
+    q.execute(&mut *tx).await?;
+    consumer::delete_if_no_allocations(store, &mut tx, &[consumer_uuid]).await?;
+    tx.commit().await?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alloc(provider_id: i64, class: &str, used: i64) -> Alloc {
+        Alloc {
+            consumer: 0,
+            provider_id,
+            provider_uuid: format!("rp{provider_id}"),
+            class: class.to_owned(),
+            used,
+        }
+    }
+
+    fn usage(total: i64, used: i64) -> Usage {
+        Usage {
+            provider_uuid: "rp1".to_owned(),
+            generation: 3,
+            total,
+            reserved: 2,
+            allocation_ratio: 1.5,
+            min_unit: 1,
+            max_unit: 10,
+            step_size: 1,
+            used,
+        }
+    }
+
+    fn classes() -> HashMap<String, i64> {
+        HashMap::from([("VCPU".to_owned(), 0), ("DISK_GB".to_owned(), 2)])
+    }
+
+    #[test]
+    fn capacity_is_total_less_reserved_times_ratio() {
+        // (10 - 2) * 1.5 = 12, 4 used.
+        let inv = HashMap::from([((1, 0), usage(10, 4))]);
+        let prev = HashMap::new();
+        let check = |allocs: &[Alloc]| check_capacity(allocs, &classes(), &inv, &prev);
+        assert!(check(&[alloc(1, "VCPU", 8)]).is_ok());
+        let Err(WriteError::Invalid(m)) = check(&[alloc(1, "VCPU", 9)]) else {
+            panic!("over capacity");
+        };
+        assert_eq!(
+            m,
+            "Unable to create allocation for 'VCPU' on resource provider 'rp1'. The requested amount would exceed the capacity."
+        );
+        // Two allocations of one class add up.
+        assert!(check(&[alloc(1, "VCPU", 4), alloc(1, "VCPU", 5)]).is_err());
+        // Beyond max_unit, below min_unit, off the step: constraints.
+        let Err(WriteError::Invalid(m)) = check(&[alloc(1, "VCPU", 11)]) else {
+            panic!("constraints");
+        };
+        assert!(m.ends_with("would violate inventory constraints."), "{m}");
+        // Zero removes, and is never checked.
+        assert!(check(&[alloc(1, "VCPU", 0)]).is_ok());
+        // Amounts too large for any inventory do not overflow.
+        assert!(check(&[alloc(1, "VCPU", i64::MAX), alloc(1, "VCPU", i64::MAX)]).is_err());
+    }
+
+    #[test]
+    fn inventory_must_exist() {
+        let inv = HashMap::from([((1, 0), usage(10, 0))]);
+        let prev = HashMap::new();
+        let Err(WriteError::Invalid(m)) =
+            check_capacity(&[alloc(1, "DISK_GB", 1)], &classes(), &inv, &prev)
+        else {
+            panic!("no DISK_GB inventory");
+        };
+        assert_eq!(
+            m,
+            "Inventory for 'DISK_GB' on resource provider 'rp1' invalid."
+        );
+        // A provider with none of the classes names them all.
+        let Err(WriteError::Invalid(m)) = check_capacity(
+            &[alloc(1, "VCPU", 1), alloc(2, "DISK_GB", 1)],
+            &classes(),
+            &inv,
+            &prev,
+        ) else {
+            panic!("no inventory on rp2");
+        };
+        assert_eq!(
+            m,
+            "Inventory for 'VCPU, DISK_GB' on resource provider 'rp2' invalid."
+        );
+    }
+
+    #[test]
+    fn an_overage_may_shrink() {
+        // Capacity 12, 14 used by others after this consumer's 6 were
+        // removed (20 before): asking 4 leaves 18 <= 20, allowed; 7 is not.
+        let inv = HashMap::from([((1, 0), usage(10, 14))]);
+        let prev = HashMap::from([((1, 0), 20)]);
+        assert!(check_capacity(&[alloc(1, "VCPU", 4)], &classes(), &inv, &prev).is_ok());
+        assert!(check_capacity(&[alloc(1, "VCPU", 7)], &classes(), &inv, &prev).is_err());
+        assert!(check_capacity(&[alloc(1, "VCPU", 4)], &classes(), &inv, &HashMap::new()).is_err());
+    }
+}

@@ -1,0 +1,205 @@
+//! Concurrent writers over loopback: many allocators racing for the same
+//! provider never allocate more than it has, and every loser gets 409.
+//!
+//! On SQLite writes are serialized; against PostgreSQL or MariaDB (set
+//! `PLACEMENT_TEST_DATABASE` to a database holding upstream's schema) the
+//! transactions truly overlap and the provider and consumer generations
+//! decide.
+
+mod support;
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use support::{Server, uuid};
+use tokio::task::JoinSet;
+
+/// Runs `bodies` as concurrent PUTs to `/allocations/{consumer}`;
+/// returns each answer's status and error code.
+async fn race(s: &Arc<Server>, bodies: Vec<(String, Value)>) -> Vec<(u16, String, String)> {
+    let mut set = JoinSet::new();
+    for (consumer, body) in bodies {
+        let s = Arc::clone(s);
+        set.spawn(async move {
+            let r = s
+                .put(&format!("/allocations/{consumer}"), "1.28", &body)
+                .await;
+            (r.status, r.code().to_owned(), r.detail().to_owned())
+        });
+    }
+    let mut out = Vec::new();
+    while let Some(done) = set.join_next().await {
+        out.push(done.expect("the task completes"));
+    }
+    out
+}
+
+fn asking(rp: &str, class: &str, amount: i64, generation: Value) -> Value {
+    let mut body = json!({
+        "allocations": {rp: {"resources": {class: amount}}},
+        "project_id": "p", "user_id": "u"
+    });
+    body["consumer_generation"] = generation;
+    body
+}
+
+async fn used(s: &Server, rp: &str, class: &str) -> i64 {
+    let r = s
+        .get(&format!("/resource_providers/{rp}/usages"), "1.28")
+        .await;
+    r.body["usages"][class].as_i64().expect("a usage")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn racing_allocators_never_over_allocate() {
+    let s = Arc::new(Server::start().await);
+    let rp = uuid();
+    s.provider(&rp, None).await;
+    s.simple_inventory(&rp, "VCPU", 10).await;
+    s.simple_inventory(&rp, "DISK_GB", 20).await;
+    let start = s.generation(&rp).await;
+
+    // 40 allocators of one VCPU each, for 10.
+    let bodies = (0..40)
+        .map(|_| (uuid(), asking(&rp, "VCPU", 1, json!(null))))
+        .collect();
+    let results = race(&s, bodies).await;
+    let won = results.iter().filter(|r| r.0 == 204).count();
+    assert_eq!(won, 10, "{results:?}");
+    assert!(
+        results.iter().all(|r| r.0 == 204 || r.0 == 409),
+        "{results:?}"
+    );
+    assert_eq!(used(&s, &rp, "VCPU").await, 10);
+    // Every winner moved the generation once.
+    assert_eq!(s.generation(&rp).await, start + 10);
+
+    // 30 allocators of 3 DISK_GB each, for 20: 6 fit.
+    let bodies = (0..30)
+        .map(|_| (uuid(), asking(&rp, "DISK_GB", 3, json!(null))))
+        .collect();
+    let results = race(&s, bodies).await;
+    let won = results.iter().filter(|r| r.0 == 204).count();
+    assert_eq!(won, 6, "{results:?}");
+    assert!(
+        results.iter().all(|r| r.0 == 204 || r.0 == 409),
+        "{results:?}"
+    );
+    assert_eq!(used(&s, &rp, "DISK_GB").await, 18);
+    assert_eq!(used(&s, &rp, "VCPU").await, 10);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn racing_writers_of_one_consumer_conflict() {
+    let s = Arc::new(Server::start().await);
+    let rp = uuid();
+    s.provider(&rp, None).await;
+    s.simple_inventory(&rp, "VCPU", 100).await;
+    let consumer = uuid();
+    let r = s
+        .put(
+            &format!("/allocations/{consumer}"),
+            "1.28",
+            &asking(&rp, "VCPU", 1, json!(null)),
+        )
+        .await;
+    assert_eq!(r.status, 204);
+    // 20 writers all expecting generation 1: one wins.
+    let bodies = (1..=20)
+        .map(|n| (consumer.clone(), asking(&rp, "VCPU", n, json!(1))))
+        .collect();
+    let results = race(&s, bodies).await;
+    let won = results.iter().filter(|r| r.0 == 204).count();
+    assert_eq!(won, 1, "{results:?}");
+    for (status, code, detail) in &results {
+        if *status != 204 {
+            assert_eq!(*status, 409, "{detail}");
+            assert_eq!(code, "placement.concurrent_update", "{detail}");
+        }
+    }
+    let r = s.get(&format!("/allocations/{consumer}"), "1.28").await;
+    assert_eq!(r.body["consumer_generation"], 2);
+    // The winner's amount, alone.
+    let amount = r.body["allocations"][&rp]["resources"]["VCPU"]
+        .as_i64()
+        .unwrap();
+    assert_eq!(used(&s, &rp, "VCPU").await, amount);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn racing_new_consumers_of_one_uuid() {
+    let s = Arc::new(Server::start().await);
+    let rp = uuid();
+    s.provider(&rp, None).await;
+    s.simple_inventory(&rp, "VCPU", 100).await;
+    let consumer = uuid();
+    // 10 writers all creating the same new consumer.
+    let bodies = (1..=10)
+        .map(|n| (consumer.clone(), asking(&rp, "VCPU", n, json!(null))))
+        .collect();
+    let results = race(&s, bodies).await;
+    assert_eq!(
+        results.iter().filter(|r| r.0 == 204).count(),
+        1,
+        "{results:?}"
+    );
+    assert!(
+        results.iter().all(|r| r.0 == 204 || r.0 == 409),
+        "{results:?}"
+    );
+    let r = s.get(&format!("/allocations/{consumer}"), "1.28").await;
+    assert_eq!(r.body["consumer_generation"], 1);
+    assert_eq!(s.count("consumers", "uuid = ?", &consumer).await, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn deleters_racing_allocators() {
+    let s = Arc::new(Server::start().await);
+    let rp = uuid();
+    s.provider(&rp, None).await;
+    s.simple_inventory(&rp, "VCPU", 10).await;
+    // Full: ten consumers of one VCPU each.
+    let mut holders = Vec::new();
+    for _ in 0..10 {
+        let c = uuid();
+        let r = s
+            .put(
+                &format!("/allocations/{c}"),
+                "1.28",
+                &asking(&rp, "VCPU", 1, json!(null)),
+            )
+            .await;
+        assert_eq!(r.status, 204);
+        holders.push(c);
+    }
+    // Five of them leave while twenty newcomers ask for one each.
+    let mut set = JoinSet::new();
+    for c in &holders[..5] {
+        let s = Arc::clone(&s);
+        let path = format!("/allocations/{c}");
+        set.spawn(async move {
+            let r = s.delete(&path, "1.28").await;
+            ("delete", r.status)
+        });
+    }
+    for _ in 0..20 {
+        let s = Arc::clone(&s);
+        let body = asking(&rp, "VCPU", 1, json!(null));
+        set.spawn(async move {
+            let r = s
+                .put(&format!("/allocations/{}", uuid()), "1.28", &body)
+                .await;
+            ("put", r.status)
+        });
+    }
+    let mut won = 0;
+    while let Some(done) = set.join_next().await {
+        match done.expect("the task completes") {
+            ("delete", status) => assert_eq!(status, 204),
+            (_, 204) => won += 1,
+            (_, status) => assert_eq!(status, 409),
+        }
+    }
+    assert!(won <= 5, "{won} newcomers fit in 5 free VCPU");
+    assert_eq!(used(&s, &rp, "VCPU").await, 5 + won);
+}

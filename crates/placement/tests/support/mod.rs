@@ -1,0 +1,348 @@
+//! A placement service over loopback on a fresh database, an HTTP client
+//! for it, providers and inventories set up through the API, and reads of
+//! what the API does not show (consumer rows).
+//!
+//! The database is a temporary SQLite file, or, when
+//! `PLACEMENT_TEST_DATABASE` names one, an existing database holding
+//! upstream's schema (tests then create only rows with fresh names and
+//! uuids). Servers listen on an ephemeral port, or on the first free port
+//! of `PLACEMENT_TEST_PORTS` (`FIRST-LAST`) when set.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use placement::app::{AppState, router};
+use placement::config::Config;
+use placement::db::Store;
+use reqwest::Method;
+use serde_json::Value;
+
+/// The running service.
+pub struct Server {
+    pub base: String,
+    pub store: Store,
+    client: reqwest::Client,
+    file: Option<PathBuf>,
+}
+
+/// A response, read whole.
+#[derive(Debug)]
+pub struct Resp {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: Value,
+    pub text: String,
+}
+
+impl Resp {
+    /// The `detail` of the first error.
+    pub fn detail(&self) -> &str {
+        self.body["errors"][0]["detail"]
+            .as_str()
+            .unwrap_or_default()
+    }
+
+    /// The `code` of the first error.
+    pub fn code(&self) -> &str {
+        self.body["errors"][0]["code"].as_str().unwrap_or_default()
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+/// A fresh uuid.
+pub fn uuid() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+async fn listener() -> tokio::net::TcpListener {
+    if let Ok(range) = std::env::var("PLACEMENT_TEST_PORTS") {
+        let (first, last) = range
+            .split_once('-')
+            .and_then(|(a, b)| Some((a.parse::<u16>().ok()?, b.parse::<u16>().ok()?)))
+            .expect("PLACEMENT_TEST_PORTS is FIRST-LAST");
+        for port in first..=last {
+            if let Ok(l) =
+                tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port))).await
+            {
+                return l;
+            }
+        }
+        panic!("no free port in {range}");
+    }
+    tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback")
+}
+
+impl Server {
+    /// A server with the legacy policy (what most of upstream's tests use).
+    pub async fn start() -> Server {
+        Server::start_with(|_| {}).await
+    }
+
+    /// A server with settings changed by `configure`.
+    pub async fn start_with(configure: impl FnOnce(&mut Config)) -> Server {
+        let (database, file) = match std::env::var("PLACEMENT_TEST_DATABASE") {
+            Ok(url) if !url.is_empty() => (url, None),
+            _ => {
+                let file = std::env::temp_dir().join(format!(
+                    "placement-alloc-test-{}-{}.db",
+                    std::process::id(),
+                    COUNTER.fetch_add(1, Ordering::SeqCst)
+                ));
+                (format!("sqlite:///{}", file.display()), Some(file))
+            }
+        };
+        let mut config = Config {
+            database,
+            enforce_new_defaults: false,
+            enforce_scope: false,
+            ..Config::default()
+        };
+        configure(&mut config);
+        let state = AppState::new(config).await.expect("the database opens");
+        placement::db::schema::sync(&state.store)
+            .await
+            .expect("schema");
+        placement::db::standard::sync(&state.store)
+            .await
+            .expect("standard classes");
+        let store = state.store.clone();
+        let app = router(state).expect("routes");
+        let listener = listener().await;
+        let addr = listener.local_addr().expect("address");
+        tokio::spawn(async move {
+            axum::serve(listener, app).await.expect("serve");
+        });
+        Server {
+            base: format!("http://{addr}"),
+            store,
+            client: reqwest::Client::new(),
+            file,
+        }
+    }
+
+    /// Sends a request as the admin, at `version` (none: the default).
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        version: Option<&str>,
+        body: Option<&Value>,
+    ) -> Resp {
+        self.call_as(&[("x-auth-token", "admin")], method, path, version, body)
+            .await
+    }
+
+    /// Sends a request with `headers`.
+    pub async fn call_as(
+        &self,
+        headers: &[(&str, &str)],
+        method: Method,
+        path: &str,
+        version: Option<&str>,
+        body: Option<&Value>,
+    ) -> Resp {
+        let mut req = self
+            .client
+            .request(method, format!("{}{path}", self.base))
+            .header("accept", "application/json");
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        if let Some(v) = version {
+            req = req.header("openstack-api-version", format!("placement {v}"));
+        }
+        if let Some(b) = body {
+            req = req
+                .header("content-type", "application/json")
+                .body(b.to_string());
+        }
+        let r = req.send().await.expect("the request is answered");
+        let status = r.status().as_u16();
+        let headers = r.headers().clone();
+        let text = r.text().await.expect("a body");
+        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+        Resp {
+            status,
+            headers,
+            body,
+            text,
+        }
+    }
+
+    pub async fn get(&self, path: &str, version: &str) -> Resp {
+        self.call(Method::GET, path, Some(version), None).await
+    }
+
+    pub async fn put(&self, path: &str, version: &str, body: &Value) -> Resp {
+        self.call(Method::PUT, path, Some(version), Some(body))
+            .await
+    }
+
+    pub async fn post(&self, path: &str, version: &str, body: &Value) -> Resp {
+        self.call(Method::POST, path, Some(version), Some(body))
+            .await
+    }
+
+    pub async fn delete(&self, path: &str, version: &str) -> Resp {
+        self.call(Method::DELETE, path, Some(version), None).await
+    }
+
+    /// Creates a provider (generation 0) through the API.
+    pub async fn provider(&self, uuid: &str, parent: Option<&str>) {
+        let mut body = serde_json::json!({"name": format!("rp-{uuid}"), "uuid": uuid});
+        if let Some(p) = parent {
+            body["parent_provider_uuid"] = serde_json::json!(p);
+        }
+        let r = self.post("/resource_providers", "1.20", &body).await;
+        assert_eq!(r.status, 200, "{r:?}");
+    }
+
+    /// Adds inventory of `class` to the provider through the API (which
+    /// moves its generation): `[total, reserved, min, max, step]`.
+    pub async fn inventory(&self, uuid: &str, class: &str, amounts: [i64; 5], ratio: f64) {
+        let body = serde_json::json!({
+            "resource_class": class,
+            "total": amounts[0], "reserved": amounts[1], "min_unit": amounts[2],
+            "max_unit": amounts[3], "step_size": amounts[4], "allocation_ratio": ratio
+        });
+        let r = self
+            .post(
+                &format!("/resource_providers/{uuid}/inventories"),
+                "1.20",
+                &body,
+            )
+            .await;
+        assert_eq!(r.status, 201, "{r:?}");
+    }
+
+    /// Inventory of `total` with upstream's defaults.
+    pub async fn simple_inventory(&self, uuid: &str, class: &str, total: i64) {
+        self.inventory(uuid, class, [total, 0, 1, 0x7FFF_FFFF, 1], 1.0)
+            .await;
+    }
+
+    /// Creates a custom resource class through the API.
+    pub async fn custom_class(&self, name: &str) {
+        let r = self
+            .call(
+                Method::PUT,
+                &format!("/resource_classes/{name}"),
+                Some("1.7"),
+                None,
+            )
+            .await;
+        assert!(r.status == 201 || r.status == 204, "{r:?}");
+    }
+
+    /// The provider's generation, read through the API.
+    pub async fn generation(&self, uuid: &str) -> i64 {
+        let r = self
+            .get(&format!("/resource_providers/{uuid}"), "1.20")
+            .await;
+        r.body["generation"].as_i64().expect("a provider")
+    }
+
+    /// Counts rows of `table` matching `condition` (with one text value).
+    pub async fn count(&self, table: &str, condition: &str, value: &str) -> i64 {
+        let d = self.store.dialect();
+        let text = format!("SELECT COUNT(*) FROM {table} WHERE {condition}");
+        let q = match d {
+            placement::db::Dialect::Postgres => numbered(&text),
+            _ => text,
+        };
+        let (n,): (i64,) = sqlx::query_as(&q)
+            .bind(value)
+            .fetch_one(self.store.reader())
+            .await
+            .expect("count");
+        n
+    }
+}
+
+fn numbered(sql: &str) -> String {
+    let mut out = String::new();
+    let mut n = 0;
+    for c in sql.chars() {
+        if c == '?' {
+            n += 1;
+            out.push_str(&format!("${n}"));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(file) = &self.file {
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+            }
+        }
+    }
+}
+
+/// What upstream's `AllocationFixture` makes: a provider with 2048 DISK_GB
+/// (min 10, max 1000, step 10) and 10 VCPU (max 10), a consumer of 1000
+/// DISK_GB, one of 6 VCPU, and one of another user of 20 DISK_GB and 1
+/// VCPU, all in one project; the provider is at generation 5 and each
+/// consumer at 1.
+#[derive(Clone, Debug)]
+pub struct AllocationFixture {
+    pub rp: String,
+    pub project: String,
+    pub user: String,
+    pub alt_user: String,
+    pub consumer_0: String,
+    pub consumer_id: String,
+    pub alt_consumer_id: String,
+}
+
+impl AllocationFixture {
+    pub async fn create(s: &Server) -> AllocationFixture {
+        let f = AllocationFixture {
+            rp: uuid(),
+            project: uuid(),
+            user: uuid(),
+            alt_user: uuid(),
+            consumer_0: uuid(),
+            consumer_id: uuid(),
+            alt_consumer_id: uuid(),
+        };
+        s.provider(&f.rp, None).await;
+        s.inventory(&f.rp, "DISK_GB", [2048, 0, 10, 1000, 10], 1.0)
+            .await;
+        s.inventory(&f.rp, "VCPU", [10, 0, 1, 10, 1], 1.0).await;
+        for (consumer, user, resources) in [
+            (&f.consumer_0, &f.user, serde_json::json!({"DISK_GB": 1000})),
+            (&f.consumer_id, &f.user, serde_json::json!({"VCPU": 6})),
+            (
+                &f.alt_consumer_id,
+                &f.alt_user,
+                serde_json::json!({"DISK_GB": 20, "VCPU": 1}),
+            ),
+        ] {
+            let body = serde_json::json!({
+                "allocations": {f.rp.clone(): {"resources": resources}},
+                "project_id": f.project, "user_id": user, "consumer_generation": null
+            });
+            let r = s
+                .put(&format!("/allocations/{consumer}"), "1.28", &body)
+                .await;
+            assert_eq!(r.status, 204, "{r:?}");
+        }
+        assert_eq!(s.generation(&f.rp).await, 5);
+        f
+    }
+}
