@@ -123,7 +123,7 @@ for backend in $backends; do
   stop_server
   snapshot "$url" "$b-1-after"
   echo "$backend: upstream's database served by placement-api:"
-  "$py" scripts/interop_db.py compare "$out/$b-1-upstream.json" "$out/$b-1-ours.json" | sed 's/^/    /'
+  "$py" scripts/interop_db.py compare "$out/$b-1-upstream.json" "$out/$b-1-ours.json" "$b" | sed 's/^/    /'
   [ "${PIPESTATUS[0]}" = 0 ] || fail "placement-api answers differ from upstream's on upstream's database"
   unchanged "$b-1-before" "$b-1-after" >"$out/$b-1-changes.diff" || fail "placement-api changed upstream's database (see $out/$b-1-changes.diff)"
 
@@ -145,7 +145,7 @@ for backend in $backends; do
   snapshot "$url" "$b-2-served"
   unchanged "$b-2-ours" "$b-2-served" >"$out/$b-2-served.diff" || fail "upstream's start changed placement-api's database (see $out/$b-2-served.diff)"
   echo "$backend: placement-api's database, synced and served by upstream:"
-  "$py" scripts/interop_db.py compare "$out/$b-2-ours.json" "$out/$b-2-upstream.json" | sed 's/^/    /'
+  "$py" scripts/interop_db.py compare "$out/$b-2-ours.json" "$out/$b-2-upstream.json" "$b" | sed 's/^/    /'
   [ "${PIPESTATUS[0]}" = 0 ] || fail "upstream's answers differ from placement-api's on placement-api's database"
 done
 if [ "$status" = 0 ]; then echo "interop-db: every check passed ($backends)"; else echo "interop-db: FAILED"; fi
