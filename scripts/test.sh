@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # Every test of the project, as CI runs it: formatting, lints, unit,
-# integration, property and doc tests, and the docs build.
+# integration, property and doc tests, the docs build, and placement-api
+# against upstream Placement on each database backend: upstream's gabbi
+# suite, the schema, and the same database served by both.
+#
+# MV_TEST_BACKENDS (default "sqlite postgresql mysql") picks the backends;
+# MV_PG_URL and MV_MYSQL_URL the servers (scripts/lib.sh); MV_PORTS
+# (FIRST-LAST) the ports the test servers may use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+backends=${MV_TEST_BACKENDS:-sqlite postgresql mysql}
 
 echo "== cargo fmt --check"
 cargo fmt --all --check
@@ -12,3 +19,21 @@ echo "== cargo test"
 cargo test --workspace --all-features
 echo "== cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features
+
+echo "== placement-api against upstream ($backends)"
+bash scripts/setup.sh $backends
+# The debug binary the tests above built (no rebuild).
+cargo build --workspace --all-features --bin placement-api
+bin_dir=$(mktemp -d "${TMPDIR:-/tmp}/placement-bin.XXXXXX")
+trap 'rm -rf "$bin_dir"' EXIT
+cp "${CARGO_TARGET_DIR:-target}/debug/placement-api" "$bin_dir/"
+ports=()
+[ -n "${MV_PORTS:-}" ] && ports=(--ports "$MV_PORTS")
+for backend in $backends; do
+  echo "== gabbi on $backend"
+  bash scripts/gabbi.sh --database "$backend" --keep-going --binary "$bin_dir/placement-api" "${ports[@]}"
+  echo "== schema on $backend"
+  bash scripts/schema-check.sh --database "$backend" --binary "$bin_dir/placement-api"
+  echo "== same database on $backend"
+  bash scripts/interop-db.sh --database "$backend" --binary "$bin_dir/placement-api" "${ports[@]}"
+done

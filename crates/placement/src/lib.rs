@@ -23,8 +23,9 @@ use crate::app::AppState;
 use crate::config::Config;
 use crate::db::schema::Synced;
 
-/// Creates or checks the schema, and adds the standard resource classes
-/// and traits.
+/// Creates or checks the schema. As upstream's `placement-manage db sync`,
+/// it writes no rows but `alembic_version`: the standard resource classes
+/// and traits are added when the service starts.
 ///
 /// # Errors
 ///
@@ -35,7 +36,6 @@ pub async fn db_sync(config: &Config) -> anyhow::Result<Synced> {
         .await
         .with_context(|| format!("cannot open the database {}", config.database))?;
     let synced = db::schema::sync(&store).await?;
-    db::standard::sync(&store).await?;
     store.close().await;
     Ok(synced)
 }

@@ -34,12 +34,12 @@ pub enum Synced {
     AlreadyCurrent,
 }
 
-fn ddl(dialect: Dialect) -> anyhow::Result<&'static str> {
+/// The schema's statements for `dialect`.
+fn ddl(dialect: Dialect) -> &'static str {
     match dialect {
-        Dialect::Sqlite => Ok(include_str!("sql/sqlite.sql")),
-        Dialect::Postgres | Dialect::MySql => {
-            bail!("creating the schema on {dialect:?} is not available in this build")
-        }
+        Dialect::Sqlite => include_str!("sql/sqlite.sql"),
+        Dialect::Postgres => include_str!("sql/postgresql.sql"),
+        Dialect::MySql => include_str!("sql/mysql.sql"),
     }
 }
 
@@ -109,7 +109,7 @@ pub async fn sync(store: &Store) -> anyhow::Result<Synced> {
             existing.join(", ")
         );
     }
-    let ddl = ddl(store.dialect())?;
+    let ddl = ddl(store.dialect());
     let mut tx = store.begin().await?;
     for statement in statements(ddl) {
         sqlx::query(&statement)
@@ -127,14 +127,32 @@ mod tests {
 
     #[test]
     fn every_table_is_created() {
-        let all: Vec<String> = statements(include_str!("sql/sqlite.sql")).collect();
-        for table in TABLES.iter().chain(&["alembic_version"]) {
-            assert!(
+        for dialect in [Dialect::Sqlite, Dialect::Postgres, Dialect::MySql] {
+            let all: Vec<String> = statements(ddl(dialect)).collect();
+            for table in TABLES.iter().chain(&["alembic_version"]) {
+                let create = format!("CREATE TABLE {table} (");
+                assert_eq!(
+                    all.iter().filter(|s| s.starts_with(&create)).count(),
+                    1,
+                    "{dialect:?}: {table}"
+                );
+            }
+            assert!(all.iter().any(|s| s.contains(HEAD)), "{dialect:?}");
+            // A table is created before the tables whose keys refer to it.
+            let position = |table: &str| {
                 all.iter()
-                    .any(|s| s.starts_with(&format!("CREATE TABLE {table} ("))),
-                "{table}"
-            );
+                    .position(|s| s.starts_with(&format!("CREATE TABLE {table} (")))
+            };
+            for statement in &all {
+                for reference in statement.split("REFERENCES ").skip(1) {
+                    let target = reference.split_whitespace().next().unwrap_or_default();
+                    let here = all.iter().position(|s| s == statement);
+                    assert!(
+                        position(target) <= here,
+                        "{dialect:?}: {target} after {statement}"
+                    );
+                }
+            }
         }
-        assert!(all.iter().any(|s| s.contains(HEAD)));
     }
 }

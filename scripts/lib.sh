@@ -1,0 +1,109 @@
+# Shared by the scripts here (sourced): pinned Python virtualenvs, waiting
+# for a port, fresh databases on PostgreSQL and MySQL.
+
+# Where the virtualenvs live (made once per requirements file content).
+MV_CACHE=${MV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/microversion}
+
+# pinned_venv REQUIREMENTS_FILE: prints the path of a virtualenv holding
+# exactly the pinned packages of the file (installed with --no-deps, so
+# the file must list every dependency). Made on first use.
+pinned_venv() {
+  local req=$1 sum dir
+  sum=$(sha256sum "$req" | cut -c1-12)
+  dir=$MV_CACHE/venv-$(basename "$req" .txt)-$sum
+  if [ ! -f "$dir/.done" ]; then
+    rm -rf "$dir"
+    mkdir -p "$MV_CACHE"
+    echo "making $dir (pinned: $req)" >&2
+    python3 -m venv "$dir" >&2 || return 1
+    "$dir/bin/pip" install -q --disable-pip-version-check --no-deps -r "$req" >&2 || return 1
+    touch "$dir/.done"
+  fi
+  echo "$dir"
+}
+
+# port_open PORT: something listens on 127.0.0.1:PORT.
+port_open() {
+  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# wait_port PORT PID [SECONDS]: until PORT accepts connections; fails early
+# when PID exits.
+wait_port() {
+  local port=$1 pid=$2 tries=$(( ${3:-30} * 10 ))
+  while [ "$tries" -gt 0 ]; do
+    port_open "$port" && return 0
+    kill -0 "$pid" 2>/dev/null || return 1
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  return 1
+}
+
+# The servers the PostgreSQL and MySQL runs use, in upstream's URL forms
+# (without a database name). Databases made by these scripts are named
+# mvtest_* and dropped after use.
+MV_PG_URL=${MV_PG_URL:-postgresql+psycopg2://postgres@127.0.0.1:5432}
+MV_MYSQL_URL=${MV_MYSQL_URL:-mysql+pymysql://root@127.0.0.1:3306}
+
+# _mysql_args: mysql client arguments from MV_MYSQL_URL.
+_mysql_args() {
+  local rest=${MV_MYSQL_URL#*://} cred hostport user pass host port
+  if [[ $rest == *@* ]]; then cred=${rest%%@*}; hostport=${rest#*@}; else cred=root; hostport=$rest; fi
+  hostport=${hostport%%/*}
+  user=${cred%%:*}; pass=; [[ $cred == *:* ]] && pass=${cred#*:}
+  host=${hostport%%:*}; port=3306; [[ $hostport == *:* ]] && port=${hostport#*:}
+  printf '%s\n' --protocol=TCP -h "$host" -P "$port" -u "$user"
+  [ -n "$pass" ] && printf '%s\n' "-p$pass"
+  return 0
+}
+
+# mysql_cmd ARGS...: the mysql client on MV_MYSQL_URL's server.
+mysql_cmd() {
+  local args
+  mapfile -t args < <(_mysql_args)
+  mysql "${args[@]}" "$@"
+}
+
+# psql_cmd ARGS...: psql on MV_PG_URL's server (database postgres).
+psql_cmd() {
+  PGOPTIONS="-c client_min_messages=warning" psql "postgresql://${MV_PG_URL#*://}/postgres" -X -q -v ON_ERROR_STOP=1 "$@"
+}
+
+# db_create BACKEND NAME: makes an empty database and prints its URL
+# (upstream's form). SQLite: NAME is a file path.
+db_create() {
+  case $1 in
+    sqlite) rm -f "$2"; echo "sqlite:///$2" ;;
+    postgresql)
+      psql_cmd -c "DROP DATABASE IF EXISTS $2" -c "CREATE DATABASE $2" >/dev/null || return 1
+      echo "$MV_PG_URL/$2" ;;
+    mysql)
+      mysql_cmd -e "DROP DATABASE IF EXISTS $2; CREATE DATABASE $2" || return 1
+      echo "$MV_MYSQL_URL/$2?charset=utf8" ;;
+    *) echo "unknown database backend $1" >&2; return 2 ;;
+  esac
+}
+
+# db_drop BACKEND NAME
+db_drop() {
+  case $1 in
+    sqlite) rm -f "$2" "$2-wal" "$2-shm" ;;
+    postgresql) psql_cmd -c "DROP DATABASE IF EXISTS $2 WITH (FORCE)" >/dev/null ;;
+    mysql) mysql_cmd -e "DROP DATABASE IF EXISTS $2" ;;
+  esac
+}
+
+# free_port [FIRST-LAST]: prints a port nothing listens on, from the range
+# when one is given, else one the system picks.
+free_port() {
+  local range=${1:-} p first last
+  if [ -n "$range" ]; then
+    first=${range%-*} last=${range#*-}
+    for p in $(seq "$first" "$last"); do
+      port_open "$p" || { echo "$p"; return 0; }
+    done
+    return 1
+  fi
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
