@@ -120,7 +120,7 @@ pub(crate) enum WriteError {
 
 impl From<sqlx::Error> for WriteError {
     fn from(e: sqlx::Error) -> Self {
-        if provider::is_transient(&e) {
+        if crate::db::is_transient(&e) {
             WriteError::Concurrent
         } else {
             WriteError::Other(e.into())

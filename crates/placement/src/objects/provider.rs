@@ -519,24 +519,12 @@ pub(crate) enum WriteError {
 
 impl From<sqlx::Error> for WriteError {
     fn from(e: sqlx::Error) -> Self {
-        if is_transient(&e) {
+        if crate::db::is_transient(&e) {
             WriteError::Concurrent
         } else {
             WriteError::Other(e.into())
         }
     }
-}
-
-/// Whether `e` is the database giving up on one of two concurrent
-/// transactions (a deadlock, a serialization failure, a lock wait
-/// timeout): the request met a concurrent writer, a 409 to retry, not a
-/// 500.
-pub(crate) fn is_transient(e: &sqlx::Error) -> bool {
-    let sqlx::Error::Database(db) = e else {
-        return false;
-    };
-    matches!(db.code().as_deref(), Some("40001" | "40P01"))
-        || db.message().contains("Lock wait timeout exceeded")
 }
 
 impl From<Error> for WriteError {
@@ -564,10 +552,6 @@ impl std::fmt::Display for WriteError {
             WriteError::Other(Error::Db(e)) => write!(f, "{e}"),
         }
     }
-}
-
-fn is_unique_violation(e: &sqlx::Error) -> bool {
-    matches!(e, sqlx::Error::Database(db) if db.is_unique_violation())
 }
 
 fn is_foreign_key_violation(e: &sqlx::Error) -> bool {
@@ -669,7 +653,7 @@ pub(crate) async fn create(
     match inserted {
         Ok(_) => {}
         // Someone else took the uuid or the name meanwhile.
-        Err(e) if is_unique_violation(&e) => {
+        Err(e) if crate::db::is_unique_violation(&e) => {
             drop(tx);
             let mut tx = store.begin().await?;
             let taken = taken_columns(store, &mut tx, uuid, name, None).await?;
@@ -864,7 +848,9 @@ pub(crate) async fn update(
     };
     match renamed {
         Ok(_) => {}
-        Err(e) if is_unique_violation(&e) => return Err(WriteError::Duplicate(vec!["name"])),
+        Err(e) if crate::db::is_unique_violation(&e) => {
+            return Err(WriteError::Duplicate(vec!["name"]));
+        }
         Err(e) if is_foreign_key_violation(&e) => {
             return Err(WriteError::Action {
                 action: "update",

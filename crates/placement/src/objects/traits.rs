@@ -244,7 +244,7 @@ pub(crate) enum SetError {
 
 impl From<sqlx::Error> for SetError {
     fn from(e: sqlx::Error) -> Self {
-        if provider::is_transient(&e) {
+        if crate::db::is_transient(&e) {
             SetError::Concurrent
         } else {
             SetError::Other(e.into())
