@@ -44,11 +44,14 @@ pub async fn sync(store: &Store) -> Result<(), sqlx::Error> {
         .iter()
         .map(|r| r.try_get::<String, _>("name"))
         .collect::<Result<_, _>>()?;
-    let insert_rc = format!(
-        "INSERT INTO resource_classes (id, name, created_at) VALUES (?, ?, {})",
-        store.dialect().timestamp_param()
-    );
-    let insert_rc = store.dialect().placeholders(insert_rc);
+    // Servers starting at once on one database may race to add the same
+    // rows: whoever comes second adds nothing, and does not fail.
+    let d = store.dialect();
+    let insert_rc = d.placeholders(d.insert_unless_present(
+        "resource_classes",
+        &["id", "name", "created_at"],
+        &format!("?, ?, {}", d.timestamp_param()),
+    ));
     for (id, name) in resource_classes().enumerate() {
         if !have.contains(name) {
             sqlx::query(&insert_rc)
@@ -66,11 +69,11 @@ pub async fn sync(store: &Store) -> Result<(), sqlx::Error> {
         .iter()
         .map(|r| r.try_get::<String, _>("name"))
         .collect::<Result<_, _>>()?;
-    let insert_trait = format!(
-        "INSERT INTO traits (name, created_at) VALUES (?, {})",
-        store.dialect().timestamp_param()
-    );
-    let insert_trait = store.dialect().placeholders(insert_trait);
+    let insert_trait = d.placeholders(d.insert_unless_present(
+        "traits",
+        &["name", "created_at"],
+        &format!("?, {}", d.timestamp_param()),
+    ));
     for name in traits() {
         if !have.contains(name) {
             sqlx::query(&insert_trait)
