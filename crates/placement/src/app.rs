@@ -91,11 +91,15 @@ pub fn microversions() -> anyhow::Result<Microversions> {
 /// version ranges): a programming error found at start-up.
 pub fn router(state: AppState) -> anyhow::Result<Router> {
     let api = microversions()?;
+    let limit = state.config.max_body_size;
     let routes = handlers::routes(VersionedRouter::new());
     let app = routes
         .build()?
         .with_state(state)
         .layer(middleware::from_fn(require_content_type))
+        .layer(middleware::from_fn(move |req, next| {
+            limit_body(limit, req, next)
+        }))
         .layer(middleware::from_fn(crate::auth::noauth2))
         .layer(MicroversionLayer::new(api));
     Ok(app)
@@ -146,4 +150,50 @@ async fn require_content_type(
             .into_response();
     }
     next.run(req).await
+}
+
+/// Reads the whole request body, refusing one larger than `limit` bytes
+/// with 413 and an errors body: at once when `Content-Length` says so,
+/// else (a chunked body) as soon as the bytes read pass the limit.
+async fn limit_body(
+    limit: usize,
+    req: axum::extract::Request,
+    next: middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    use http::StatusCode;
+    use http::header::CONTENT_LENGTH;
+    let too_large = || {
+        Error::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("Request body is larger than the limit of {limit} bytes."),
+        )
+        .into_response()
+    };
+    let declared = req
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return too_large();
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = match axum::body::to_bytes(body, limit).await {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            // A body over the limit, or one the client broke off.
+            let source = std::error::Error::source(&e);
+            if source.is_some_and(<dyn std::error::Error>::is::<http_body_util::LengthLimitError>) {
+                return too_large();
+            }
+            return Error::bad_request(format!("The request body could not be read: {e}"))
+                .into_response();
+        }
+    };
+    next.run(axum::extract::Request::from_parts(
+        parts,
+        axum::body::Body::from(bytes),
+    ))
+    .await
 }
