@@ -107,6 +107,7 @@ def main():
     state = {}
     lock = threading.Lock()
     stop = threading.Event()
+    refused_by = {}
     counts = {"acked": 0, "refused": 0, "errors_5xx": 0, "transport_errors": 0}
 
     def writer(seed):
@@ -143,6 +144,8 @@ def main():
                         mine.append(consumer)
                 else:
                     counts["errors_5xx" if s >= 500 else "refused"] += 1
+                    key = f"{s} {(b or {}).get('errors', [{}])[0].get('code', '')}".strip()
+                    refused_by[key] = refused_by.get(key, 0) + 1
                     state[consumer] = (acked, gen, None)
 
     threads = [threading.Thread(target=writer, args=(rng.randrange(2**32),))
@@ -215,6 +218,7 @@ def main():
         "killed_after_s": round(run_for, 2),
         "writes_acked_2xx": counts["acked"],
         "writes_refused_4xx": counts["refused"],
+        "writes_refused_by_status": refused_by,
         "writes_5xx": counts["errors_5xx"],
         "writes_in_flight_at_kill": in_flight,
         "in_flight_that_landed": landed_in_flight,
