@@ -6,7 +6,9 @@
 #
 # MV_TEST_BACKENDS (default "sqlite postgresql mysql") picks the backends;
 # MV_PG_URL and MV_MYSQL_URL the servers (scripts/lib.sh); MV_PORTS
-# (FIRST-LAST) the ports the test servers may use.
+# (FIRST-LAST) the ports the test servers may use. The reliability checks
+# (scripts/reliability.sh: fuzzing, mixed-version load, crash durability,
+# bad input) run in their short form at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 backends=${MV_TEST_BACKENDS:-sqlite postgresql mysql}
@@ -37,3 +39,5 @@ for backend in $backends; do
   echo "== same database on $backend"
   bash scripts/interop-db.sh --database "$backend" --binary "$bin_dir/placement-api" "${ports[@]}"
 done
+echo "== reliability (short form)"
+MV_TEST_BACKENDS="$backends" bash scripts/reliability.sh --binary "$bin_dir/placement-api"

@@ -91,13 +91,20 @@ pub fn microversions() -> anyhow::Result<Microversions> {
 /// version ranges): a programming error found at start-up.
 pub fn router(state: AppState) -> anyhow::Result<Router> {
     let api = microversions()?;
+    let limit = state.config.max_body_size;
     let routes = handlers::routes(VersionedRouter::new());
     let app = routes
         .build()?
         .with_state(state)
         .layer(middleware::from_fn(require_content_type))
+        .layer(middleware::from_fn(refuse_large_body))
         .layer(middleware::from_fn(crate::auth::noauth2))
-        .layer(MicroversionLayer::new(api));
+        .layer(MicroversionLayer::new(api))
+        // Outermost: the body is read before a version or auth check can
+        // refuse the request.
+        .layer(middleware::from_fn(move |req, next| {
+            read_body(limit, req, next)
+        }));
     Ok(app)
 }
 
@@ -144,6 +151,84 @@ async fn require_content_type(
     if has_body && !has_type {
         return Error::bad_request("content-type header required when content-length > 0")
             .into_response();
+    }
+    next.run(req).await
+}
+
+/// Marks a request whose body was over the limit (and not read whole).
+#[derive(Clone, Copy, Debug)]
+struct BodyTooLarge(usize);
+
+/// Reads the whole request body, up to `limit` bytes, before anything else
+/// looks at the request: a response sent while the body is still unread
+/// (a version or auth refusal) makes the HTTP server close the connection
+/// without a `Connection: close`, and a keep-alive client's next request
+/// on it fails. A body larger than `limit` (by `Content-Length`, or as
+/// soon as the bytes of a chunked body pass it) is not read further: the
+/// request goes on with an empty body and a [`BodyTooLarge`] mark, which
+/// [`refuse_large_body`] answers with 413 inside the microversion layer
+/// (so with an errors body), and the response says `Connection: close`.
+async fn read_body(
+    limit: usize,
+    req: axum::extract::Request,
+    next: middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    use http::header::CONTENT_LENGTH;
+    let declared = req
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let (mut parts, body) = req.into_parts();
+    let body = if declared.is_some_and(|n| n > limit as u64) {
+        None
+    } else {
+        match axum::body::to_bytes(body, limit).await {
+            Ok(bytes) => Some(bytes),
+            Err(e) => {
+                let source = std::error::Error::source(&e);
+                if source
+                    .is_some_and(<dyn std::error::Error>::is::<http_body_util::LengthLimitError>)
+                {
+                    None
+                } else {
+                    // The client broke the body off.
+                    return Error::bad_request(format!("The request body could not be read: {e}"))
+                        .into_response();
+                }
+            }
+        }
+    };
+    let Some(bytes) = body else {
+        parts.extensions.insert(BodyTooLarge(limit));
+        let req = axum::extract::Request::from_parts(parts, axum::body::Body::empty());
+        let mut response = next.run(req).await;
+        response.headers_mut().insert(
+            http::header::CONNECTION,
+            http::HeaderValue::from_static("close"),
+        );
+        return response;
+    };
+    next.run(axum::extract::Request::from_parts(
+        parts,
+        axum::body::Body::from(bytes),
+    ))
+    .await
+}
+
+/// 413 with an errors body for a request [`read_body`] marked.
+async fn refuse_large_body(
+    req: axum::extract::Request,
+    next: middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    if let Some(BodyTooLarge(limit)) = req.extensions().get::<BodyTooLarge>().copied() {
+        return Error::new(
+            http::StatusCode::PAYLOAD_TOO_LARGE,
+            format!("Request body is larger than the limit of {limit} bytes."),
+        )
+        .into_response();
     }
     next.run(req).await
 }

@@ -38,6 +38,10 @@ pub struct Cli {
     /// Authentication strategy.
     #[arg(long, env = "PLACEMENT_AUTH_STRATEGY", value_enum, global = true)]
     auth_strategy: Option<AuthStrategy>,
+    /// The largest request body accepted, in bytes (default 1 MiB); a
+    /// larger one gets 413 with an errors body.
+    #[arg(long, env = "PLACEMENT_MAX_BODY_SIZE", global = true)]
+    max_body_size: Option<usize>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -69,6 +73,7 @@ impl Cli {
                 policy: self.policy,
                 auth_strategy: self.auth_strategy,
                 policy_file: self.policy_file.clone(),
+                max_body_size: self.max_body_size,
             },
         )
     }

@@ -16,6 +16,9 @@ pub const DEFAULT_INCOMPLETE_CONSUMER_ID: &str = "00000000-0000-0000-0000-000000
 /// Upstream's default number of tries of an allocation write that meets a
 /// concurrent provider change.
 pub const DEFAULT_ALLOCATION_CONFLICT_RETRY_COUNT: u32 = 10;
+/// The default largest request body, in bytes (1 MiB); a larger one is
+/// refused with 413 before any handler reads it.
+pub const DEFAULT_MAX_BODY_SIZE: usize = 1024 * 1024;
 
 /// Which default policy rules are enforced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -61,6 +64,9 @@ pub struct Config {
     /// `[placement] allocation_conflict_retry_count`: how many times an
     /// allocation write is tried when providers change concurrently.
     pub allocation_conflict_retry_count: u32,
+    /// The largest request body accepted, in bytes (`--max-body-size`,
+    /// `[oslo_middleware] max_request_body_size`); larger is 413.
+    pub max_body_size: usize,
 }
 
 impl Default for Config {
@@ -77,6 +83,7 @@ impl Default for Config {
             incomplete_consumer_project_id: DEFAULT_INCOMPLETE_CONSUMER_ID.to_owned(),
             incomplete_consumer_user_id: DEFAULT_INCOMPLETE_CONSUMER_ID.to_owned(),
             allocation_conflict_retry_count: DEFAULT_ALLOCATION_CONFLICT_RETRY_COUNT,
+            max_body_size: DEFAULT_MAX_BODY_SIZE,
         }
     }
 }
@@ -94,6 +101,8 @@ pub struct Overrides {
     pub auth_strategy: Option<AuthStrategy>,
     /// `--policy-file`.
     pub policy_file: Option<PathBuf>,
+    /// `--max-body-size`.
+    pub max_body_size: Option<usize>,
 }
 
 impl Config {
@@ -123,6 +132,9 @@ impl Config {
         }
         if let Some(file) = overrides.policy_file {
             config.policy_file = Some(file);
+        }
+        if let Some(size) = overrides.max_body_size {
+            config.max_body_size = size;
         }
         Ok(config)
     }
@@ -174,6 +186,14 @@ impl Config {
                 )
             })?;
         }
+        if let Some(size) = get("oslo_middleware", "max_request_body_size") {
+            self.max_body_size = size.trim().parse().with_context(|| {
+                format!(
+                    "{}: [oslo_middleware] max_request_body_size = {size} is not a non-negative integer",
+                    path.display()
+                )
+            })?;
+        }
         if let Some(file) = get("oslo_policy", "policy_file") {
             let file = PathBuf::from(file.trim());
             // Relative to the config file, as oslo.config looks it up.
@@ -199,7 +219,8 @@ mod tests {
             &path,
             "[placement_database]\nconnection = sqlite:////tmp/x.db\n[api]\nauth_strategy = noauth2\n\
              [oslo_policy]\nenforce_new_defaults = false\nenforce_scope = False\npolicy_file = policy.yaml\n\
-             [placement]\nincomplete_consumer_project_id = p0\nallocation_conflict_retry_count = 3\n",
+             [placement]\nincomplete_consumer_project_id = p0\nallocation_conflict_retry_count = 3\n\
+             [oslo_middleware]\nmax_request_body_size = 4096\n",
         )
         .unwrap();
         let c = Config::load(Some(&path), Overrides::default()).unwrap();
@@ -210,6 +231,7 @@ mod tests {
             DEFAULT_INCOMPLETE_CONSUMER_ID
         );
         assert_eq!(c.allocation_conflict_retry_count, 3);
+        assert_eq!(c.max_body_size, 4096);
         assert!(!c.enforce_new_defaults && !c.enforce_scope);
         assert_eq!(c.policy_file, Some(dir.join("policy.yaml")));
         let c = Config::load(

@@ -78,6 +78,15 @@ impl IntoResponse for Error {
     fn into_response(self) -> Response {
         match self {
             Error::Api(e) => e.into_response(),
+            Error::Db(e) if crate::db::is_unstorable_text(&e) => {
+                tracing::info!(error = %e, "text the database cannot store");
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "The request holds text the database cannot store (a NUL character, \
+                     or a character outside its character set).",
+                )
+                .into_response()
+            }
             Error::Db(e) => {
                 tracing::error!(error = %e, "database error");
                 ApiError::new(

@@ -125,6 +125,20 @@ pub(crate) fn is_unique_violation(error: &sqlx::Error) -> bool {
     matches!(error, sqlx::Error::Database(e) if e.kind() == sqlx::error::ErrorKind::UniqueViolation)
 }
 
+/// Whether `error` is text the database cannot store, which the client
+/// sent: a NUL character on PostgreSQL (SQLSTATE 22021, "invalid byte
+/// sequence"), a character outside the column's character set on MySQL
+/// (error 1366, "Incorrect string value", such as a 4-byte character in a
+/// `utf8mb3` column). SQLite stores both.
+pub(crate) fn is_unstorable_text(error: &sqlx::Error) -> bool {
+    let sqlx::Error::Database(e) = error else {
+        return false;
+    };
+    e.code().as_deref() == Some("22021")
+        || e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>()
+            .is_some_and(|m| m.number() == 1366)
+}
+
 /// Rewrites `?` placeholders outside quotes as `$1`, `$2`, ...
 fn numbered_placeholders(sql: &str) -> String {
     let mut out = String::with_capacity(sql.len() + 8);
