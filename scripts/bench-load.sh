@@ -1,67 +1,225 @@
 #!/usr/bin/env bash
-# Load benchmark on loopback, bounded in time: the same route bare and
-# behind the microversion layer, alternating, in one run. Reports req/s
-# and p99 of each and their ratios (layered / bare), as Markdown.
+# Load benchmarks on loopback, bounded in time (well under 10 minutes with
+# the defaults), each side measured in the same run, alternating:
 #
-#   scripts/bench-load.sh [--rounds N] [--duration SECONDS] [--connections N]
+#  layer:     the same route bare and behind the microversion layer with
+#             versioned dispatch (examples/bench_target.rs);
+#  placement: upstream Placement 16.0.0 (pinned virtualenv, gunicorn with 2
+#             sync workers, SQLite) against placement-api (SQLite), each on
+#             its own fresh database seeded through its API with the same
+#             data (scripts/bench_placement.py: 1,000 providers with
+#             inventory, 50 consumers of one project), on six requests.
 #
-# Needs wrk (installed with apt-get when missing). Takes about
-# rounds * 2 * duration seconds plus a release build.
+# Reports req/s, p50 and p99 (medians over the rounds), non-2xx answers,
+# peak RSS (VmHWM; gunicorn: master and workers summed) and the ratios, as
+# Markdown on stdout.
+#
+#   scripts/bench-load.sh [--part layer|placement|all] [--rounds N]
+#                         [--duration SECONDS] [--connections N] [--keep DIR]
+#
+# Needs wrk (installed with apt-get when missing) and python3. Takes about
+# rounds * duration * (2 + 12) seconds, plus builds and about a minute of
+# seeding.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$(pwd)
+. scripts/lib.sh
 
-ROUNDS=3; DURATION=5; CONNECTIONS=16
+PART=all; ROUNDS=2; DURATION=5; CONNECTIONS=16; KEEP=
 while [ $# -gt 0 ]; do
   case $1 in
+    --part) PART=$2; shift 2 ;;
     --rounds) ROUNDS=$2; shift 2 ;;
     --duration) DURATION=$2; shift 2 ;;
     --connections) CONNECTIONS=$2; shift 2 ;;
-    *) echo "unknown argument $1 (expected --rounds, --duration, --connections)" >&2; exit 2 ;;
+    --keep) KEEP=$2; shift 2 ;;
+    -h|--help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
+case $PART in layer|placement|all) ;; *) echo "--part: layer, placement or all" >&2; exit 2 ;; esac
 
 if ! command -v wrk >/dev/null; then
   echo "installing wrk" >&2
   (apt-get update -qq && apt-get install -y -qq wrk) >/dev/null
 fi
 
-cargo build --release -q -p microversion-server --example bench_target
-BARE=127.0.0.1:18081; LAYERED=127.0.0.1:18082
-target/release/examples/bench_target --bare $BARE --layered $LAYERED 2>/dev/null &
-server=$!
-trap 'kill $server 2>/dev/null || true' EXIT
-for _ in $(seq 1 50); do
-  curl -s -o /dev/null "http://$BARE/resource" && curl -s -o /dev/null "http://$LAYERED/resource" && break
-  sleep 0.1
-done
+target=${CARGO_TARGET_DIR:-$root/target}
+work=$(mktemp -d "${TMPDIR:-/tmp}/bench-load.XXXXXX")
+out=${KEEP:-$work/out}
+mkdir -p "$out"
+pids=()
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
-out=$(mktemp -d)
-for round in $(seq 1 "$ROUNDS"); do
-  for kind in bare layered; do
-    addr=$BARE; [ $kind = layered ] && addr=$LAYERED
-    wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --latency \
-      -H 'OpenStack-API-Version: placement 1.20' "http://$addr/resource" > "$out/$kind.$round.txt"
+# run_wrk OUTFILE URL [wrk arguments...]
+run_wrk() {
+  local file=$1 url=$2
+  shift 2
+  local script_args=()
+  [ -n "${WRK_SCRIPT_ARGS:-}" ] && script_args=(-- "$WRK_SCRIPT_ARGS")
+  wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --timeout 10s --latency "$@" "$url" "${script_args[@]}" > "$file"
+}
+
+if [ "$PART" != placement ]; then
+  cargo build --release -q -p microversion-server --example bench_target
+  BARE=$(free_port 18081-18099); LAYERED=$(free_port 18100-18119)
+  "$target/release/examples/bench_target" --bare "127.0.0.1:$BARE" --layered "127.0.0.1:$LAYERED" 2>/dev/null &
+  pids+=($!)
+  wait_port "$BARE" "${pids[-1]}" 30 && wait_port "$LAYERED" "${pids[-1]}" 30
+  for round in $(seq 1 "$ROUNDS"); do
+    for kind in bare layered; do
+      port=$BARE; [ $kind = layered ] && port=$LAYERED
+      run_wrk "$out/layer.$kind.$round.txt" "http://127.0.0.1:$port/resource" \
+        -H 'OpenStack-API-Version: placement 1.20'
+    done
   done
-done
+fi
 
-python3 - "$out" "$ROUNDS" <<'PY'
-import re, statistics, sys, glob
-out, rounds = sys.argv[1], int(sys.argv[2])
-def unit(v, u):
+# peak_rss PID: VmHWM in kB of PID and its children (gunicorn's workers).
+peak_rss() {
+  local total=0 p v
+  for p in "$1" $(pgrep -P "$1" || true); do
+    v=$(awk '/^VmHWM:/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0)
+    total=$((total + ${v:-0}))
+  done
+  echo "$total"
+}
+
+if [ "$PART" != layer ]; then
+  venv=$(pinned_venv scripts/requirements/upstream.txt)
+  cargo build --release -q -p placement --bin placement-api
+  cp "$target/release/placement-api" "$work/placement-api"
+
+  # Upstream: its own db sync on a fresh SQLite file, then gunicorn.
+  mkdir -p "$work/etc"
+  cat > "$work/etc/placement.conf" <<CONF
+[DEFAULT]
+log_file = $work/upstream-app.log
+[api]
+auth_strategy = noauth2
+[placement_database]
+connection = sqlite:///$work/upstream.db
+[oslo_policy]
+enforce_new_defaults = false
+enforce_scope = false
+CONF
+  "$venv/bin/placement-manage" --config-file "$work/etc/placement.conf" db sync >"$work/sync.log" 2>&1
+  UP=$(free_port 18120-18139)
+  start_upstream() {
+    OS_PLACEMENT_CONFIG_DIR=$work/etc "$venv/bin/gunicorn" --bind "127.0.0.1:$UP" --workers "$1" \
+      --worker-class sync --no-control-socket placement.wsgi.api:application >>"$work/upstream.log" 2>&1 &
+    up_pid=$!; pids+=($up_pid)
+    wait_port "$UP" "$up_pid" 60 || { cat "$work/upstream.log" >&2; exit 1; }
+  }
+  # Each upstream worker adds the standard traits and resource classes
+  # when it loads the application; two workers doing it at once on a new
+  # SQLite database fail ("database is locked"). One worker does it first.
+  start_upstream 1
+  curl -sf -o /dev/null "http://127.0.0.1:$UP/"
+  kill "$up_pid"; wait "$up_pid" || true
+  while port_open "$UP"; do sleep 0.1; done
+  start_upstream 2
+  OURS=$(free_port 18140-18159)
+  "$work/placement-api" --bind "127.0.0.1:$OURS" --database "sqlite:///$work/ours.db" \
+    --policy legacy >"$work/ours.log" 2>&1 &
+  ours_pid=$!; pids+=($ours_pid)
+  wait_port "$OURS" "$ours_pid" 60 || { cat "$work/ours.log" >&2; exit 1; }
+
+  echo "seeding both services through their APIs" >&2
+  python3 scripts/bench_placement.py seed "http://127.0.0.1:$UP"
+  python3 scripts/bench_placement.py seed "http://127.0.0.1:$OURS"
+  python3 scripts/bench_placement.py lua "$work/allocations.lua"
+  read -r RP PROJECT < <(python3 scripts/bench_placement.py ids)
+
+  # row NAME: the URL path and wrk arguments of each measured request.
+  rows="root not_acceptable providers inventories allocations usages"
+  row_args() {
+    local auth=(-H 'x-auth-token: admin')
+    case $1 in
+      root) echo_args / ;;
+      not_acceptable) echo_args /resource_providers "${auth[@]}" -H 'openstack-api-version: placement 9.99' ;;
+      providers) echo_args /resource_providers "${auth[@]}" -H 'openstack-api-version: placement 1.39' ;;
+      inventories) echo_args "/resource_providers/$RP/inventories" "${auth[@]}" -H 'openstack-api-version: placement 1.39' ;;
+      allocations) echo_args /allocations "${auth[@]}" -H 'openstack-api-version: placement 1.38' \
+        -H 'content-type: application/json' -s "$work/allocations.lua" ;;
+      usages) echo_args "/usages?project_id=$PROJECT" "${auth[@]}" -H 'openstack-api-version: placement 1.38' ;;
+    esac
+  }
+  echo_args() { printf '%s\0' "$@"; }
+  rss_up=0 rss_ours=0
+  for round in $(seq 1 "$ROUNDS"); do
+    for row in $rows; do
+      # Alternate which side goes first from one round to the next.
+      sides="upstream ours"; [ $((round % 2)) = 0 ] && sides="ours upstream"
+      for side in $sides; do
+        port=$UP; [ $side = ours ] && port=$OURS
+        mapfile -d '' args < <(row_args "$row")
+        # The allocations script makes consumer UUIDs from the round.
+        WRK_SCRIPT_ARGS=$round run_wrk "$out/placement.$row.$side.$round.txt" \
+          "http://127.0.0.1:$port${args[0]}" "${args[@]:1}"
+      done
+      r=$(peak_rss "$up_pid"); [ "$r" -gt "$rss_up" ] && rss_up=$r
+      r=$(peak_rss "$ours_pid"); [ "$r" -gt "$rss_ours" ] && rss_ours=$r
+    done
+  done
+  echo "$rss_up $rss_ours" > "$out/placement.rss"
+fi
+
+python3 - "$out" "$ROUNDS" "$PART" <<'PY'
+import os, re, statistics, sys
+out, rounds, part = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+def ms(v, u):
     return float(v) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[u]
 def read(path):
     text = open(path).read()
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
-    p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", text)
-    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
-    if errors:
-        sys.exit(f"{path}: {errors.group(1)} error responses")
-    return rps, unit(*p99.groups())
-res = {k: [read(f"{out}/{k}.{r}.txt") for r in range(1, rounds + 1)] for k in ("bare", "layered")}
-med = {k: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for k, v in res.items()}
-print("| route | req/s (median) | p99 ms (median) |")
-print("|---|---|---|")
-for k in ("bare", "layered"):
-    print(f"| {k} | {med[k][0]:.0f} | {med[k][1]:.3f} |")
-print(f"| ratio layered/bare | {med['layered'][0] / med['bare'][0]:.3f} | {med['layered'][1] / med['bare'][1]:.3f} |")
+    p50 = ms(*re.search(r"50%\s+([\d.]+)(us|ms|s)\b", text).groups())
+    p99 = ms(*re.search(r"99%\s+([\d.]+)(us|ms|s)\b", text).groups())
+    total = int(re.search(r"(\d+) requests in", text).group(1))
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    sock = re.search(r"Socket errors: (.*)", text)
+    statuses = re.search(r"statuses: (.*)", text)
+    notes = [f"socket errors: {sock.group(1)}" if sock else "", statuses.group(1) if statuses else ""]
+    return rps, p50, p99, total, int(bad.group(1)) if bad else 0, ", ".join(n for n in notes if n)
+def median(runs):
+    return (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs),
+            statistics.median(r[2] for r in runs), sum(r[3] for r in runs), sum(r[4] for r in runs),
+            "; ".join(r[5] for r in runs if r[5]))
+if part != "placement":
+    m = {k: median([read(f"{out}/layer.{k}.{r}.txt") for r in range(1, rounds + 1)]) for k in ("bare", "layered")}
+    print("| route | req/s | p50 ms | p99 ms | non-2xx |")
+    print("|---|---|---|---|---|")
+    for k in ("bare", "layered"):
+        print(f"| {k} | {m[k][0]:.0f} | {m[k][1]:.3f} | {m[k][2]:.3f} | {m[k][4]} |")
+    print(f"| ratio layered/bare | {m['layered'][0] / m['bare'][0]:.3f} | {m['layered'][1] / m['bare'][1]:.3f} | {m['layered'][2] / m['bare'][2]:.3f} | |")
+    print()
+if part != "layer":
+    names = {
+        "root": "GET /",
+        "not_acceptable": "GET /resource_providers at 9.99 (406)",
+        "providers": "GET /resource_providers (1,000, at 1.39)",
+        "inventories": "GET /resource_providers/{uuid}/inventories",
+        "allocations": "PUT /allocations/{consumer} (new consumer each)",
+        "usages": "GET /usages?project_id= (50 consumers)",
+    }
+    print("| request | upstream req/s | ours req/s | req/s ratio | upstream p50 / p99 ms | ours p50 / p99 ms | p99 ratio ours/upstream | non-2xx upstream / ours (of total) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for row, name in names.items():
+        up = median([read(f"{out}/placement.{row}.upstream.{r}.txt") for r in range(1, rounds + 1)])
+        us = median([read(f"{out}/placement.{row}.ours.{r}.txt") for r in range(1, rounds + 1)])
+        errs = f"{up[4]}/{up[3]} / {us[4]}/{us[3]}"
+        if up[5] or us[5]:
+            errs += f" (upstream: {up[5] or '-'}; ours: {us[5] or '-'})"
+        print(f"| {name} | {up[0]:.0f} | {us[0]:.0f} | {us[0] / up[0]:.1f}x | {up[1]:.2f} / {up[2]:.2f} | {us[1]:.3f} / {us[2]:.3f} | {us[2] / up[2]:.3f} | {errs} |")
+    rss_up, rss_ours = (int(x) for x in open(f"{out}/placement.rss").read().split())
+    print()
+    print(f"Peak RSS (VmHWM): upstream (gunicorn master + 2 workers) {rss_up / 1024:.1f} MiB, "
+          f"placement-api {rss_ours / 1024:.1f} MiB, ratio ours/upstream {rss_ours / rss_up:.3f}.")
 PY

@@ -9,7 +9,7 @@ use std::time::SystemTime;
 use axum::extract::{Path, RawQuery, State};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use http::header::LOCATION;
+use http::header::{CONTENT_TYPE, LOCATION};
 use http::{HeaderMap, HeaderValue, StatusCode};
 use microversion::Version;
 use microversion_server::{BodySchemas, ServedVersion, VersionedRouter, Versions};
@@ -21,7 +21,7 @@ use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
 use crate::handlers::query::{self, QueryParams};
 use crate::handlers::util::{
-    absolute_url, body_schemas, check_accept, json_response_dated, require_json,
+    absolute_url, body_schemas, cache_headers, check_accept, json_response_dated, require_json,
 };
 use crate::objects::provider::{self, Filters, ListError, Provider, Update, WriteError};
 
@@ -172,15 +172,31 @@ async fn list(
         .map(|p| p.last_modified().unwrap_or_else(SystemTime::now))
         .max()
         .unwrap_or_else(SystemTime::now);
-    let body = json!({
-        "resource_providers": providers.iter().map(|p| render(p, version)).collect::<Vec<_>>()
-    });
-    Ok(json_response_dated(
-        version,
+    // One provider at a time into a buffer sized up front: the same bytes
+    // as serializing `{"resource_providers": [...]}` as one `Value`,
+    // without a tree of every provider's maps and a growing buffer (with
+    // 1,000 providers most of the time went to the allocator).
+    let mut body = Vec::with_capacity(32 + providers.len() * 800);
+    body.extend_from_slice(br#"{"resource_providers":["#);
+    for (i, p) in providers.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        serde_json::to_writer(&mut body, &render(p, version)).map_err(|e| {
+            Error::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("cannot serialize a resource provider: {e}"),
+            )
+        })?;
+    }
+    body.extend_from_slice(b"]}");
+    let response = (
         StatusCode::OK,
-        &body,
-        Some(last_modified),
-    ))
+        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        body,
+    )
+        .into_response();
+    Ok(cache_headers(version, response, Some(last_modified)))
 }
 
 /// `Some(value)` for a field that is present (even `null`), so that
