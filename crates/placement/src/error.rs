@@ -5,7 +5,6 @@ use http::StatusCode;
 use microversion_server::{ApiError, BodyError};
 
 /// Upstream's error codes (shown from microversion 1.23).
-#[allow(dead_code)] // Each is used by the handler module of its resource.
 pub(crate) mod code {
     pub(crate) const INVENTORY_INUSE: &str = "placement.inventory.inuse";
     pub(crate) const CONCURRENT_UPDATE: &str = "placement.concurrent_update";
@@ -14,9 +13,6 @@ pub(crate) mod code {
     pub(crate) const PROVIDER_CANNOT_DELETE_PARENT: &str =
         "placement.resource_provider.cannot_delete_parent";
     pub(crate) const RESOURCE_PROVIDER_NOT_FOUND: &str = "placement.resource_provider.not_found";
-    pub(crate) const ILLEGAL_DUPLICATE_QUERYPARAM: &str = "placement.query.duplicate_key";
-    pub(crate) const QUERYPARAM_BAD_VALUE: &str = "placement.query.bad_value";
-    pub(crate) const QUERYPARAM_MISSING_VALUE: &str = "placement.query.missing_value";
 }
 
 /// A failed request.

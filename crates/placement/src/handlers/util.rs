@@ -105,7 +105,6 @@ pub(crate) fn is_uuid_like(s: &str) -> bool {
 /// the parameters as a JSON object of strings, a schema compiled with
 /// [`PythonSchema::new`], which checks formats as
 /// `jsonschema.FormatChecker()` does).
-#[allow(dead_code)] // For the handlers that take query parameters.
 pub(crate) fn validate_query(schema: &PythonSchema, params: &Value) -> Result<()> {
     schema
         .validate(params)

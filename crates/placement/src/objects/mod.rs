@@ -1,8 +1,5 @@
 //! Database access shared by several handlers.
 
-// The provider and allocation handlers that use these are being written.
-#![allow(dead_code)]
-
 pub(crate) mod aggregate;
 pub(crate) mod allocation;
 pub(crate) mod consumer;

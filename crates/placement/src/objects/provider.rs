@@ -42,22 +42,6 @@ where
     .transpose()
 }
 
-/// 404 for a provider that does not exist, in upstream's words.
-pub(crate) fn not_found(uuid: &str) -> Error {
-    Error::not_found(format!("No resource provider with uuid {uuid} found"))
-        .with_code(code::RESOURCE_PROVIDER_NOT_FOUND)
-}
-
-/// The provider with `uuid`, or 404.
-pub(crate) async fn get<'c, E>(store: &Store, conn: E, uuid: &str) -> Result<ProviderRef>
-where
-    E: sqlx::Executor<'c, Database = sqlx::Any>,
-{
-    find(store, conn, uuid)
-        .await?
-        .ok_or_else(|| not_found(uuid))
-}
-
 /// Moves the provider's generation from `expected` to the next one, in the
 /// transaction `tx`; 409 when someone changed it meanwhile.
 pub(crate) async fn bump_generation(
@@ -133,15 +117,6 @@ impl Provider {
     /// `created_at`).
     pub(crate) fn last_modified(&self) -> Option<SystemTime> {
         self.updated_at.or(self.created_at)
-    }
-
-    /// Its identity and generation.
-    pub(crate) fn as_ref(&self) -> ProviderRef {
-        ProviderRef {
-            id: self.id,
-            uuid: self.uuid.clone(),
-            generation: self.generation,
-        }
     }
 }
 
