@@ -7,7 +7,7 @@ use crate::support::{Server, uuid};
 #[tokio::test]
 async fn list_body_before_1_19_generation_after() {
     let s = Server::start().await;
-    let id = s.provider(&format!("agg-{}", uuid()), None).await["uuid"]
+    let id = s.provider_named(&format!("agg-{}", uuid()), None).await["uuid"]
         .as_str()
         .expect("uuid")
         .to_owned();
@@ -95,7 +95,7 @@ async fn list_body_before_1_19_generation_after() {
     assert_eq!(r.status, 404);
 
     // An aggregate shared by two providers is one row.
-    let other = s.provider(&format!("agg-{}", uuid()), None).await["uuid"]
+    let other = s.provider_named(&format!("agg-{}", uuid()), None).await["uuid"]
         .as_str()
         .expect("uuid")
         .to_owned();

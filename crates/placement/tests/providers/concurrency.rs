@@ -60,7 +60,7 @@ fn one_wins(statuses: &[u16], ok: u16) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_inventory_puts_with_one_generation() {
     let s = Arc::new(Server::start().await);
-    let id = s.provider(&format!("race-{}", uuid()), None).await["uuid"]
+    let id = s.provider_named(&format!("race-{}", uuid()), None).await["uuid"]
         .as_str()
         .expect("uuid")
         .to_owned();
@@ -109,7 +109,7 @@ async fn concurrent_inventory_puts_with_one_generation() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_aggregate_and_trait_puts() {
     let s = Arc::new(Server::start().await);
-    let id = s.provider(&format!("race-{}", uuid()), None).await["uuid"]
+    let id = s.provider_named(&format!("race-{}", uuid()), None).await["uuid"]
         .as_str()
         .expect("uuid")
         .to_owned();
@@ -169,7 +169,7 @@ async fn concurrent_providers_joining_one_new_aggregate() {
     let mut providers = Vec::new();
     for _ in 0..WRITERS {
         providers.push(
-            s.provider(&format!("join-{}", uuid()), None).await["uuid"]
+            s.provider_named(&format!("join-{}", uuid()), None).await["uuid"]
                 .as_str()
                 .expect("uuid")
                 .to_owned(),
@@ -207,7 +207,7 @@ async fn concurrent_providers_joining_one_new_aggregate() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn delete_racing_inventory_writers_leaves_nothing_behind() {
     let s = Arc::new(Server::start().await);
-    let id = s.provider(&format!("doomed-{}", uuid()), None).await["uuid"]
+    let id = s.provider_named(&format!("doomed-{}", uuid()), None).await["uuid"]
         .as_str()
         .expect("uuid")
         .to_owned();

@@ -5,7 +5,7 @@ use serde_json::json;
 use crate::support::{Server, uuid};
 
 async fn provider(s: &Server) -> String {
-    s.provider(&format!("inv-{}", uuid()), None).await["uuid"]
+    s.provider_named(&format!("inv-{}", uuid()), None).await["uuid"]
         .as_str()
         .expect("uuid")
         .to_owned()
@@ -281,7 +281,8 @@ async fn inventory_in_use_cannot_go() {
     let s = Server::start().await;
     let id = provider(&s).await;
     let base = format!("/resource_providers/{id}/inventories");
-    s.inventory(&id, &[("VCPU", 8), ("MEMORY_MB", 1024)]).await;
+    s.set_inventories(&id, &[("VCPU", 8), ("MEMORY_MB", 1024)])
+        .await;
     s.allocate(&id, "VCPU", 6).await;
     let generation = s.get(&base, "1.0").await.body["resource_provider_generation"]
         .as_i64()

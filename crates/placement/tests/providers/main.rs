@@ -10,5 +10,6 @@ mod aggregates;
 mod concurrency;
 mod inventories;
 mod resource_providers;
+#[path = "../support/mod.rs"]
 mod support;
 mod traits;

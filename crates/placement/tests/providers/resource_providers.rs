@@ -178,14 +178,14 @@ async fn duplicates_and_bad_bodies() {
 #[tokio::test]
 async fn trees_reparenting_and_loops() {
     let s = Server::start().await;
-    let root = s.provider(&format!("root-{}", uuid()), None).await;
+    let root = s.provider_named(&format!("root-{}", uuid()), None).await;
     let root_id = root["uuid"].as_str().expect("uuid").to_owned();
     let child = s
-        .provider(&format!("child-{}", uuid()), Some(&root_id))
+        .provider_named(&format!("child-{}", uuid()), Some(&root_id))
         .await;
     let child_id = child["uuid"].as_str().expect("uuid").to_owned();
     let grandchild = s
-        .provider(&format!("grandchild-{}", uuid()), Some(&child_id))
+        .provider_named(&format!("grandchild-{}", uuid()), Some(&child_id))
         .await;
     let grandchild_id = grandchild["uuid"].as_str().expect("uuid").to_owned();
     assert_eq!(grandchild["root_provider_uuid"], json!(root_id));
@@ -283,7 +283,7 @@ async fn trees_reparenting_and_loops() {
     assert_eq!(g.body["root_provider_uuid"], json!(child_id));
 
     // Parenting a root is allowed before 1.37; re-parenting is not.
-    let other = s.provider(&format!("other-{}", uuid()), None).await;
+    let other = s.provider_named(&format!("other-{}", uuid()), None).await;
     let other_id = other["uuid"].as_str().expect("uuid").to_owned();
     let r = s
         .put(
@@ -321,7 +321,7 @@ async fn trees_reparenting_and_loops() {
     // A PUT is dated with updated_at as it was before (as upstream): a
     // child never changed since its creation has none, a root has one.
     let fresh = s
-        .provider(&format!("fresh-{}", uuid()), Some(&other_id))
+        .provider_named(&format!("fresh-{}", uuid()), Some(&other_id))
         .await;
     let r = s
         .put(
@@ -385,9 +385,9 @@ async fn trees_reparenting_and_loops() {
 #[tokio::test]
 async fn delete_refused_while_allocated() {
     let s = Server::start().await;
-    let rp = s.provider(&format!("alloc-{}", uuid()), None).await;
+    let rp = s.provider_named(&format!("alloc-{}", uuid()), None).await;
     let id = rp["uuid"].as_str().expect("uuid").to_owned();
-    s.inventory(&id, &[("VCPU", 8)]).await;
+    s.set_inventories(&id, &[("VCPU", 8)]).await;
     s.allocate(&id, "VCPU", 2).await;
     let r = s.delete(&format!("/resource_providers/{id}"), "1.23").await;
     assert_eq!(r.status, 409);
@@ -419,8 +419,8 @@ async fn delete_refused_while_allocated() {
 async fn list_filters_by_version() {
     let s = Server::start().await;
     let tag = uuid();
-    let a = s.provider(&format!("a-{tag}"), None).await;
-    let b = s.provider(&format!("b-{tag}"), None).await;
+    let a = s.provider_named(&format!("a-{tag}"), None).await;
+    let b = s.provider_named(&format!("b-{tag}"), None).await;
     let a_id = a["uuid"].as_str().expect("uuid").to_owned();
     let b_id = b["uuid"].as_str().expect("uuid").to_owned();
     let names = |r: &crate::support::Resp| -> Vec<String> {
@@ -522,8 +522,8 @@ async fn list_filters_by_version() {
     assert_eq!(names(&s.get(&q, "1.39").await), vec![format!("a-{tag}")]);
 
     // Resources from 1.4: capacity after allocations, and unit limits.
-    s.inventory(&a_id, &[("VCPU", 4)]).await;
-    s.inventory(&b_id, &[("VCPU", 8)]).await;
+    s.set_inventories(&a_id, &[("VCPU", 4)]).await;
+    s.set_inventories(&b_id, &[("VCPU", 8)]).await;
     let q = format!("/resource_providers?resources=VCPU:5&member_of=in:{agg1},{agg2}");
     assert_eq!(s.get(&q, "1.3").await.status, 400);
     assert_eq!(names(&s.get(&q, "1.4").await), vec![format!("b-{tag}")]);

@@ -20,11 +20,13 @@ async fn custom_traits() {
     let name = custom();
     let path = format!("/traits/{name}");
     assert_eq!(s.put(&path, "1.5", &json!({})).await.status, 404);
-    let r = s.call(reqwest::Method::PUT, &path, "1.6", None).await;
+    let r = s.call(reqwest::Method::PUT, &path, Some("1.6"), None).await;
     assert_eq!(r.status, 201);
     assert!(r.header("location").expect("location").ends_with(&path));
     assert!(r.header("cache-control").is_none());
-    let r = s.call(reqwest::Method::PUT, &path, "1.15", None).await;
+    let r = s
+        .call(reqwest::Method::PUT, &path, Some("1.15"), None)
+        .await;
     assert_eq!(r.status, 204);
     assert_eq!(r.header("cache-control"), Some("no-cache"));
     assert!(r.header("last-modified").is_some());
@@ -35,7 +37,12 @@ async fn custom_traits() {
 
     for bad in ["TRAIT_X", "CUSTOM_ABC:1", "CUSTOM_lower"] {
         let r = s
-            .call(reqwest::Method::PUT, &format!("/traits/{bad}"), "1.6", None)
+            .call(
+                reqwest::Method::PUT,
+                &format!("/traits/{bad}"),
+                Some("1.6"),
+                None,
+            )
             .await;
         assert_eq!(r.status, 400, "{bad}");
         assert!(r.detail().starts_with("The trait is invalid."));
@@ -78,7 +85,7 @@ async fn custom_traits() {
     assert_eq!(r.status, 400);
 
     // Provider traits.
-    let rp = s.provider(&format!("tr-{}", uuid()), None).await["uuid"]
+    let rp = s.provider_named(&format!("tr-{}", uuid()), None).await["uuid"]
         .as_str()
         .expect("uuid")
         .to_owned();

@@ -18,7 +18,8 @@ use placement::app::{AppState, router};
 use placement::config::Config;
 use placement::db::Store;
 use reqwest::Method;
-use serde_json::Value;
+use serde_json::{Value, json};
+use sqlx::Row;
 
 /// The running service.
 pub struct Server {
@@ -94,7 +95,7 @@ impl Server {
             Ok(url) if !url.is_empty() => (url, None),
             _ => {
                 let file = std::env::temp_dir().join(format!(
-                    "placement-alloc-test-{}-{}.db",
+                    "placement-test-{}-{}.db",
                     std::process::id(),
                     COUNTER.fetch_add(1, Ordering::SeqCst)
                 ));
@@ -112,9 +113,17 @@ impl Server {
         placement::db::schema::sync(&state.store)
             .await
             .expect("schema");
-        placement::db::standard::sync(&state.store)
-            .await
-            .expect("standard classes");
+        // Servers started at once on one shared database race to add the
+        // standard rows; the loser finds them there when it tries again.
+        let mut synced = placement::db::standard::sync(&state.store).await;
+        for _ in 0..5 {
+            if synced.is_ok() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            synced = placement::db::standard::sync(&state.store).await;
+        }
+        synced.expect("standard classes and traits");
         let store = state.store.clone();
         let app = router(state).expect("routes");
         let listener = listener().await;
@@ -252,14 +261,139 @@ impl Server {
         r.body["generation"].as_i64().expect("a provider")
     }
 
+    /// Creates a provider named `name` through the API (1.20: 200 with
+    /// the body, which it returns).
+    pub async fn provider_named(&self, name: &str, parent: Option<&str>) -> Value {
+        let mut body = json!({"name": name});
+        if let Some(parent) = parent {
+            body["parent_provider_uuid"] = json!(parent);
+        }
+        let r = self.post("/resource_providers", "1.20", &body).await;
+        assert_eq!(r.status, 200, "create {name}: {:?}", r.body);
+        r.body
+    }
+
+    /// Makes `(class, total)` the provider's whole inventory through the
+    /// API; returns the new generation.
+    pub async fn set_inventories(&self, uuid: &str, inventories: &[(&str, i64)]) -> i64 {
+        let mut body = json!({
+            "resource_provider_generation": self.generation(uuid).await,
+            "inventories": {}
+        });
+        for (class, total) in inventories {
+            body["inventories"][*class] = json!({"total": total});
+        }
+        let r = self
+            .put(
+                &format!("/resource_providers/{uuid}/inventories"),
+                "1.20",
+                &body,
+            )
+            .await;
+        assert_eq!(r.status, 200, "inventory: {:?}", r.body);
+        r.body["resource_provider_generation"]
+            .as_i64()
+            .expect("generation")
+    }
+
+    /// `text` with the placeholders of the server's database.
+    fn sql(&self, text: &str) -> String {
+        match self.store.dialect() {
+            placement::db::Dialect::Postgres => {
+                let mut out = String::new();
+                let mut n = 0;
+                for c in text.chars() {
+                    if c == '?' {
+                        n += 1;
+                        out.push_str(&format!("${n}"));
+                    } else {
+                        out.push(c);
+                    }
+                }
+                out
+            }
+            _ => text.to_owned(),
+        }
+    }
+
+    /// Writes an allocation row directly (what the allocations API would
+    /// write), with the provider's generation moved as that API does.
+    pub async fn allocate(&self, provider: &str, class: &str, used: i64) {
+        let mut tx = self.store.begin().await.expect("tx");
+        let rp: i64 = sqlx::query(&self.sql("SELECT id FROM resource_providers WHERE uuid = ?"))
+            .bind(provider)
+            .fetch_one(&mut *tx)
+            .await
+            .expect("provider")
+            .try_get("id")
+            .expect("id");
+        let rc: i64 = sqlx::query(&self.sql("SELECT id FROM resource_classes WHERE name = ?"))
+            .bind(class)
+            .fetch_one(&mut *tx)
+            .await
+            .expect("class")
+            .try_get("id")
+            .expect("id");
+        sqlx::query(&self.sql(
+            "INSERT INTO allocations (resource_provider_id, consumer_id, resource_class_id, used) VALUES (?, ?, ?, ?)",
+        ))
+        .bind(rp)
+        .bind(uuid())
+        .bind(rc)
+        .bind(used)
+        .execute(&mut *tx)
+        .await
+        .expect("allocation");
+        sqlx::query(
+            &self.sql("UPDATE resource_providers SET generation = generation + 1 WHERE id = ?"),
+        )
+        .bind(rp)
+        .execute(&mut *tx)
+        .await
+        .expect("generation");
+        tx.commit().await.expect("commit");
+    }
+
+    /// The internal id of the provider `uuid`.
+    pub async fn provider_id(&self, uuid: &str) -> i64 {
+        sqlx::query(&self.sql("SELECT id FROM resource_providers WHERE uuid = ?"))
+            .bind(uuid)
+            .fetch_one(self.store.reader())
+            .await
+            .expect("provider")
+            .try_get("id")
+            .expect("id")
+    }
+
+    /// How many inventory rows the provider with internal id `id` has.
+    pub async fn inventory_rows(&self, id: i64) -> i64 {
+        sqlx::query(
+            &self.sql("SELECT COUNT(*) AS n FROM inventories WHERE resource_provider_id = ?"),
+        )
+        .bind(id)
+        .fetch_one(self.store.reader())
+        .await
+        .expect("count")
+        .try_get("n")
+        .expect("n")
+    }
+
+    /// Removes every allocation of the provider.
+    pub async fn deallocate(&self, provider: &str) {
+        let mut tx = self.store.begin().await.expect("tx");
+        sqlx::query(&self.sql(
+            "DELETE FROM allocations WHERE resource_provider_id = (SELECT id FROM resource_providers WHERE uuid = ?)",
+        ))
+        .bind(provider)
+        .execute(&mut *tx)
+        .await
+        .expect("delete allocations");
+        tx.commit().await.expect("commit");
+    }
+
     /// Counts rows of `table` matching `condition` (with one text value).
     pub async fn count(&self, table: &str, condition: &str, value: &str) -> i64 {
-        let d = self.store.dialect();
-        let text = format!("SELECT COUNT(*) FROM {table} WHERE {condition}");
-        let q = match d {
-            placement::db::Dialect::Postgres => numbered(&text),
-            _ => text,
-        };
+        let q = self.sql(&format!("SELECT COUNT(*) FROM {table} WHERE {condition}"));
         let (n,): (i64,) = sqlx::query_as(&q)
             .bind(value)
             .fetch_one(self.store.reader())
@@ -267,20 +401,6 @@ impl Server {
             .expect("count");
         n
     }
-}
-
-fn numbered(sql: &str) -> String {
-    let mut out = String::new();
-    let mut n = 0;
-    for c in sql.chars() {
-        if c == '?' {
-            n += 1;
-            out.push_str(&format!("${n}"));
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 impl Drop for Server {
