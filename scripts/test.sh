@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test of the project, as CI runs it: formatting, lints, unit,
-# integration, property and doc tests, the docs build, and placement-api
+# integration, property and doc tests (placement's integration tests on
+# every backend), the docs build, and placement-api
 # against upstream Placement on each database backend: upstream's gabbi
 # suite, the schema, and the same database served by both.
 #
@@ -11,6 +12,7 @@
 # bad input) run in their short form at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib.sh
 backends=${MV_TEST_BACKENDS:-sqlite postgresql mysql}
 
 echo "== cargo fmt --check"
@@ -32,6 +34,16 @@ cp "${CARGO_TARGET_DIR:-target}/debug/placement-api" "$bin_dir/"
 ports=()
 [ -n "${MV_PORTS:-}" ] && ports=(--ports "$MV_PORTS")
 for backend in $backends; do
+  if [ "$backend" != sqlite ]; then
+    # The integration tests ran on SQLite files above; here they share one
+    # database of this backend, synced first (servers starting together
+    # would race to create the schema).
+    echo "== cargo test (integration) on $backend"
+    url=$(db_create "$backend" mv_cargo_tests)
+    "$bin_dir/placement-api" --database "$url" db sync >/dev/null
+    PLACEMENT_TEST_DATABASE=$url cargo test --workspace --all-features --tests
+    db_drop "$backend" mv_cargo_tests
+  fi
   echo "== gabbi on $backend"
   bash scripts/gabbi.sh --database "$backend" --keep-going --binary "$bin_dir/placement-api" "${ports[@]}"
   echo "== schema on $backend"
