@@ -20,7 +20,8 @@ use crate::handlers::allocation::{
 };
 use crate::handlers::util::{body_schemas, require_json};
 use crate::objects::allocation::{self, WriteError};
-use crate::objects::reshaper::{InventoryRecord, InventoryReplacement};
+use crate::objects::inventory::Inventory;
+use crate::objects::reshaper::InventoryReplacement;
 
 pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
     router
@@ -100,15 +101,15 @@ static SCHEMAS: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
 });
 
 /// An inventory record with upstream's defaults, or why it is not one.
-fn record(class: &str, provider: &str, value: &Value) -> Result<InventoryRecord> {
+fn record(class: &str, provider: &str, value: &Value) -> Result<Inventory> {
     let Some(fields) = value.as_object() else {
         return Err(Error::bad_request(format!(
             "Bad inventory {class} for resource provider {provider}: the inventory must be an object"
         )));
     };
     let int = |key: &str, default: i64| fields.get(key).and_then(integer).unwrap_or(default);
-    Ok(InventoryRecord {
-        class: class.to_owned(),
+    Ok(Inventory {
+        resource_class: class.to_owned(),
         total: int("total", 0),
         reserved: int("reserved", 0),
         min_unit: int("min_unit", 1),
@@ -118,6 +119,8 @@ fn record(class: &str, provider: &str, value: &Value) -> Result<InventoryRecord>
             .get("allocation_ratio")
             .and_then(Value::as_f64)
             .unwrap_or(1.0),
+        created_at: None,
+        updated_at: None,
     })
 }
 
@@ -187,14 +190,16 @@ mod tests {
         let r = record("VCPU", "rp", &json!({"total": 8})).unwrap();
         assert_eq!(
             r,
-            InventoryRecord {
-                class: "VCPU".into(),
+            Inventory {
+                resource_class: "VCPU".into(),
                 total: 8,
                 reserved: 0,
                 min_unit: 1,
                 max_unit: MAX_INT,
                 step_size: 1,
                 allocation_ratio: 1.0,
+                created_at: None,
+                updated_at: None,
             }
         );
         assert!(record("vcpu", "rp", &json!("x")).is_err());

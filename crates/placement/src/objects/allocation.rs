@@ -591,7 +591,7 @@ async fn class_ids(
 }
 
 /// The ids of the resource classes `names` that exist.
-pub(crate) async fn class_ids_of(
+async fn class_ids_of(
     store: &Store,
     tx: &mut sqlx::Transaction<'static, sqlx::Any>,
     names: &BTreeSet<&str>,

@@ -153,7 +153,7 @@ impl WriteError {
     }
 }
 
-type Tx = sqlx::Transaction<'static, sqlx::Any>;
+pub(crate) type Tx = sqlx::Transaction<'static, sqlx::Any>;
 
 /// Resource class ids of `classes`, in order; the first unknown one fails.
 async fn class_ids(store: &Store, tx: &mut Tx, classes: &[&str]) -> Result<Vec<i64>, WriteError> {
@@ -288,14 +288,14 @@ async fn insert(
 async fn update_record(
     store: &Store,
     tx: &mut Tx,
-    provider: &ProviderRef,
+    (provider_id, uuid): (i64, &str),
     class_id: i64,
     inv: &Inventory,
     used: &HashMap<i64, i64>,
 ) -> Result<(), WriteError> {
     if used.get(&class_id).is_some_and(|u| *u > inv.capacity()) {
         tracing::warn!(
-            provider = %provider.uuid,
+            provider = %uuid,
             resource_class = %inv.resource_class,
             "resource provider is now over-capacity"
         );
@@ -315,7 +315,7 @@ async fn update_record(
         .bind(inv.step_size)
         .bind(inv.allocation_ratio)
         .bind(db::now_text())
-        .bind(provider.id)
+        .bind(provider_id)
         .bind(class_id)
         .execute(&mut **tx)
         .await?;
@@ -361,7 +361,15 @@ pub(crate) async fn update(
     }
     let used = usage(store, &mut tx, provider.id).await?;
     let generation = bump(store, &mut tx, provider).await?;
-    update_record(store, &mut tx, provider, class_id, inv, &used).await?;
+    update_record(
+        store,
+        &mut tx,
+        (provider.id, &provider.uuid),
+        class_id,
+        inv,
+        &used,
+    )
+    .await?;
     tx.commit().await?;
     Ok(generation)
 }
@@ -400,35 +408,89 @@ pub(crate) async fn replace(
     inventories: &[Inventory],
 ) -> Result<i64, WriteError> {
     let mut tx = store.begin().await?;
-    let names: Vec<&str> = inventories
-        .iter()
-        .map(|i| i.resource_class.as_str())
-        .collect();
-    let wanted = class_ids(store, &mut tx, &names).await?;
-    let existing = existing_classes(store, &mut tx, provider.id).await?;
-    let used = usage(store, &mut tx, provider.id).await?;
-    let mut to_delete = BTreeMap::new();
-    if existing.iter().any(|id| !wanted.contains(id)) {
-        let names = class_names(store, &mut tx).await?;
-        for id in existing.iter().filter(|id| !wanted.contains(id)) {
-            to_delete.insert(
-                *id,
-                names.get(id).cloned().unwrap_or_else(|| id.to_string()),
-            );
-        }
-    }
-    check_unused(&to_delete, &used)?;
+    let plan = Replacement::plan(store, &mut tx, provider.id, inventories).await?;
+    // The provider's row is locked before its inventory rows, as by every
+    // writer.
     let generation = bump(store, &mut tx, provider).await?;
-    delete_classes(store, &mut tx, provider.id, &to_delete).await?;
-    for (inv, class_id) in inventories.iter().zip(&wanted) {
-        if existing.contains(class_id) {
-            update_record(store, &mut tx, provider, *class_id, inv, &used).await?;
-        } else {
-            insert(store, &mut tx, provider.id, *class_id, inv).await?;
-        }
-    }
+    plan.apply(store, &mut tx, &provider.uuid).await?;
     tx.commit().await?;
     Ok(generation)
+}
+
+/// A provider's whole inventory about to be replaced, read and checked in
+/// the writer's transaction; moving the provider's generation is the
+/// writer's (before or after [`Replacement::apply`]).
+pub(crate) struct Replacement<'a> {
+    provider_id: i64,
+    inventories: &'a [Inventory],
+    /// The class id of each of `inventories`, in order.
+    wanted: Vec<i64>,
+    existing: Vec<i64>,
+    used: HashMap<i64, i64>,
+    to_delete: BTreeMap<i64, String>,
+}
+
+impl<'a> Replacement<'a> {
+    /// Fails when a class does not exist or a class to remove is in use.
+    pub(crate) async fn plan(
+        store: &Store,
+        tx: &mut Tx,
+        provider_id: i64,
+        inventories: &'a [Inventory],
+    ) -> Result<Replacement<'a>, WriteError> {
+        let names: Vec<&str> = inventories
+            .iter()
+            .map(|i| i.resource_class.as_str())
+            .collect();
+        let wanted = class_ids(store, tx, &names).await?;
+        let existing = existing_classes(store, tx, provider_id).await?;
+        let used = usage(store, tx, provider_id).await?;
+        let mut to_delete = BTreeMap::new();
+        if existing.iter().any(|id| !wanted.contains(id)) {
+            let names = class_names(store, tx).await?;
+            for id in existing.iter().filter(|id| !wanted.contains(id)) {
+                to_delete.insert(
+                    *id,
+                    names.get(id).cloned().unwrap_or_else(|| id.to_string()),
+                );
+            }
+        }
+        check_unused(&to_delete, &used)?;
+        Ok(Replacement {
+            provider_id,
+            inventories,
+            wanted,
+            existing,
+            used,
+            to_delete,
+        })
+    }
+
+    /// Deletes, updates and inserts the records of the provider `uuid`.
+    pub(crate) async fn apply(
+        &self,
+        store: &Store,
+        tx: &mut Tx,
+        uuid: &str,
+    ) -> Result<(), WriteError> {
+        delete_classes(store, tx, self.provider_id, &self.to_delete).await?;
+        for (inv, class_id) in self.inventories.iter().zip(&self.wanted) {
+            if self.existing.contains(class_id) {
+                update_record(
+                    store,
+                    tx,
+                    (self.provider_id, uuid),
+                    *class_id,
+                    inv,
+                    &self.used,
+                )
+                .await?;
+            } else {
+                insert(store, tx, self.provider_id, *class_id, inv).await?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Every resource class name by id.
