@@ -1,6 +1,7 @@
 //! The API's handlers, one module per resource.
 
 pub(crate) mod aggregate;
+pub(crate) mod allocation_candidate;
 pub(crate) mod allocation;
 pub(crate) mod inventory;
 pub(crate) mod query;
@@ -25,6 +26,7 @@ pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppSt
     let router = aggregate::routes(router);
     let router = trait_::routes(router);
     let router = allocation::routes(router);
+    let router = allocation_candidate::routes(router);
     let router = usage::routes(router);
     reshaper::routes(router)
 }
