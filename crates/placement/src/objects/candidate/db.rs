@@ -83,9 +83,9 @@ pub(super) async fn providers_with_resource(
          FROM resource_providers rp \
          JOIN inventories inv ON inv.resource_provider_id = rp.id AND inv.resource_class_id = ? \
          LEFT JOIN (SELECT resource_provider_id, SUM(used) AS used FROM allocations \
-                    WHERE resource_class_id = ? GROUP BY resource_provider_id) usage \
-           ON usage.resource_provider_id = inv.resource_provider_id",
-        d.int("COALESCE(usage.used, 0)")
+                    WHERE resource_class_id = ? GROUP BY resource_provider_id) rp_used \
+           ON rp_used.resource_provider_id = inv.resource_provider_id",
+        d.int("COALESCE(rp_used.used, 0)")
     );
     if root.is_some() {
         query.push_str(" WHERE rp.root_provider_id = ?");
