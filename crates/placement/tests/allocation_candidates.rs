@@ -168,7 +168,11 @@ async fn single_provider_and_shapes_by_version() {
     // 1.17: traits.
     let r = candidates(&s, &q, "1.17").await;
     assert_eq!(r.body["provider_summaries"][&cn]["traits"], json!([hw]));
-    assert!(r.body["provider_summaries"][&cn].get("root_provider_uuid").is_none());
+    assert!(
+        r.body["provider_summaries"][&cn]
+            .get("root_provider_uuid")
+            .is_none()
+    );
     // 1.27: every inventory; 1.29: parent and root.
     let r = candidates(&s, &q, "1.27").await;
     assert_eq!(
@@ -180,16 +184,22 @@ async fn single_provider_and_shapes_by_version() {
         r.body["provider_summaries"][&cn]["parent_provider_uuid"],
         Value::Null
     );
-    assert_eq!(r.body["provider_summaries"][&cn]["root_provider_uuid"], json!(cn));
+    assert_eq!(
+        r.body["provider_summaries"][&cn]["root_provider_uuid"],
+        json!(cn)
+    );
     assert!(r.body["allocation_requests"][0].get("mappings").is_none());
     // 1.34: mappings.
     let r = candidates(&s, &q, "1.34").await;
-    assert_eq!(r.body["allocation_requests"][0]["mappings"], json!({"": [cn]}));
+    assert_eq!(
+        r.body["allocation_requests"][0]["mappings"],
+        json!({"": [cn]})
+    );
 
     // Capacity, max_unit, min_unit and step_size.
     for (query, found) in [
         (format!("resources={cpu}:4"), 1),
-        (format!("resources={cpu}:5"), 0), // over max_unit
+        (format!("resources={cpu}:5"), 0),   // over max_unit
         (format!("resources={mem}:256"), 0), // under min_unit
         (format!("resources={mem}:768"), 0), // not a step
         (format!("resources={mem}:4096"), 1),
@@ -229,7 +239,12 @@ async fn single_provider_and_shapes_by_version() {
     assert_eq!(requests(&r).len(), 1);
     let r = candidates(&s, &format!("{q}&member_of=in:{agg},{}", uuid()), "1.21").await;
     assert_eq!(requests(&r).len(), 1);
-    let r = candidates(&s, &format!("{q}&member_of={agg}&member_of={}", uuid()), "1.24").await;
+    let r = candidates(
+        &s,
+        &format!("{q}&member_of={agg}&member_of={}", uuid()),
+        "1.24",
+    )
+    .await;
     assert_eq!(requests(&r).len(), 0);
     let r = candidates(&s, &format!("{q}&member_of=!{agg}"), "1.32").await;
     assert_eq!(requests(&r).len(), 0);
@@ -374,7 +389,10 @@ async fn nested_tree() {
     assert_eq!(pf["parent_provider_uuid"], json!(t.numa0));
     assert_eq!(pf["root_provider_uuid"], json!(t.cn));
     assert_eq!(pf["traits"], json!([t.phys]));
-    assert_eq!(pf["resources"], json!({t.vf.clone(): {"capacity": 8, "used": 0}}));
+    assert_eq!(
+        pf["resources"],
+        json!({t.vf.clone(): {"capacity": 8, "used": 0}})
+    );
 
     // Traits over the tree: the providers used together have them.
     let with_vf = format!("resources={}:1,{}:1", t.cpu, t.vf);
@@ -598,7 +616,10 @@ async fn errors() {
         r.detail(),
         "Invalid resource class in resources parameter: No such resource class CUSTOM_NOPE_X."
     );
-    bad(&candidates(&s, "resources=VCPU:1&limit=5", "1.15").await, "'limit' was unexpected");
+    bad(
+        &candidates(&s, "resources=VCPU:1&limit=5", "1.15").await,
+        "'limit' was unexpected",
+    );
     for limit in ["0", "-99", "cow"] {
         bad(
             &candidates(&s, &format!("resources=VCPU:1&limit={limit}"), "1.16").await,
@@ -617,16 +638,16 @@ async fn errors() {
         &candidates(&s, "resources=VCPU:1&required=", "1.22").await,
         "Invalid query string parameters: Expected 'required' parameter value of the form: HW_CPU_X86_VMX,!CUSTOM_MAGIC.",
     );
-    let r = candidates(&s, &format!("resources={cpu}:1&required=CUSTOM_NO_SUCH"), "1.17").await;
+    let r = candidates(
+        &s,
+        &format!("resources={cpu}:1&required=CUSTOM_NO_SUCH"),
+        "1.17",
+    )
+    .await;
     assert_eq!(r.status, 400);
     assert_eq!(r.detail(), "No such trait(s): CUSTOM_NO_SUCH.");
     bad(
-        &candidates(
-            &s,
-            "resources=VCPU:1&required=CUSTOM_A,!CUSTOM_A",
-            "1.22",
-        )
-        .await,
+        &candidates(&s, "resources=VCPU:1&required=CUSTOM_A,!CUSTOM_A", "1.22").await,
         "Conflicting required and forbidden traits found in the following traits keys: required: (CUSTOM_A)",
     );
     bad(
@@ -634,7 +655,12 @@ async fn errors() {
         "The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' only supported since microversion 1.39. Got: in:A,B",
     );
     bad(
-        &candidates(&s, &format!("resources=VCPU:1&member_of={}", uuid()), "1.20").await,
+        &candidates(
+            &s,
+            &format!("resources=VCPU:1&member_of={}", uuid()),
+            "1.20",
+        )
+        .await,
         "'member_of' was unexpected",
     );
     bad(
@@ -676,7 +702,12 @@ async fn errors() {
         "All traits parameters must be associated with resources.  Found the following orphaned traits keys: required1",
     );
     bad(
-        &candidates(&s, &format!("resources=VCPU:1&member_of1={}", uuid()), "1.25").await,
+        &candidates(
+            &s,
+            &format!("resources=VCPU:1&member_of1={}", uuid()),
+            "1.25",
+        )
+        .await,
         "All member_of parameters must be associated with resources. Found the following orphaned member_of keys: member_of1",
     );
     bad(
@@ -705,7 +736,10 @@ async fn errors() {
         "1.35",
     )
     .await;
-    bad(&r, "Query parameter 'root_required' may be specified only once.");
+    bad(
+        &r,
+        "Query parameter 'root_required' may be specified only once.",
+    );
     assert_eq!(r.code(), "placement.query.duplicate_key");
     let r = candidates(
         &s,
@@ -785,9 +819,17 @@ async fn wide_tree_stays_fast() {
     }
     let query: Vec<String> = (1..=8).map(|i| format!("resources{i}={gpu}:1")).collect();
     let started = std::time::Instant::now();
-    let r = candidates(&s, &format!("{}&group_policy=none", query.join("&")), "1.29").await;
+    let r = candidates(
+        &s,
+        &format!("{}&group_policy=none", query.join("&")),
+        "1.29",
+    )
+    .await;
     assert_eq!(r.status, 200, "{r:?}");
     // 8! candidates, bounded by max_allocation_candidates.
-    assert_eq!(r.body["allocation_requests"].as_array().unwrap().len(), 1000);
+    assert_eq!(
+        r.body["allocation_requests"].as_array().unwrap().len(),
+        1000
+    );
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
 }

@@ -90,7 +90,10 @@ static QUERY: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
     let four = ["resources", "required", "member_of", "in_tree"];
     query::query_schemas("GET /allocation_candidates query")
         .json_schema(Versions::between("1.10", "1.15"), &plain(&[]))
-        .json_schema(Versions::between("1.16", "1.16"), &plain(&[("limit", &limit)]))
+        .json_schema(
+            Versions::between("1.16", "1.16"),
+            &plain(&[("limit", &limit)]),
+        )
         .json_schema(
             Versions::between("1.17", "1.20"),
             &plain(&[("limit", &limit), ("required", &string)]),
@@ -189,7 +192,9 @@ fn request_wide(params: &QueryParams) -> Result<RequestWide> {
         Some(text) => Some(
             query::python_int(text)
                 .and_then(|n| usize::try_from(n).ok())
-                .ok_or_else(|| query::invalid(&format!("'{text}' does not match '^[1-9][0-9]*$'")))?,
+                .ok_or_else(|| {
+                    query::invalid(&format!("'{text}' does not match '^[1-9][0-9]*$'"))
+                })?,
         ),
         None => None,
     };
@@ -328,11 +333,8 @@ fn request_groups(
             )
             .with_code(code::QUERYPARAM_MISSING_VALUE));
         }
-        let in_subtrees: BTreeSet<&str> = same_subtrees
-            .iter()
-            .flatten()
-            .map(String::as_str)
-            .collect();
+        let in_subtrees: BTreeSet<&str> =
+            same_subtrees.iter().flatten().map(String::as_str).collect();
         let bad: Vec<&str> = resourceless
             .iter()
             .copied()

@@ -1,8 +1,8 @@
 //! The API's handlers, one module per resource.
 
 pub(crate) mod aggregate;
-pub(crate) mod allocation_candidate;
 pub(crate) mod allocation;
+pub(crate) mod allocation_candidate;
 pub(crate) mod inventory;
 pub(crate) mod query;
 pub(crate) mod reshaper;

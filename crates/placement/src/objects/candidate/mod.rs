@@ -296,10 +296,7 @@ pub(crate) async fn search(
 impl Search<'_> {
     /// Resolves a group's names and reads the providers with room for each
     /// of its resources (upstream's order of checks).
-    async fn group(
-        &self,
-        group: &Group,
-    ) -> Result<std::result::Result<GroupSearch, NoneFound>> {
+    async fn group(&self, group: &Group) -> Result<std::result::Result<GroupSearch, NoneFound>> {
         let store = self.store;
         let mut resources = Vec::with_capacity(group.resources.len());
         for (name, amount) in &group.resources {
@@ -408,11 +405,8 @@ impl Search<'_> {
         let bad_aggregates = if g.forbidden_aggregates.is_empty() {
             HashSet::new()
         } else {
-            db::providers_in_aggregates(
-                self.store,
-                std::slice::from_ref(&g.forbidden_aggregates),
-            )
-            .await?
+            db::providers_in_aggregates(self.store, std::slice::from_ref(&g.forbidden_aggregates))
+                .await?
         };
         let mut all: BTreeSet<(i64, i64, i64)> = BTreeSet::new();
         for (class, _) in &g.resources {
@@ -453,7 +447,11 @@ impl Search<'_> {
             } else {
                 let trees_in_both: HashSet<i64> = {
                     let mine: HashSet<i64> = all.iter().map(|c| c.1).collect();
-                    these.iter().map(|c| c.1).filter(|r| mine.contains(r)).collect()
+                    these
+                        .iter()
+                        .map(|c| c.1)
+                        .filter(|r| mine.contains(r))
+                        .collect()
                 };
                 all.extend(these);
                 all.retain(|(_, root, _)| trees_in_both.contains(root));
@@ -488,7 +486,11 @@ impl Search<'_> {
             .collect();
         let mut keep: HashSet<(i64, i64)> = HashSet::new();
         if g.required_ids.is_empty() {
-            let good_roots: HashSet<i64> = good.iter().filter_map(|id| roots.get(id)).copied().collect();
+            let good_roots: HashSet<i64> = good
+                .iter()
+                .filter_map(|id| roots.get(id))
+                .copied()
+                .collect();
             for (id, root) in &roots {
                 if good_roots.contains(root) {
                     keep.insert((*id, *root));
@@ -640,11 +642,9 @@ impl Search<'_> {
         }
         let mut forbidden: HashSet<i64> = HashSet::new();
         if !g.forbidden_aggregates.is_empty() {
-            let bad = db::providers_in_aggregates(
-                store,
-                std::slice::from_ref(&g.forbidden_aggregates),
-            )
-            .await?;
+            let bad =
+                db::providers_in_aggregates(store, std::slice::from_ref(&g.forbidden_aggregates))
+                    .await?;
             if !filtered.is_empty() {
                 filtered.retain(|id| !bad.contains(id));
                 if filtered.is_empty() {
@@ -697,7 +697,11 @@ impl Search<'_> {
     /// Candidates of a group satisfied by one provider: each provider
     /// found, anchored to its own tree and, when it shares, to the trees
     /// in an aggregate with it.
-    async fn single_candidates(&mut self, g: &GroupSearch, found: Vec<(i64, i64)>) -> Result<Vec<Areq>> {
+    async fn single_candidates(
+        &mut self,
+        g: &GroupSearch,
+        found: Vec<(i64, i64)>,
+    ) -> Result<Vec<Areq>> {
         if found.is_empty() {
             return Ok(Vec::new());
         }
@@ -830,12 +834,7 @@ impl Search<'_> {
         self.wide.same_subtrees.iter().all(|suffixes| {
             let ids: BTreeSet<i64> = areqs
                 .iter()
-                .flat_map(|a| {
-                    suffixes
-                        .iter()
-                        .filter_map(|s| a.mappings.get(s))
-                        .flatten()
-                })
+                .flat_map(|a| suffixes.iter().filter_map(|s| a.mappings.get(s)).flatten())
                 .copied()
                 .collect();
             let uuids: BTreeSet<&str> = ids
@@ -972,7 +971,11 @@ impl Search<'_> {
             .order
             .iter()
             .copied()
-            .filter(|id| self.providers.get(id).is_some_and(|p| trees.contains(&p.root_id)))
+            .filter(|id| {
+                self.providers
+                    .get(id)
+                    .is_some_and(|p| trees.contains(&p.root_id))
+            })
             .collect();
         (out, summaries)
     }
@@ -1000,7 +1003,10 @@ impl Search<'_> {
                 ok
             })
             .collect();
-        let summaries = summaries.into_iter().filter(|id| used.contains(id)).collect();
+        let summaries = summaries
+            .into_iter()
+            .filter(|id| used.contains(id))
+            .collect();
         (kept, summaries)
     }
 
@@ -1021,7 +1027,11 @@ impl Search<'_> {
             .collect();
         let summaries = summaries
             .into_iter()
-            .filter(|id| self.providers.get(id).is_some_and(|p| trees.contains(&p.root_id)))
+            .filter(|id| {
+                self.providers
+                    .get(id)
+                    .is_some_and(|p| trees.contains(&p.root_id))
+            })
             .collect();
         (areqs, summaries)
     }
