@@ -372,7 +372,7 @@ impl Search<'_> {
                 }
             }
             let found = self.trees_matching_all(g).await?;
-            return self.spread_candidates(g, found).await;
+            return self.spread_candidates(g, &found).await;
         }
         let found = self.single_providers(g).await?;
         self.single_candidates(g, found).await
@@ -524,7 +524,7 @@ impl Search<'_> {
     async fn spread_candidates(
         &mut self,
         g: &GroupSearch,
-        found: BTreeSet<(i64, i64, i64)>,
+        found: &BTreeSet<(i64, i64, i64)>,
     ) -> Result<Vec<Areq>> {
         if found.is_empty() {
             return Ok(Vec::new());
@@ -537,7 +537,7 @@ impl Search<'_> {
         let amounts: HashMap<i64, i64> = g.resources.iter().copied().collect();
         // By anchor, by class id: the providers.
         let mut by_tree: BTreeMap<i64, BTreeMap<i64, Vec<i64>>> = BTreeMap::new();
-        for (id, root, class) in &found {
+        for (id, root, class) in found {
             by_tree
                 .entry(*root)
                 .or_default()
