@@ -28,6 +28,13 @@
 //! that of Python sets. `limit` keeps the first candidates of that order
 //! (upstream does the same unless `randomize_allocation_candidates` is
 //! set).
+//!
+//! One deliberate difference: when an unsuffixed group spreads over trees
+//! and sharing providers, upstream keeps one of the identical requests
+//! made from a sharing provider alone for several anchors (whichever its
+//! set meets first), so with other groups some anchors can be lost; here
+//! each anchor keeps its own, and identical whole candidates are merged
+//! only at the end.
 
 mod db;
 
