@@ -8,8 +8,7 @@
 #
 # Runs the files whose fixture needs only an empty database: APIFixture and
 # LegacyRBACPolicyFixture (legacy policy), SecureRBACPolicyFixture (secure
-# policy), except allocation-candidates-{legacy,secure}-rbac. The others
-# are listed as skipped.
+# policy). The others are listed as skipped.
 #
 #   --database    backend (default sqlite). PostgreSQL and MySQL databases
 #                 are created and dropped per file on the servers of
@@ -140,10 +139,6 @@ for f in "$gabbits"/*.yaml; do
     APIFixture|LegacyRBACPolicyFixture) policy=legacy ;;
     SecureRBACPolicyFixture) policy=secure ;;
     *) skipped_files+=("$name ($fixture)"); continue ;;
-  esac
-  case $name in
-    allocation-candidates-legacy-rbac|allocation-candidates-secure-rbac)
-      skipped_files+=("$name (allocation candidates data)"); continue ;;
   esac
   n=$((n + 1))
   if [ "$backend" = sqlite ]; then dbname=$work/db/$name.db; else dbname=mvtest_gabbi_$$_$n; fi

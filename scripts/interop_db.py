@@ -32,6 +32,12 @@ AGG1 = "0a0b0c0d-0000-4000-8000-0000000000a1"
 AGG2 = "0a0b0c0d-0000-4000-8000-0000000000a2"
 C1 = "0a0b0c0d-0000-4000-8000-0000000000c1"
 C2 = "0a0b0c0d-0000-4000-8000-0000000000c2"
+# The candidates area: a compute node with two NUMA nodes, a PF under the
+# first one.
+CN2 = "0a0b0c0d-0000-4000-8000-000000000004"
+NUMA0 = "0a0b0c0d-0000-4000-8000-000000000005"
+NUMA1 = "0a0b0c0d-0000-4000-8000-000000000006"
+PF0 = "0a0b0c0d-0000-4000-8000-000000000007"
 PROJECT = "0a0b0c0d-0000-4000-8000-0000000000e1"
 USER = "0a0b0c0d-0000-4000-8000-0000000000f1"
 
@@ -127,11 +133,42 @@ def fill_allocations(api):
              "consumer_type": "MIGRATION"}})
 
 
+def fill_candidates(api):
+    for name in ("CUSTOM_NUMA", "CUSTOM_PHYSNET_A"):
+        write(api, "PUT", "/traits/%s" % name, "1.6")
+    write(api, "POST", "/resource_providers", "1.20", {"uuid": CN2, "name": "cn two"})
+    for rp, name, parent in ((NUMA0, "numa zero", CN2), (NUMA1, "numa one", CN2),
+                             (PF0, "pf zero", NUMA0)):
+        write(api, "POST", "/resource_providers", "1.20",
+              {"uuid": rp, "name": name, "parent_provider_uuid": parent})
+    inventories = (
+        (CN2, {"VCPU": {"total": 4}}),
+        (NUMA0, {"MEMORY_MB": {"total": 2048, "reserved": 256}}),
+        (NUMA1, {"MEMORY_MB": {"total": 2048, "allocation_ratio": 1.5}}),
+        (PF0, {"SRIOV_NET_VF": {"total": 8, "max_unit": 4}}),
+    )
+    for rp, inv in inventories:
+        write(api, "PUT", "/resource_providers/%s/inventories" % rp, "1.20", {
+            "resource_provider_generation": api.generation(rp), "inventories": inv})
+    for rp, traits in ((CN2, ["HW_CPU_X86_SSE"]), (NUMA0, ["CUSTOM_NUMA"]),
+                       (NUMA1, ["CUSTOM_NUMA"]), (PF0, ["CUSTOM_PHYSNET_A"])):
+        write(api, "PUT", "/resource_providers/%s/traits" % rp, "1.6", {
+            "resource_provider_generation": api.generation(rp), "traits": traits})
+    write(api, "PUT", "/resource_providers/%s/aggregates" % CN2, "1.19", {
+        "resource_provider_generation": api.generation(CN2), "aggregates": [AGG2]})
+    write(api, "PUT", "/allocations/0a0b0c0d-0000-4000-8000-0000000000c3", "1.28", {
+        "allocations": {NUMA1: {"resources": {"MEMORY_MB": 1024}}},
+        "project_id": PROJECT, "user_id": USER, "consumer_generation": None})
+
+
 FILL = [
     ("resource_classes", fill_resource_classes),
     ("providers", fill_providers),
     ("allocations", fill_allocations),
+    ("candidates", fill_candidates),
 ]
+
+AC = "/allocation_candidates?"
 
 # (area, version, path): what is read back.
 GETS = [
@@ -171,8 +208,45 @@ GETS = [
     ("allocations", "1.38", "/allocations/%s" % C1),
     ("allocations", "1.38", "/allocations/%s" % C2),
     ("allocations", "1.39", "/resource_providers/%s/allocations" % RP1),
-    ("candidates", "1.10", "/allocation_candidates?resources=VCPU:1"),
-    ("candidates", "1.39", "/allocation_candidates?resources=VCPU:1,DISK_GB:10"),
+    ("candidates", "1.10", AC + "resources=VCPU:1"),
+    ("candidates", "1.10", AC + "resources=VCPU:1,DISK_GB:10"),
+    ("candidates", "1.12", AC + "resources=VCPU:1,DISK_GB:10"),
+    ("candidates", "1.12", AC + "resources=VCPU:3,MEMORY_MB:512"),
+    ("candidates", "1.16", AC + "resources=VCPU:1&limit=0"),
+    ("candidates", "1.17", AC + "resources=VCPU:1&required=CUSTOM_FAST"),
+    ("candidates", "1.17", AC + "resources=VCPU:1&required=CUSTOM_NOPE"),
+    ("candidates", "1.21", AC + "resources=VCPU:1,DISK_GB:10&member_of=%s" % AGG1),
+    ("candidates", "1.22", AC + "resources=VCPU:1&required=!CUSTOM_FAST"),
+    ("candidates", "1.24", AC + "resources=VCPU:1&member_of=%s&member_of=%s" % (AGG1, AGG2)),
+    ("candidates", "1.25", AC + "resources1=VCPU:1&resources2=MEMORY_MB:512"),
+    ("candidates", "1.25", AC + "resources=VCPU:1&resources1=MEMORY_MB:512"
+                                "&resources2=MEMORY_MB:512&group_policy=isolate"),
+    ("candidates", "1.25", AC + "resources=VCPU:1&resources1=MEMORY_MB:512"
+                                "&resources2=MEMORY_MB:512&group_policy=none"),
+    ("candidates", "1.27", AC + "resources=VCPU:1"),
+    ("candidates", "1.28", AC + "resources=VCPU:1,MEMORY_MB:512"),
+    ("candidates", "1.29", AC + "resources=VCPU:1,MEMORY_MB:512"),
+    ("candidates", "1.29", AC + "resources=VCPU:1,DISK_GB:10"),
+    ("candidates", "1.29", AC + "resources=VCPU:1,SRIOV_NET_VF:1&required=CUSTOM_PHYSNET_A"),
+    ("candidates", "1.29", AC + "resources=VCPU:1,SRIOV_NET_VF:5"),
+    ("candidates", "1.31", AC + "resources=VCPU:1&in_tree=%s" % NUMA0),
+    ("candidates", "1.31", AC + "resources=VCPU:1&in_tree1=%s" % NUMA0),
+    ("candidates", "1.32", AC + "resources=VCPU:1&member_of=!%s" % AGG1),
+    ("candidates", "1.34", AC + "resources=VCPU:1,DISK_GB:10&resources_NET=SRIOV_NET_VF:2"
+                                "&group_policy=none"),
+    ("candidates", "1.34", AC + "resources_A=MEMORY_MB:1024&resources_B=MEMORY_MB:1024"
+                                "&group_policy=isolate"),
+    ("candidates", "1.35", AC + "resources=VCPU:1&root_required=HW_CPU_X86_SSE"),
+    ("candidates", "1.35", AC + "resources=VCPU:1&root_required=!CUSTOM_FAST,HW_CPU_X86_AVX2"),
+    ("candidates", "1.36", AC + "resources_MEM=MEMORY_MB:512&resources_VF=SRIOV_NET_VF:1"
+                                "&same_subtree=_MEM,_VF&group_policy=none"),
+    ("candidates", "1.36", AC + "required_NUMA=CUSTOM_NUMA&resources_VF=SRIOV_NET_VF:1"
+                                "&same_subtree=_NUMA,_VF&group_policy=none"),
+    ("candidates", "1.36", AC + "resources=VCPU:1&required_X=CUSTOM_NUMA"),
+    ("candidates", "1.39", AC + "resources=VCPU:1,DISK_GB:10"),
+    ("candidates", "1.39", AC + "resources=VCPU:1&required=in:CUSTOM_FAST,HW_CPU_X86_SSE"),
+    ("candidates", "1.39", AC + "resources=VCPU:1&resources1=MEMORY_MB:1"
+                                "&required1=in:CUSTOM_NUMA,CUSTOM_NOPE&group_policy=none"),
 ]
 
 

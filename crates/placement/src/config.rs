@@ -67,6 +67,24 @@ pub struct Config {
     /// The largest request body accepted, in bytes (`--max-body-size`,
     /// `[oslo_middleware] max_request_body_size`); larger is 413.
     pub max_body_size: usize,
+    /// `[placement] max_allocation_candidates`: the most allocation
+    /// candidates one request generates (before `limit`); `-1` (the
+    /// default) means no bound but the data's.
+    pub max_allocation_candidates: i64,
+    /// `[placement] allocation_candidates_generation_strategy`: the order
+    /// in which the viable trees give their candidates.
+    pub allocation_candidates_strategy: CandidateStrategy,
+}
+
+/// The order in which allocation candidates are generated from the
+/// viable trees (upstream's `allocation_candidates_generation_strategy`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CandidateStrategy {
+    /// Every candidate of the first tree, then of the next.
+    #[default]
+    DepthFirst,
+    /// One candidate of each tree in turn.
+    BreadthFirst,
 }
 
 impl Default for Config {
@@ -84,6 +102,8 @@ impl Default for Config {
             incomplete_consumer_user_id: DEFAULT_INCOMPLETE_CONSUMER_ID.to_owned(),
             allocation_conflict_retry_count: DEFAULT_ALLOCATION_CONFLICT_RETRY_COUNT,
             max_body_size: DEFAULT_MAX_BODY_SIZE,
+            max_allocation_candidates: -1,
+            allocation_candidates_strategy: CandidateStrategy::DepthFirst,
         }
     }
 }
@@ -185,6 +205,24 @@ impl Config {
                     path.display()
                 )
             })?;
+        }
+        if let Some(max) = get("placement", "max_allocation_candidates") {
+            self.max_allocation_candidates = max.trim().parse().with_context(|| {
+                format!(
+                    "{}: [placement] max_allocation_candidates = {max} is not an integer",
+                    path.display()
+                )
+            })?;
+        }
+        if let Some(strategy) = get("placement", "allocation_candidates_generation_strategy") {
+            self.allocation_candidates_strategy = match strategy.trim() {
+                "depth-first" => CandidateStrategy::DepthFirst,
+                "breadth-first" => CandidateStrategy::BreadthFirst,
+                other => bail!(
+                    "{}: [placement] allocation_candidates_generation_strategy = {other} is not depth-first or breadth-first",
+                    path.display()
+                ),
+            };
         }
         if let Some(size) = get("oslo_middleware", "max_request_body_size") {
             self.max_body_size = size.trim().parse().with_context(|| {

@@ -13,6 +13,9 @@ pub(crate) mod code {
     pub(crate) const PROVIDER_CANNOT_DELETE_PARENT: &str =
         "placement.resource_provider.cannot_delete_parent";
     pub(crate) const RESOURCE_PROVIDER_NOT_FOUND: &str = "placement.resource_provider.not_found";
+    pub(crate) const QUERYPARAM_DUPLICATE_KEY: &str = "placement.query.duplicate_key";
+    pub(crate) const QUERYPARAM_BAD_VALUE: &str = "placement.query.bad_value";
+    pub(crate) const QUERYPARAM_MISSING_VALUE: &str = "placement.query.missing_value";
 }
 
 /// A failed request.

@@ -2,6 +2,7 @@
 
 pub(crate) mod aggregate;
 pub(crate) mod allocation;
+pub(crate) mod allocation_candidate;
 pub(crate) mod inventory;
 pub(crate) mod query;
 pub(crate) mod reshaper;
@@ -25,6 +26,7 @@ pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppSt
     let router = aggregate::routes(router);
     let router = trait_::routes(router);
     let router = allocation::routes(router);
+    let router = allocation_candidate::routes(router);
     let router = usage::routes(router);
     reshaper::routes(router)
 }

@@ -53,6 +53,11 @@ impl QueryParams {
             .collect()
     }
 
+    /// Every parameter, in order.
+    pub(crate) fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     /// Whether `key` is given at all.
     pub(crate) fn contains(&self, key: &str) -> bool {
         self.pairs.iter().any(|(k, _)| k == key)
@@ -251,8 +256,9 @@ pub(crate) fn required_traits(
     Ok(out)
 }
 
-/// One `required` value.
-fn traits_value(
+/// One `required` value (also `root_required`, which takes neither `in:`
+/// nor several values): the "any of" sets, and the forbidden traits.
+pub(crate) fn traits_value(
     value: &str,
     allow_forbidden: bool,
     allow_any: bool,

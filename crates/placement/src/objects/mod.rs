@@ -2,6 +2,7 @@
 
 pub(crate) mod aggregate;
 pub(crate) mod allocation;
+pub(crate) mod candidate;
 pub(crate) mod consumer;
 pub(crate) mod inventory;
 pub(crate) mod provider;

@@ -364,7 +364,7 @@ enum Bind {
 
 /// The ids of providers that have, in the association `table`, at least
 /// one of each group of `column` values.
-async fn providers_having_all(
+pub(crate) async fn providers_having_all(
     store: &Store,
     table: &str,
     column: &str,

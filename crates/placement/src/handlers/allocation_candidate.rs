@@ -1,0 +1,517 @@
+//! `GET /allocation_candidates` (from 1.10): the ways the providers can
+//! satisfy a request of resources, with the query parameters that grew
+//! from 1.16 to 1.39 and the response shapes of 1.12, 1.17, 1.27, 1.29
+//! and 1.34.
+
+use std::collections::BTreeSet;
+use std::sync::LazyLock;
+use std::time::SystemTime;
+
+use axum::extract::{RawQuery, State};
+use axum::response::Response;
+use http::{HeaderMap, StatusCode};
+use microversion::Version;
+use microversion_server::{BodySchemas, ServedVersion, VersionedRouter, Versions};
+use serde_json::{Map, Value, json};
+
+use crate::app::AppState;
+use crate::config::CandidateStrategy;
+use crate::context::RequestContext;
+use crate::error::{Error, Result, code};
+use crate::handlers::query::{self, QueryParams};
+use crate::handlers::util::{cache_headers, check_accept, is_uuid_like};
+use crate::objects::candidate::{self, Candidates, Group, RequestWide, SearchError};
+
+pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
+    router.get("/allocation_candidates", Versions::since("1.10"), list)
+}
+
+/// Dict-form allocations (as PUT /allocations/{consumer} takes them).
+const DICT_ALLOCATIONS: Version = Version::new(1, 12);
+/// Traits in the summaries.
+const SUMMARY_TRAITS: Version = Version::new(1, 17);
+/// Forbidden traits (and the check of conflicts).
+const FORBIDDEN_TRAITS: Version = Version::new(1, 22);
+/// Every inventory in the summaries, not only the classes asked for.
+const ALL_RESOURCES: Version = Version::new(1, 27);
+/// Nested providers: a group may spread over a tree; parent and root in
+/// the summaries.
+const NESTED: Version = Version::new(1, 29);
+/// Group suffixes of letters, digits, `_` and `-`.
+const VERBOSE_SUFFIX: Version = Version::new(1, 33);
+/// `mappings` in the allocation requests.
+const MAPPINGS: Version = Version::new(1, 34);
+/// `same_subtree` and resourceless groups.
+const SAME_SUBTREE: Version = Version::new(1, 36);
+
+/// A numbered suffix (1.25) and a named one (1.33).
+const NUMBERED: &str = "[1-9][0-9]*";
+const NAMED: &str = "[a-zA-Z0-9_-]{1,64}";
+
+/// The query parameters, by version (upstream's schemas).
+static QUERY: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
+    let string = json!({"type": "string"});
+    let limit = json!({
+        "type": ["integer", "string"],
+        "pattern": "^[1-9][0-9]*$",
+        "minimum": 1,
+        "minLength": 1
+    });
+    let group_policy = json!({"type": "string", "enum": ["none", "isolate"]});
+    let plain = |extra: &[(&str, &Value)]| {
+        let mut properties = json!({"resources": string});
+        for (name, schema) in extra {
+            properties[*name] = (*schema).clone();
+        }
+        json!({
+            "type": "object",
+            "properties": properties,
+            "required": ["resources"],
+            "additionalProperties": false
+        })
+    };
+    let granular = |suffix: &str, prefixes: &[&str], extra: &[&str]| {
+        let mut properties = json!({"limit": limit, "group_policy": group_policy});
+        for name in extra {
+            properties[*name] = string.clone();
+        }
+        let mut patterns = Map::new();
+        for prefix in prefixes {
+            patterns.insert(format!("^{prefix}({suffix})?$"), string.clone());
+        }
+        json!({
+            "type": "object",
+            "properties": properties,
+            "additionalProperties": false,
+            "patternProperties": patterns
+        })
+    };
+    let three = ["resources", "required", "member_of"];
+    let four = ["resources", "required", "member_of", "in_tree"];
+    query::query_schemas("GET /allocation_candidates query")
+        .json_schema(Versions::between("1.10", "1.15"), &plain(&[]))
+        .json_schema(
+            Versions::between("1.16", "1.16"),
+            &plain(&[("limit", &limit)]),
+        )
+        .json_schema(
+            Versions::between("1.17", "1.20"),
+            &plain(&[("limit", &limit), ("required", &string)]),
+        )
+        .json_schema(
+            Versions::between("1.21", "1.24"),
+            &plain(&[
+                ("limit", &limit),
+                ("required", &string),
+                ("member_of", &string),
+            ]),
+        )
+        .json_schema(
+            Versions::between("1.25", "1.30"),
+            &granular(NUMBERED, &three, &[]),
+        )
+        .json_schema(
+            Versions::between("1.31", "1.32"),
+            &granular(NUMBERED, &four, &[]),
+        )
+        .json_schema(
+            Versions::between("1.33", "1.34"),
+            &granular(NAMED, &four, &[]),
+        )
+        .json_schema(
+            Versions::between("1.35", "1.35"),
+            &granular(NAMED, &four, &["root_required"]),
+        )
+        .json_schema(
+            Versions::since("1.36"),
+            &granular(NAMED, &four, &["root_required", "same_subtree"]),
+        )
+        .build()
+        .unwrap_or_else(|e| panic!("the allocation candidates query schemas are valid: {e}"))
+});
+
+async fn list(
+    State(state): State<AppState>,
+    ctx: RequestContext,
+    version: ServedVersion,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+) -> Result<Response> {
+    check_accept(&headers)?;
+    state.authorize(&ctx, "placement:allocation_candidates:list")?;
+    let version = *version;
+    let params = QueryParams::parse(raw.as_deref())?;
+    params.validate(&QUERY, version)?;
+    let mut wide = request_wide(&params)?;
+    let groups = request_groups(&params, version, &wide.same_subtrees)?;
+    let policy = params.get_all("group_policy").first().copied();
+    if policy.is_none_or(str::is_empty)
+        && groups.iter().filter(|g| g.use_same_provider()).count() > 1
+    {
+        return Err(Error::bad_request(
+            "The \"group_policy\" parameter is required when specifying more than one \"resources{N}\" parameter.",
+        ));
+    }
+    wide.nested_aware = version.matches(NESTED, None);
+    wide.max_candidates = usize::try_from(state.config.max_allocation_candidates).ok();
+    wide.strategy = state.config.allocation_candidates_strategy;
+    let found = candidate::search(&state.store, &groups, &wide)
+        .await
+        .map_err(|e| match e {
+            SearchError::ResourceClassNotFound(name) => Error::bad_request(format!(
+                "Invalid resource class in resources parameter: No such resource class {name}."
+            )),
+            SearchError::TraitNotFound(name) => {
+                Error::bad_request(format!("No such trait(s): {name}."))
+            }
+            SearchError::Other(e) => e,
+        })?;
+    let body = render(&found, &groups, version);
+    let bytes = serde_json::to_vec(&body).map_err(|e| {
+        Error::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot serialize the allocation candidates: {e}"),
+        )
+    })?;
+    let response = axum::response::IntoResponse::into_response((
+        StatusCode::OK,
+        [(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("application/json"),
+        )],
+        bytes,
+    ));
+    Ok(cache_headers(version, response, Some(SystemTime::now())))
+}
+
+/// The request-wide parameters (upstream's `RequestWideParams`): the
+/// first `limit` and `group_policy` count; `root_required` once;
+/// `same_subtree` as sets of suffixes.
+fn request_wide(params: &QueryParams) -> Result<RequestWide> {
+    let limit = match params.get_all("limit").first() {
+        Some(text) => Some(
+            query::python_int(text)
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or_else(|| {
+                    query::invalid(&format!("'{text}' does not match '^[1-9][0-9]*$'"))
+                })?,
+        ),
+        None => None,
+    };
+    let isolate = params.get_all("group_policy").first() == Some(&"isolate");
+    let mut root_required = BTreeSet::new();
+    let mut root_forbidden = BTreeSet::new();
+    let roots = params.get_all("root_required");
+    if roots.len() > 1 {
+        return Err(Error::bad_request(
+            "Query parameter 'root_required' may be specified only once.",
+        )
+        .with_code(code::QUERYPARAM_DUPLICATE_KEY));
+    }
+    if let Some(value) = roots.first() {
+        let (required, forbidden) = query::traits_value(value, true, false)?;
+        root_required = required.into_iter().flatten().collect();
+        let conflicts: Vec<&String> = forbidden.intersection(&root_required).collect();
+        if !conflicts.is_empty() {
+            let names: Vec<&str> = conflicts.iter().map(|s| s.as_str()).collect();
+            return Err(Error::bad_request(format!(
+                "Conflicting required and forbidden traits found in root_required: {}",
+                names.join(", ")
+            ))
+            .with_code(code::QUERYPARAM_BAD_VALUE));
+        }
+        root_forbidden = forbidden;
+    }
+    let mut same_subtrees = Vec::new();
+    for value in params.get_all("same_subtree") {
+        let suffixes: BTreeSet<String> = value.split(',').map(|s| s.trim().to_owned()).collect();
+        if suffixes.contains("") {
+            return Err(Error::bad_request(
+                "Empty string (unsuffixed group) can not be specified in `same_subtree` ",
+            )
+            .with_code(code::QUERYPARAM_BAD_VALUE));
+        }
+        same_subtrees.push(suffixes);
+    }
+    Ok(RequestWide {
+        limit,
+        isolate,
+        root_required,
+        root_forbidden,
+        same_subtrees,
+        nested_aware: true,
+        max_candidates: None,
+        strategy: CandidateStrategy::DepthFirst,
+    })
+}
+
+/// Splits a parameter name into its prefix and group suffix, when it
+/// names a group parameter at `version`.
+fn group_key(key: &str, version: Version) -> Option<(&'static str, &str)> {
+    let verbose = version.matches(VERBOSE_SUFFIX, None);
+    for prefix in ["resources", "required", "member_of", "in_tree"] {
+        let Some(suffix) = key.strip_prefix(prefix) else {
+            continue;
+        };
+        let valid = suffix.is_empty()
+            || if verbose {
+                suffix.len() <= 64
+                    && suffix
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            } else {
+                suffix.bytes().all(|b| b.is_ascii_digit()) && !suffix.starts_with('0')
+            };
+        if valid {
+            return Some((prefix, suffix));
+        }
+    }
+    None
+}
+
+/// Python's `repr` of a list of strings.
+fn py_list<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
+    let quoted: Vec<String> = items.into_iter().map(|s| format!("'{s}'")).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+/// The request groups, by suffix in the order first given, with
+/// upstream's checks (`RequestGroup.dict_from_request`).
+fn request_groups(
+    params: &QueryParams,
+    version: Version,
+    same_subtrees: &[BTreeSet<String>],
+) -> Result<Vec<Group>> {
+    let mut groups: Vec<Group> = Vec::new();
+    for (key, value) in params.pairs() {
+        let Some((prefix, suffix)) = group_key(key, version) else {
+            continue;
+        };
+        let n = match groups.iter().position(|g| g.suffix == suffix) {
+            Some(n) => n,
+            None => {
+                groups.push(Group {
+                    suffix: suffix.to_owned(),
+                    ..Group::default()
+                });
+                groups.len() - 1
+            }
+        };
+        let group = &mut groups[n];
+        match prefix {
+            "resources" => group.resources = query::resources(value)?,
+            "required" => {
+                let traits = query::required_traits(params, version, suffix)?;
+                group.required_traits = traits.required;
+                group.forbidden_traits = traits.forbidden;
+            }
+            "member_of" => {
+                let member_of = query::member_of(params, version, suffix)?;
+                group.member_of = member_of.required;
+                group.forbidden_aggregates = member_of.forbidden;
+            }
+            _ => {
+                let tree = value.trim();
+                if !is_uuid_like(tree) {
+                    return Err(Error::bad_request(format!(
+                        "Invalid query string parameters: Expected 'in_tree' parameter to be a format of uuid. Got: {value}"
+                    )));
+                }
+                group.in_tree = Some(tree.to_owned());
+            }
+        }
+    }
+    if version.matches(SAME_SUBTREE, None) {
+        let resourceless: BTreeSet<&str> = groups
+            .iter()
+            .filter(|g| g.resources.is_empty())
+            .map(|g| g.suffix.as_str())
+            .collect();
+        if resourceless.len() == groups.len() {
+            return Err(Error::bad_request(
+                "There must be at least one resources or resources[$S] parameter.",
+            )
+            .with_code(code::QUERYPARAM_MISSING_VALUE));
+        }
+        let in_subtrees: BTreeSet<&str> =
+            same_subtrees.iter().flatten().map(String::as_str).collect();
+        let bad: Vec<&str> = resourceless
+            .iter()
+            .copied()
+            .filter(|s| !in_subtrees.contains(s))
+            .collect();
+        if !bad.is_empty() {
+            return Err(Error::bad_request(format!(
+                "Resourceless suffixed group request should be specified in `same_subtree` query param: bad group(s) - {}.",
+                py_list(bad)
+            ))
+            .with_code(code::QUERYPARAM_BAD_VALUE));
+        }
+        let unknown: Vec<&str> = in_subtrees
+            .iter()
+            .copied()
+            .filter(|s| !groups.iter().any(|g| g.suffix == *s))
+            .collect();
+        if !unknown.is_empty() {
+            return Err(Error::bad_request(format!(
+                "Real suffixes should be specified in `same_subtree`: {} not found in {}.",
+                py_list(unknown),
+                py_list(groups.iter().map(|g| g.suffix.as_str()))
+            ))
+            .with_code(code::QUERYPARAM_BAD_VALUE));
+        }
+    } else {
+        let orphans: Vec<String> = groups
+            .iter()
+            .filter(|g| !g.required_traits.is_empty() && g.resources.is_empty())
+            .map(|g| format!("required{}", g.suffix))
+            .collect();
+        if !orphans.is_empty() {
+            return Err(Error::bad_request(format!(
+                "All traits parameters must be associated with resources.  Found the following orphaned traits keys: {}",
+                orphans.join(", ")
+            )));
+        }
+        let orphans: Vec<String> = groups
+            .iter()
+            .filter(|g| {
+                g.resources.is_empty()
+                    && (!g.member_of.is_empty() || !g.forbidden_aggregates.is_empty())
+            })
+            .map(|g| format!("member_of{}", g.suffix))
+            .collect();
+        if !orphans.is_empty() {
+            return Err(Error::bad_request(format!(
+                "All member_of parameters must be associated with resources. Found the following orphaned member_of keys: {}",
+                orphans.join(", ")
+            )));
+        }
+        if groups.iter().any(|g| g.resources.is_empty()) {
+            return Err(Error::bad_request(
+                "All request groups must specify resources.",
+            ));
+        }
+        if groups.is_empty() {
+            return Err(Error::bad_request(
+                "At least one request group (`resources` or `resources{$S}`) is required.",
+            ));
+        }
+    }
+    if version.matches(FORBIDDEN_TRAITS, None) {
+        let mut conflicts: Vec<String> = Vec::new();
+        for g in &groups {
+            for any in &g.required_traits {
+                if any.iter().all(|t| g.forbidden_traits.contains(t)) {
+                    let names: Vec<&str> = any.iter().map(String::as_str).collect();
+                    conflicts.push(format!("required{}: ({})", g.suffix, names.join(", ")));
+                }
+            }
+        }
+        if !conflicts.is_empty() {
+            conflicts.sort();
+            return Err(Error::bad_request(format!(
+                "Conflicting required and forbidden traits found in the following traits keys: {}",
+                conflicts.join(", ")
+            )));
+        }
+    }
+    Ok(groups)
+}
+
+/// The answer as the served version shows it.
+fn render(found: &Candidates, groups: &[Group], version: Version) -> Value {
+    let dict = version.matches(DICT_ALLOCATIONS, None);
+    let mappings = version.matches(MAPPINGS, None);
+    let requests: Vec<Value> = found
+        .requests
+        .iter()
+        .map(|request| {
+            // Providers in the order first met, with their classes.
+            let mut by_provider: Vec<(&str, Map<String, Value>)> = Vec::new();
+            for (uuid, class, amount) in &request.resources {
+                let n = match by_provider.iter().position(|(u, _)| u == uuid) {
+                    Some(n) => n,
+                    None => {
+                        by_provider.push((uuid, Map::new()));
+                        by_provider.len() - 1
+                    }
+                };
+                by_provider[n].1.insert(class.clone(), json!(amount));
+            }
+            if dict {
+                let mut allocations = Map::new();
+                for (uuid, resources) in by_provider {
+                    allocations.insert(uuid.to_owned(), json!({"resources": resources}));
+                }
+                let mut body = json!({"allocations": allocations});
+                if mappings {
+                    body["mappings"] = json!(request.mappings);
+                }
+                body
+            } else {
+                let allocations: Vec<Value> = by_provider
+                    .into_iter()
+                    .map(|(uuid, resources)| {
+                        json!({"resource_provider": {"uuid": uuid}, "resources": resources})
+                    })
+                    .collect();
+                json!({"allocations": allocations})
+            }
+        })
+        .collect();
+    let all_resources = version.matches(ALL_RESOURCES, None);
+    let asked: BTreeSet<&str> = groups
+        .iter()
+        .flat_map(|g| g.resources.iter().map(|(c, _)| c.as_str()))
+        .collect();
+    let traits = version.matches(SUMMARY_TRAITS, None);
+    let nested = version.matches(NESTED, None);
+    let mut summaries = Map::new();
+    for s in &found.summaries {
+        let mut resources = Map::new();
+        for r in &s.resources {
+            if all_resources || asked.contains(r.class.as_str()) {
+                resources.insert(
+                    r.class.clone(),
+                    json!({"capacity": r.capacity, "used": r.used}),
+                );
+            }
+        }
+        let mut summary = json!({"resources": resources});
+        if traits {
+            summary["traits"] = json!(s.traits);
+        }
+        if nested {
+            summary["parent_provider_uuid"] = json!(s.parent_uuid);
+            summary["root_provider_uuid"] = json!(s.root_uuid);
+        }
+        summaries.insert(s.uuid.clone(), summary);
+    }
+    json!({"allocation_requests": requests, "provider_summaries": summaries})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_keys_by_version() {
+        let v = |m| Version::new(1, m);
+        assert_eq!(group_key("resources", v(25)), Some(("resources", "")));
+        assert_eq!(group_key("resources12", v(25)), Some(("resources", "12")));
+        assert_eq!(group_key("resources01", v(25)), None);
+        assert_eq!(group_key("required_NIC", v(25)), None);
+        assert_eq!(group_key("required_NIC", v(33)), Some(("required", "_NIC")));
+        assert_eq!(group_key("in_tree-x", v(33)), Some(("in_tree", "-x")));
+        assert_eq!(group_key("member_of!", v(33)), None);
+        assert_eq!(group_key("limit", v(33)), None);
+        let long = format!("resources{}", "a".repeat(65));
+        assert_eq!(group_key(&long, v(33)), None);
+    }
+
+    #[test]
+    fn python_lists() {
+        assert_eq!(py_list(["", "_A"]), "['', '_A']");
+        assert_eq!(py_list(Vec::<&str>::new()), "[]");
+    }
+}

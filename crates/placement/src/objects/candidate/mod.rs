@@ -1,0 +1,1234 @@
+//! Allocation candidates: the ways a set of request groups can be
+//! satisfied by the providers, each a set of allocations that could be
+//! written as is, with a summary of every provider of the trees involved.
+//!
+//! The search follows upstream's steps, so that the same request meets the
+//! same errors and the same answer:
+//!
+//! 1. Request-wide filters: `root_required` narrows the trees that may
+//!    anchor a candidate.
+//! 2. Each request group in turn finds its own candidates: the unsuffixed
+//!    group may spread over a tree and the sharing providers in an
+//!    aggregate with it (when trees or sharing providers exist); a
+//!    suffixed group needs one provider for all its resources. A group
+//!    that finds nothing ends the search with an empty answer.
+//! 3. The groups' candidates are combined per anchor tree: one candidate
+//!    of each group, kept when the combination fits the capacity of every
+//!    provider, honours `group_policy=isolate` and `same_subtree`.
+//!
+//! The combination is the expensive step (a product over the groups). It
+//! is walked depth first and a partial combination is dropped as soon as
+//! it exceeds a capacity or breaks `isolate`, which no completion could
+//! repair: the work is bounded by the candidates found rather than by the
+//! full product. `[placement] max_allocation_candidates` bounds the number
+//! of candidates generated, as upstream's option of that name.
+//!
+//! The order of the answer is deterministic (providers by id, trees in the
+//! order they are met, groups in the order given); upstream's order is
+//! that of Python sets. `limit` keeps the first candidates of that order
+//! (upstream does the same unless `randomize_allocation_candidates` is
+//! set).
+//!
+//! One deliberate difference: when an unsuffixed group spreads over trees
+//! and sharing providers, upstream keeps one of the identical requests
+//! made from a sharing provider alone for several anchors (whichever its
+//! set meets first), so with other groups some anchors can be lost; here
+//! each anchor keeps its own, and identical whole candidates are merged
+//! only at the end.
+
+mod db;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use crate::config::CandidateStrategy;
+use crate::db::Store;
+use crate::error::Error;
+
+/// One request group (upstream's `RequestGroup`).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Group {
+    /// `""` for the unsuffixed group.
+    pub(crate) suffix: String,
+    /// Amounts by class name, in the order given.
+    pub(crate) resources: Vec<(String, i64)>,
+    /// Each set is "any of these"; all must hold.
+    pub(crate) required_traits: Vec<BTreeSet<String>>,
+    pub(crate) forbidden_traits: BTreeSet<String>,
+    /// Each set is "any of these"; all must hold.
+    pub(crate) member_of: Vec<BTreeSet<String>>,
+    pub(crate) forbidden_aggregates: BTreeSet<String>,
+    pub(crate) in_tree: Option<String>,
+}
+
+impl Group {
+    /// A suffixed group is satisfied by a single provider.
+    pub(crate) fn use_same_provider(&self) -> bool {
+        !self.suffix.is_empty()
+    }
+}
+
+/// What applies to the request as a whole (upstream's
+/// `RequestWideParams`, with the settings that shape the search).
+#[derive(Clone, Debug)]
+pub(crate) struct RequestWide {
+    pub(crate) limit: Option<usize>,
+    /// `group_policy=isolate`: suffixed groups on distinct providers.
+    pub(crate) isolate: bool,
+    /// `root_required`: traits the anchor root must have, or not.
+    pub(crate) root_required: BTreeSet<String>,
+    pub(crate) root_forbidden: BTreeSet<String>,
+    /// `same_subtree`: sets of suffixes.
+    pub(crate) same_subtrees: Vec<BTreeSet<String>>,
+    /// From 1.29: a group may use several providers of one tree.
+    pub(crate) nested_aware: bool,
+    /// `[placement] max_allocation_candidates`, when not negative.
+    pub(crate) max_candidates: Option<usize>,
+    pub(crate) strategy: CandidateStrategy,
+}
+
+/// One allocation request of the answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct AllocationRequest {
+    /// `(provider uuid, class, amount)`, one per provider and class.
+    pub(crate) resources: Vec<(String, String, i64)>,
+    /// Provider uuids by group suffix.
+    pub(crate) mappings: BTreeMap<String, BTreeSet<String>>,
+}
+
+/// One class of a provider summary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct SummaryResource {
+    pub(crate) class: String,
+    pub(crate) capacity: i64,
+    pub(crate) used: i64,
+}
+
+/// A provider of a tree involved in the answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Summary {
+    pub(crate) uuid: String,
+    pub(crate) parent_uuid: Option<String>,
+    pub(crate) root_uuid: String,
+    pub(crate) resources: Vec<SummaryResource>,
+    /// Sorted by name.
+    pub(crate) traits: Vec<String>,
+}
+
+/// The answer.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Candidates {
+    pub(crate) requests: Vec<AllocationRequest>,
+    pub(crate) summaries: Vec<Summary>,
+}
+
+/// Why the search cannot answer.
+#[derive(Debug)]
+pub(crate) enum SearchError {
+    ResourceClassNotFound(String),
+    TraitNotFound(String),
+    Other(Error),
+}
+
+impl From<Error> for SearchError {
+    fn from(e: Error) -> Self {
+        SearchError::Other(e)
+    }
+}
+
+impl From<sqlx::Error> for SearchError {
+    fn from(e: sqlx::Error) -> Self {
+        SearchError::Other(e.into())
+    }
+}
+
+type Result<T> = std::result::Result<T, SearchError>;
+
+/// No provider can satisfy a group: the answer is empty.
+struct NoneFound;
+
+/// One resource of an allocation request (internal ids).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct Part {
+    provider: i64,
+    class: i64,
+    amount: i64,
+}
+
+/// An allocation request as the search builds it.
+#[derive(Clone, Debug)]
+struct Areq {
+    /// The root of the tree this request is anchored to.
+    anchor: i64,
+    same_provider: bool,
+    parts: Vec<Part>,
+    mappings: BTreeMap<String, BTreeSet<i64>>,
+}
+
+impl Areq {
+    /// What makes two requests the same (upstream's `__eq__`): the set of
+    /// parts and the mappings, whatever the anchor.
+    fn key(&self) -> (Vec<Part>, BTreeMap<String, BTreeSet<i64>>) {
+        let mut parts = self.parts.clone();
+        parts.sort_unstable();
+        (parts, self.mappings.clone())
+    }
+}
+
+/// A provider's summary while searching.
+#[derive(Clone, Debug)]
+struct ProviderInfo {
+    uuid: String,
+    parent_uuid: Option<String>,
+    root_id: i64,
+    root_uuid: String,
+    traits: Vec<String>,
+    /// `(class id, class, capacity, used)`, by class id.
+    resources: Vec<(i64, String, i64, i64)>,
+}
+
+/// Capacity, usage and max_unit of one inventory.
+#[derive(Clone, Copy, Debug)]
+struct Room {
+    capacity: i64,
+    used: i64,
+    max_unit: i64,
+}
+
+/// The state shared by the groups of one request.
+struct Search<'a> {
+    store: &'a Store,
+    wide: &'a RequestWide,
+    has_trees: bool,
+    /// Roots allowed to anchor candidates (`root_required`), if filtered.
+    anchor_roots: Option<HashSet<i64>>,
+    /// Sharing providers. As upstream, a group's `member_of` narrows this
+    /// set for the groups after it.
+    sharing: HashSet<i64>,
+    providers: HashMap<i64, ProviderInfo>,
+    /// Summaries in the order their providers were read.
+    order: Vec<i64>,
+    rooms: HashMap<(i64, i64), Room>,
+    class_names: HashMap<i64, String>,
+    /// Classes asked by more than one group, and the total by class.
+    multi_group_classes: HashSet<i64>,
+    class_totals: HashMap<i64, i64>,
+}
+
+/// One group as searched (upstream's `RequestGroupSearchContext`).
+struct GroupSearch {
+    suffix: String,
+    same_provider: bool,
+    resources: Vec<(i64, i64)>,
+    member_of: Vec<BTreeSet<String>>,
+    in_aggregates: HashSet<i64>,
+    forbidden_aggregates: BTreeSet<String>,
+    required_names: Vec<BTreeSet<String>>,
+    required_ids: Vec<HashSet<i64>>,
+    forbidden_names: BTreeSet<String>,
+    forbidden_ids: HashSet<i64>,
+    tree_root: Option<i64>,
+    with_resource: HashMap<i64, Vec<(i64, i64)>>,
+}
+
+/// The id of the trait `name`, or `TraitNotFound`.
+async fn trait_id(store: &Store, name: &str) -> Result<i64> {
+    crate::objects::traits::id_of(store, store.reader(), name)
+        .await?
+        .ok_or_else(|| SearchError::TraitNotFound(name.to_owned()))
+}
+
+/// Finds the allocation candidates for `groups` (in the order given).
+pub(crate) async fn search(
+    store: &Store,
+    groups: &[Group],
+    wide: &RequestWide,
+) -> Result<Candidates> {
+    let has_trees = db::has_trees(store).await?;
+    let mut anchor_roots = None;
+    if !wide.root_required.is_empty() || !wide.root_forbidden.is_empty() {
+        let mut required = HashSet::new();
+        for name in &wide.root_required {
+            required.insert(trait_id(store, name).await?);
+        }
+        let mut forbidden = HashSet::new();
+        for name in &wide.root_forbidden {
+            forbidden.insert(trait_id(store, name).await?);
+        }
+        let roots = db::roots_with_traits(store, &required, &forbidden).await?;
+        if roots.is_empty() {
+            return Ok(Candidates::default());
+        }
+        anchor_roots = Some(roots);
+    }
+    let sharing = db::sharing_providers(store).await?;
+    let mut search = Search {
+        store,
+        wide,
+        has_trees,
+        anchor_roots,
+        sharing,
+        providers: HashMap::new(),
+        order: Vec::new(),
+        rooms: HashMap::new(),
+        class_names: HashMap::new(),
+        multi_group_classes: HashSet::new(),
+        class_totals: HashMap::new(),
+    };
+    let mut by_group: Vec<(String, Vec<Areq>)> = Vec::with_capacity(groups.len());
+    for group in groups {
+        let Ok(g) = search.group(group).await? else {
+            return Ok(Candidates::default());
+        };
+        for (class, amount) in &g.resources {
+            if search.class_totals.contains_key(class) {
+                search.multi_group_classes.insert(*class);
+            }
+            *search.class_totals.entry(*class).or_default() += amount;
+        }
+        let mut areqs = search.one_group(&g).await?;
+        if areqs.is_empty() {
+            return Ok(Candidates::default());
+        }
+        for areq in &mut areqs {
+            areq.same_provider = group.use_same_provider();
+        }
+        by_group.push((group.suffix.clone(), areqs));
+    }
+    let (areqs, summaries) = search.merge(&by_group);
+    let (areqs, summaries) = search.exclude_nested(areqs, summaries);
+    let (areqs, summaries) = search.limit(areqs, summaries);
+    Ok(search.render(&areqs, &summaries))
+}
+
+impl Search<'_> {
+    /// Resolves a group's names and reads the providers with room for each
+    /// of its resources (upstream's order of checks).
+    async fn group(&self, group: &Group) -> Result<std::result::Result<GroupSearch, NoneFound>> {
+        let store = self.store;
+        let mut resources = Vec::with_capacity(group.resources.len());
+        for (name, amount) in &group.resources {
+            let id = crate::objects::inventory::resource_class_id(store, store.reader(), name)
+                .await?
+                .ok_or_else(|| SearchError::ResourceClassNotFound(name.clone()))?;
+            resources.push((id, *amount));
+        }
+        let mut in_aggregates = HashSet::new();
+        if !group.member_of.is_empty() {
+            in_aggregates = db::providers_in_aggregates(store, &group.member_of).await?;
+            if in_aggregates.is_empty() {
+                return Ok(Err(NoneFound));
+            }
+        }
+        let mut required_ids = Vec::with_capacity(group.required_traits.len());
+        for any in &group.required_traits {
+            let mut ids = HashSet::new();
+            for name in any {
+                ids.insert(trait_id(store, name).await?);
+            }
+            required_ids.push(ids);
+        }
+        let mut forbidden_ids = HashSet::new();
+        for name in &group.forbidden_traits {
+            forbidden_ids.insert(trait_id(store, name).await?);
+        }
+        let mut tree_root = None;
+        if let Some(uuid) = &group.in_tree {
+            match crate::objects::provider::tree_ids(store, store.reader(), uuid).await? {
+                Some(tree) => tree_root = Some(tree.root_id),
+                None => return Ok(Err(NoneFound)),
+            }
+        }
+        let mut with_resource = HashMap::new();
+        for (class, amount) in &resources {
+            let found = db::providers_with_resource(store, *class, *amount, tree_root).await?;
+            if found.is_empty() {
+                return Ok(Err(NoneFound));
+            }
+            with_resource.insert(*class, found);
+        }
+        Ok(Ok(GroupSearch {
+            suffix: group.suffix.clone(),
+            same_provider: group.use_same_provider(),
+            resources,
+            member_of: group.member_of.clone(),
+            in_aggregates,
+            forbidden_aggregates: group.forbidden_aggregates.clone(),
+            required_names: group.required_traits.clone(),
+            required_ids,
+            forbidden_names: group.forbidden_traits.clone(),
+            forbidden_ids,
+            tree_root,
+            with_resource,
+        }))
+    }
+
+    fn in_anchors(&self, root: i64) -> bool {
+        self.anchor_roots.as_ref().is_none_or(|a| a.contains(&root))
+    }
+
+    /// The candidates of one group.
+    async fn one_group(&mut self, g: &GroupSearch) -> Result<Vec<Areq>> {
+        if !g.same_provider && (!self.sharing.is_empty() || self.has_trees) {
+            if !g.required_ids.is_empty() {
+                let all: HashSet<i64> = g.required_ids.iter().flatten().copied().collect();
+                if db::providers_with_any_trait(self.store, &all)
+                    .await?
+                    .is_empty()
+                {
+                    return Ok(Vec::new());
+                }
+            }
+            let found = self.trees_matching_all(g).await?;
+            return self.spread_candidates(g, &found).await;
+        }
+        let found = self.single_providers(g).await?;
+        self.single_candidates(g, found).await
+    }
+
+    /// Sharing providers with room for `class` (in the group's aggregates,
+    /// when it names some: as upstream, this narrows the sharing set for
+    /// the rest of the request).
+    fn sharing_with_room(&mut self, g: &GroupSearch, class: i64) -> Vec<i64> {
+        if !g.in_aggregates.is_empty() {
+            self.sharing.retain(|id| g.in_aggregates.contains(id));
+        }
+        if self.sharing.is_empty() {
+            return Vec::new();
+        }
+        let mut ids: Vec<i64> = g.with_resource[&class]
+            .iter()
+            .map(|(id, _)| *id)
+            .filter(|id| self.sharing.contains(id))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
+    /// `(provider, anchor root, class)` of the providers that together
+    /// can satisfy every resource of an unsuffixed group, in trees (or
+    /// with sharing providers) that have room for all of them.
+    async fn trees_matching_all(&mut self, g: &GroupSearch) -> Result<BTreeSet<(i64, i64, i64)>> {
+        let bad_aggregates = if g.forbidden_aggregates.is_empty() {
+            HashSet::new()
+        } else {
+            db::providers_in_aggregates(self.store, std::slice::from_ref(&g.forbidden_aggregates))
+                .await?
+        };
+        let mut all: BTreeSet<(i64, i64, i64)> = BTreeSet::new();
+        for (class, _) in &g.resources {
+            let mut these: BTreeSet<(i64, i64, i64)> = g.with_resource[class]
+                .iter()
+                .map(|(id, root)| (*id, *root, *class))
+                .collect();
+            let sharing = self.sharing_with_room(g, *class);
+            if !sharing.is_empty() && g.tree_root.is_none() {
+                for (rp, anchor) in db::anchors_for_sharing(self.store, &sharing).await? {
+                    these.insert((rp, anchor, *class));
+                }
+            }
+            if let Some(anchors) = &self.anchor_roots {
+                these.retain(|(_, root, _)| anchors.contains(root));
+                if these.is_empty() {
+                    return Ok(BTreeSet::new());
+                }
+            }
+            if !g.member_of.is_empty() {
+                these.retain(|(id, root, _)| {
+                    g.in_aggregates.contains(id) || g.in_aggregates.contains(root)
+                });
+                if these.is_empty() {
+                    return Ok(BTreeSet::new());
+                }
+            }
+            if !g.forbidden_aggregates.is_empty() {
+                these.retain(|(id, root, _)| {
+                    !bad_aggregates.contains(id) && !bad_aggregates.contains(root)
+                });
+                if these.is_empty() {
+                    return Ok(BTreeSet::new());
+                }
+            }
+            if all.is_empty() {
+                all = these;
+            } else {
+                let trees_in_both: HashSet<i64> = {
+                    let mine: HashSet<i64> = all.iter().map(|c| c.1).collect();
+                    these
+                        .iter()
+                        .map(|c| c.1)
+                        .filter(|r| mine.contains(r))
+                        .collect()
+                };
+                all.extend(these);
+                all.retain(|(_, root, _)| trees_in_both.contains(root));
+            }
+            if all.is_empty() {
+                return Ok(BTreeSet::new());
+            }
+        }
+        if (g.required_ids.is_empty() && g.forbidden_ids.is_empty()) || !self.sharing.is_empty() {
+            return Ok(all);
+        }
+        // Trees whose providers (those not carrying a forbidden trait)
+        // collectively have the required traits.
+        let ids: Vec<i64> = all
+            .iter()
+            .map(|c| c.0)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let roots: HashMap<i64, i64> = db::roots_of(self.store, &ids).await?.into_iter().collect();
+        let traits = db::trait_ids_of(self.store, &ids).await?;
+        let none = HashSet::new();
+        let good: Vec<i64> = ids
+            .iter()
+            .copied()
+            .filter(|id| {
+                traits
+                    .get(id)
+                    .unwrap_or(&none)
+                    .is_disjoint(&g.forbidden_ids)
+            })
+            .collect();
+        let mut keep: HashSet<(i64, i64)> = HashSet::new();
+        if g.required_ids.is_empty() {
+            let good_roots: HashSet<i64> = good
+                .iter()
+                .filter_map(|id| roots.get(id))
+                .copied()
+                .collect();
+            for (id, root) in &roots {
+                if good_roots.contains(root) {
+                    keep.insert((*id, *root));
+                }
+            }
+        } else {
+            let mut tree_traits: HashMap<i64, HashSet<i64>> = HashMap::new();
+            for id in &good {
+                if let (Some(root), Some(t)) = (roots.get(id), traits.get(id)) {
+                    tree_traits.entry(*root).or_default().extend(t);
+                }
+            }
+            for (root, provided) in &tree_traits {
+                if g.required_ids.iter().all(|any| !any.is_disjoint(provided)) {
+                    for (id, r) in &roots {
+                        if r == root {
+                            keep.insert((*id, *r));
+                        }
+                    }
+                }
+            }
+        }
+        all.retain(|(id, root, _)| keep.contains(&(*id, *root)));
+        Ok(all)
+    }
+
+    /// Candidates of an unsuffixed group spread over a tree: per anchor,
+    /// one provider for each class, keeping the combinations whose
+    /// providers together have the required traits and none has a
+    /// forbidden one.
+    async fn spread_candidates(
+        &mut self,
+        g: &GroupSearch,
+        found: &BTreeSet<(i64, i64, i64)>,
+    ) -> Result<Vec<Areq>> {
+        if found.is_empty() {
+            return Ok(Vec::new());
+        }
+        let roots: BTreeSet<i64> = found
+            .iter()
+            .flat_map(|(id, root, _)| [*id, *root])
+            .collect();
+        self.summarize(&roots).await?;
+        let amounts: HashMap<i64, i64> = g.resources.iter().copied().collect();
+        // By anchor, by class id: the providers.
+        let mut by_tree: BTreeMap<i64, BTreeMap<i64, Vec<i64>>> = BTreeMap::new();
+        for (id, root, class) in found {
+            by_tree
+                .entry(*root)
+                .or_default()
+                .entry(*class)
+                .or_default()
+                .push(*id);
+        }
+        let mut out = Vec::new();
+        let mut seen = HashSet::new();
+        for (anchor, classes) in by_tree {
+            if !self.providers.contains_key(&anchor) {
+                continue;
+            }
+            let lists: Vec<Vec<Part>> = classes
+                .iter()
+                .map(|(class, ids)| {
+                    ids.iter()
+                        .filter(|id| self.traits_of(**id).all(|t| !g.forbidden_names.contains(t)))
+                        .map(|id| Part {
+                            provider: *id,
+                            class: *class,
+                            amount: amounts[class],
+                        })
+                        .collect()
+                })
+                .collect();
+            if lists.iter().any(Vec::is_empty) {
+                continue;
+            }
+            let mut idx = vec![0usize; lists.len()];
+            'product: loop {
+                let parts: Vec<Part> = idx.iter().zip(&lists).map(|(i, l)| l[*i]).collect();
+                let traits: HashSet<&str> = parts
+                    .iter()
+                    .flat_map(|p| self.traits_of(p.provider))
+                    .map(String::as_str)
+                    .collect();
+                let has_required = g
+                    .required_names
+                    .iter()
+                    .all(|any| any.iter().any(|t| traits.contains(t.as_str())));
+                if has_required {
+                    let providers: BTreeSet<i64> = parts.iter().map(|p| p.provider).collect();
+                    let areq = Areq {
+                        anchor,
+                        same_provider: g.same_provider,
+                        parts,
+                        mappings: BTreeMap::from([(g.suffix.clone(), providers)]),
+                    };
+                    if seen.insert((anchor, areq.key())) {
+                        out.push(areq);
+                    }
+                }
+                // The next combination (odometer).
+                let mut position = lists.len();
+                loop {
+                    if position == 0 {
+                        break 'product;
+                    }
+                    position -= 1;
+                    idx[position] += 1;
+                    if idx[position] < lists[position].len() {
+                        break;
+                    }
+                    idx[position] = 0;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn traits_of(&self, id: i64) -> impl Iterator<Item = &String> {
+        self.providers
+            .get(&id)
+            .map(|p| p.traits.iter())
+            .into_iter()
+            .flatten()
+    }
+
+    /// `(provider, root)` of the providers that alone satisfy a group
+    /// (upstream's `get_provider_ids_matching`).
+    async fn single_providers(&self, g: &GroupSearch) -> Result<Vec<(i64, i64)>> {
+        let store = self.store;
+        // `filtered`: None when a filter left nothing; an empty set when
+        // no filter applied.
+        let mut filtered: HashSet<i64> = HashSet::new();
+        if !g.required_ids.is_empty() {
+            filtered = db::providers_with_all_traits(store, &g.required_ids).await?;
+            if filtered.is_empty() {
+                return Ok(Vec::new());
+            }
+        }
+        if !g.member_of.is_empty() {
+            if filtered.is_empty() {
+                filtered = g.in_aggregates.clone();
+            } else {
+                filtered.retain(|id| g.in_aggregates.contains(id));
+            }
+            if filtered.is_empty() {
+                return Ok(Vec::new());
+            }
+        }
+        let mut forbidden: HashSet<i64> = HashSet::new();
+        if !g.forbidden_aggregates.is_empty() {
+            let bad =
+                db::providers_in_aggregates(store, std::slice::from_ref(&g.forbidden_aggregates))
+                    .await?;
+            if !filtered.is_empty() {
+                filtered.retain(|id| !bad.contains(id));
+                if filtered.is_empty() {
+                    return Ok(Vec::new());
+                }
+            }
+            forbidden.extend(bad);
+        }
+        if !g.forbidden_ids.is_empty() {
+            let bad = db::providers_with_any_trait(store, &g.forbidden_ids).await?;
+            if !filtered.is_empty() {
+                filtered.retain(|id| !bad.contains(id));
+                if filtered.is_empty() {
+                    return Ok(Vec::new());
+                }
+            }
+            forbidden.extend(bad);
+        }
+        let mut last: Vec<(i64, i64)> = Vec::new();
+        for (i, (class, _)) in g.resources.iter().enumerate() {
+            let with = &g.with_resource[class];
+            let ids: HashSet<i64> = with.iter().map(|(id, _)| *id).collect();
+            if i == 0 && filtered.is_empty() {
+                filtered = ids;
+                filtered.retain(|id| !forbidden.contains(id));
+            } else {
+                filtered.retain(|id| ids.contains(id));
+            }
+            if filtered.is_empty() {
+                return Ok(Vec::new());
+            }
+            last.clone_from(with);
+        }
+        if g.resources.is_empty() {
+            // A resourceless group: the providers the filters kept (none
+            // when no filter applied, as upstream).
+            let mut ids: Vec<i64> = filtered
+                .iter()
+                .copied()
+                .filter(|id| !forbidden.contains(id))
+                .collect();
+            ids.sort_unstable();
+            last = db::roots_of(store, &ids).await?;
+        }
+        last.retain(|(id, _)| filtered.contains(id));
+        last.sort_unstable();
+        Ok(last)
+    }
+
+    /// Candidates of a group satisfied by one provider: each provider
+    /// found, anchored to its own tree and, when it shares, to the trees
+    /// in an aggregate with it.
+    async fn single_candidates(
+        &mut self,
+        g: &GroupSearch,
+        found: Vec<(i64, i64)>,
+    ) -> Result<Vec<Areq>> {
+        if found.is_empty() {
+            return Ok(Vec::new());
+        }
+        let roots: BTreeSet<i64> = found.iter().map(|(_, root)| *root).collect();
+        self.summarize(&roots).await?;
+        let mut out = Vec::new();
+        for (id, root) in found {
+            let Some(info) = self.providers.get(&id) else {
+                continue;
+            };
+            let areq = Areq {
+                anchor: info.root_id,
+                same_provider: g.same_provider,
+                parts: g
+                    .resources
+                    .iter()
+                    .map(|(class, amount)| Part {
+                        provider: id,
+                        class: *class,
+                        amount: *amount,
+                    })
+                    .collect(),
+                mappings: BTreeMap::from([(g.suffix.clone(), BTreeSet::from([id]))]),
+            };
+            let shares = info.traits.iter().any(|t| t == db::SHARES_VIA_AGGREGATE);
+            if self.in_anchors(root) {
+                out.push(areq.clone());
+            }
+            if shares {
+                for (_, anchor) in db::anchors_for_sharing(self.store, &[id]).await? {
+                    if anchor == root || !self.in_anchors(anchor) {
+                        continue;
+                    }
+                    let mut copy = areq.clone();
+                    copy.anchor = anchor;
+                    out.push(copy);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Reads the trees of `roots` not read yet into the summaries.
+    async fn summarize(&mut self, roots: &BTreeSet<i64>) -> Result<()> {
+        let new: Vec<i64> = roots
+            .iter()
+            .copied()
+            .filter(|r| !self.providers.contains_key(r))
+            .collect();
+        if new.is_empty() {
+            return Ok(());
+        }
+        let trees = db::trees(self.store, &new).await?;
+        let mut fresh = HashSet::new();
+        for p in trees.providers {
+            if self.providers.contains_key(&p.id) {
+                continue;
+            }
+            fresh.insert(p.id);
+            self.order.push(p.id);
+            self.providers.insert(
+                p.id,
+                ProviderInfo {
+                    traits: trees.traits.get(&p.id).cloned().unwrap_or_default(),
+                    uuid: p.uuid,
+                    parent_uuid: p.parent_uuid,
+                    root_id: p.root_id,
+                    root_uuid: p.root_uuid,
+                    resources: Vec::new(),
+                },
+            );
+        }
+        for inv in trees.inventories {
+            if !fresh.contains(&inv.provider) {
+                continue;
+            }
+            self.class_names.insert(inv.class_id, inv.class.clone());
+            self.rooms.insert(
+                (inv.provider, inv.class_id),
+                Room {
+                    capacity: inv.capacity,
+                    used: inv.used,
+                    max_unit: inv.max_unit,
+                },
+            );
+            if let Some(p) = self.providers.get_mut(&inv.provider) {
+                p.resources
+                    .push((inv.class_id, inv.class, inv.capacity, inv.used));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `areqs` together stay within every capacity and max_unit.
+    fn fits(&self, areqs: &[&Areq]) -> bool {
+        let mut totals: HashMap<(i64, i64), i64> = HashMap::new();
+        for areq in areqs {
+            for part in &areq.parts {
+                let total = totals.entry((part.provider, part.class)).or_default();
+                *total += part.amount;
+                let Some(room) = self.rooms.get(&(part.provider, part.class)) else {
+                    return false;
+                };
+                if room.used + *total > room.capacity || *total > room.max_unit {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// Whether the suffixed groups of `areqs` use distinct providers.
+    fn isolated(areqs: &[&Areq]) -> bool {
+        let mut seen = HashSet::new();
+        areqs
+            .iter()
+            .filter(|a| a.same_provider)
+            .flat_map(|a| a.mappings.values().next().into_iter().flatten())
+            .all(|id| seen.insert(*id))
+    }
+
+    /// Whether a partial combination can still become a candidate.
+    fn viable(&self, areqs: &[&Areq]) -> bool {
+        (!self.wide.isolate || Self::isolated(areqs)) && self.fits(areqs)
+    }
+
+    /// Whether, for each `same_subtree`, the providers of its groups all
+    /// sit under one of them.
+    fn same_subtree(&self, areqs: &[&Areq]) -> bool {
+        self.wide.same_subtrees.iter().all(|suffixes| {
+            let ids: BTreeSet<i64> = areqs
+                .iter()
+                .flat_map(|a| suffixes.iter().filter_map(|s| a.mappings.get(s)).flatten())
+                .copied()
+                .collect();
+            let uuids: BTreeSet<&str> = ids
+                .iter()
+                .filter_map(|id| self.providers.get(id))
+                .map(|p| p.uuid.as_str())
+                .collect();
+            if uuids.len() <= 1 {
+                return true;
+            }
+            let mut common: Option<BTreeSet<&str>> = None;
+            for uuid in &uuids {
+                let ancestors = self.ancestors(uuid);
+                common = Some(match common {
+                    None => ancestors,
+                    Some(c) => c.intersection(&ancestors).copied().collect(),
+                });
+            }
+            common.is_some_and(|c| c.iter().any(|u| uuids.contains(u)))
+        })
+    }
+
+    /// `uuid` and the uuids above it.
+    fn ancestors<'s>(&'s self, uuid: &'s str) -> BTreeSet<&'s str> {
+        let by_uuid: HashMap<&str, &ProviderInfo> = self
+            .providers
+            .values()
+            .map(|p| (p.uuid.as_str(), p))
+            .collect();
+        let mut out = BTreeSet::from([uuid]);
+        let mut here = uuid;
+        while let Some(parent) = by_uuid.get(here).and_then(|p| p.parent_uuid.as_deref()) {
+            if !out.insert(parent) {
+                break;
+            }
+            here = parent;
+        }
+        out
+    }
+
+    /// Whether the tree anchored at `anchor` has, over all the providers
+    /// its candidates use, enough capacity of each class several groups
+    /// ask for (a quick way to skip trees that cannot fit).
+    fn enough_overall(&self, lists: &[Vec<&Areq>]) -> bool {
+        if self.multi_group_classes.is_empty() {
+            return true;
+        }
+        let providers: HashSet<i64> = lists
+            .iter()
+            .flatten()
+            .flat_map(|a| a.parts.iter().map(|p| p.provider))
+            .collect();
+        self.multi_group_classes.iter().all(|class| {
+            let available: i64 = providers
+                .iter()
+                .filter_map(|p| self.rooms.get(&(*p, *class)))
+                .map(|r| r.capacity)
+                .sum();
+            self.class_totals.get(class).copied().unwrap_or(0) <= available
+        })
+    }
+
+    /// Combines the groups' candidates per anchor into whole candidates.
+    fn merge(&self, by_group: &[(String, Vec<Areq>)]) -> (Vec<Areq>, Vec<i64>) {
+        // Anchors in the order first met; per anchor, per group (in the
+        // groups' order), the candidates.
+        let mut anchors: Vec<i64> = Vec::new();
+        let mut lists: HashMap<i64, Vec<Vec<&Areq>>> = HashMap::new();
+        for (n, (_, areqs)) in by_group.iter().enumerate() {
+            for areq in areqs {
+                let entry = lists.entry(areq.anchor).or_insert_with(|| {
+                    anchors.push(areq.anchor);
+                    vec![Vec::new(); by_group.len()]
+                });
+                entry[n].push(areq);
+            }
+        }
+        let mut walks: Vec<Combinations<'_>> = anchors
+            .iter()
+            .filter_map(|anchor| lists.remove(anchor))
+            .filter(|l| l.iter().all(|g| !g.is_empty()) && self.enough_overall(l))
+            .map(Combinations::new)
+            .collect();
+        let mut out: Vec<Areq> = Vec::new();
+        let mut seen = HashSet::new();
+        let full = |out: &Vec<Areq>| self.wide.max_candidates.is_some_and(|m| out.len() >= m);
+        let mut take = |combo: Vec<&Areq>, out: &mut Vec<Areq>| {
+            if !self.same_subtree(&combo) {
+                return;
+            }
+            let areq = consolidate(&combo);
+            if seen.insert(areq.key()) {
+                out.push(areq);
+            }
+        };
+        match self.wide.strategy {
+            CandidateStrategy::DepthFirst => {
+                'walks: for walk in &mut walks {
+                    while let Some(combo) = walk.next(|p| self.viable(p)) {
+                        if full(&out) {
+                            break 'walks;
+                        }
+                        take(combo, &mut out);
+                    }
+                }
+            }
+            CandidateStrategy::BreadthFirst => {
+                while !walks.is_empty() && !full(&out) {
+                    walks.retain_mut(|walk| {
+                        if full(&out) {
+                            return true;
+                        }
+                        match walk.next(|p| self.viable(p)) {
+                            Some(combo) => {
+                                take(combo, &mut out);
+                                true
+                            }
+                            None => false,
+                        }
+                    });
+                }
+            }
+        }
+        if out.is_empty() {
+            return (Vec::new(), Vec::new());
+        }
+        let trees: HashSet<i64> = out
+            .iter()
+            .flat_map(|a| a.parts.iter())
+            .filter_map(|p| self.providers.get(&p.provider))
+            .map(|p| p.root_id)
+            .collect();
+        let summaries = self
+            .order
+            .iter()
+            .copied()
+            .filter(|id| {
+                self.providers
+                    .get(id)
+                    .is_some_and(|p| trees.contains(&p.root_id))
+            })
+            .collect();
+        (out, summaries)
+    }
+
+    /// Before 1.29: only candidates with at most one provider per tree,
+    /// and only their providers in the summaries (when trees exist).
+    fn exclude_nested(&self, areqs: Vec<Areq>, summaries: Vec<i64>) -> (Vec<Areq>, Vec<i64>) {
+        if self.wide.nested_aware || !self.has_trees {
+            return (areqs, summaries);
+        }
+        let mut used = HashSet::new();
+        let kept: Vec<Areq> = areqs
+            .into_iter()
+            .filter(|a| {
+                let providers: HashSet<i64> = a.parts.iter().map(|p| p.provider).collect();
+                let roots: HashSet<i64> = providers
+                    .iter()
+                    .filter_map(|p| self.providers.get(p))
+                    .map(|p| p.root_id)
+                    .collect();
+                let ok = providers.len() == roots.len();
+                if ok {
+                    used.extend(providers);
+                }
+                ok
+            })
+            .collect();
+        let summaries = summaries
+            .into_iter()
+            .filter(|id| used.contains(id))
+            .collect();
+        (kept, summaries)
+    }
+
+    /// `limit`: the first candidates, and the summaries of their trees.
+    fn limit(&self, mut areqs: Vec<Areq>, summaries: Vec<i64>) -> (Vec<Areq>, Vec<i64>) {
+        let Some(limit) = self.wide.limit else {
+            return (areqs, summaries);
+        };
+        if limit == 0 || limit >= areqs.len() {
+            return (areqs, summaries);
+        }
+        areqs.truncate(limit);
+        let trees: HashSet<i64> = areqs
+            .iter()
+            .flat_map(|a| a.parts.iter())
+            .filter_map(|p| self.providers.get(&p.provider))
+            .map(|p| p.root_id)
+            .collect();
+        let summaries = summaries
+            .into_iter()
+            .filter(|id| {
+                self.providers
+                    .get(id)
+                    .is_some_and(|p| trees.contains(&p.root_id))
+            })
+            .collect();
+        (areqs, summaries)
+    }
+
+    fn render(&self, areqs: &[Areq], summaries: &[i64]) -> Candidates {
+        let uuid = |id: &i64| {
+            self.providers
+                .get(id)
+                .map(|p| p.uuid.clone())
+                .unwrap_or_default()
+        };
+        let requests = areqs
+            .iter()
+            .map(|a| AllocationRequest {
+                resources: a
+                    .parts
+                    .iter()
+                    .map(|p| {
+                        (
+                            uuid(&p.provider),
+                            self.class_names.get(&p.class).cloned().unwrap_or_default(),
+                            p.amount,
+                        )
+                    })
+                    .collect(),
+                mappings: a
+                    .mappings
+                    .iter()
+                    .map(|(s, ids)| (s.clone(), ids.iter().map(uuid).collect()))
+                    .collect(),
+            })
+            .collect();
+        let summaries = summaries
+            .iter()
+            .filter_map(|id| self.providers.get(id))
+            .map(|p| Summary {
+                uuid: p.uuid.clone(),
+                parent_uuid: p.parent_uuid.clone(),
+                root_uuid: p.root_uuid.clone(),
+                resources: p
+                    .resources
+                    .iter()
+                    .map(|(_, class, capacity, used)| SummaryResource {
+                        class: class.clone(),
+                        capacity: *capacity,
+                        used: *used,
+                    })
+                    .collect(),
+                traits: p.traits.clone(),
+            })
+            .collect();
+        Candidates {
+            requests,
+            summaries,
+        }
+    }
+}
+
+/// One request from a combination of the groups' requests: the amounts of
+/// a provider and class added up, the mappings joined.
+fn consolidate(areqs: &[&Areq]) -> Areq {
+    let mut parts: Vec<Part> = Vec::new();
+    let mut mappings: BTreeMap<String, BTreeSet<i64>> = BTreeMap::new();
+    for areq in areqs {
+        for part in &areq.parts {
+            match parts
+                .iter_mut()
+                .find(|p| p.provider == part.provider && p.class == part.class)
+            {
+                Some(p) => p.amount += part.amount,
+                None => parts.push(*part),
+            }
+        }
+        for (suffix, ids) in &areq.mappings {
+            mappings.entry(suffix.clone()).or_default().extend(ids);
+        }
+    }
+    Areq {
+        anchor: areqs.first().map_or(0, |a| a.anchor),
+        same_provider: false,
+        parts,
+        mappings,
+    }
+}
+
+/// The combinations (one request per group) of one anchor, walked depth
+/// first, skipping every completion of a partial combination that is not
+/// viable.
+struct Combinations<'a> {
+    lists: Vec<Vec<&'a Areq>>,
+    /// The choice at each depth.
+    index: Vec<usize>,
+    /// How many leading choices are fixed (and viable together).
+    depth: usize,
+    done: bool,
+}
+
+impl<'a> Combinations<'a> {
+    fn new(lists: Vec<Vec<&'a Areq>>) -> Self {
+        let n = lists.len();
+        Combinations {
+            lists,
+            index: vec![0; n],
+            depth: 0,
+            done: n == 0,
+        }
+    }
+
+    fn prefix(&self, len: usize) -> Vec<&'a Areq> {
+        (0..len).map(|i| self.lists[i][self.index[i]]).collect()
+    }
+
+    /// The next complete combination whose every prefix is `viable`.
+    fn next(&mut self, viable: impl Fn(&[&Areq]) -> bool) -> Option<Vec<&'a Areq>> {
+        let n = self.lists.len();
+        loop {
+            if self.done {
+                return None;
+            }
+            if self.depth == n {
+                let combo = self.prefix(n);
+                self.depth -= 1;
+                self.index[self.depth] += 1;
+                return Some(combo);
+            }
+            if self.index[self.depth] >= self.lists[self.depth].len() {
+                if self.depth == 0 {
+                    self.done = true;
+                    return None;
+                }
+                self.index[self.depth] = 0;
+                self.depth -= 1;
+                self.index[self.depth] += 1;
+                continue;
+            }
+            if viable(&self.prefix(self.depth + 1)) {
+                self.depth += 1;
+                if self.depth < n {
+                    self.index[self.depth] = 0;
+                }
+            } else {
+                self.index[self.depth] += 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn areq(provider: i64, same: bool) -> Areq {
+        Areq {
+            anchor: 1,
+            same_provider: same,
+            parts: vec![Part {
+                provider,
+                class: 0,
+                amount: 1,
+            }],
+            mappings: BTreeMap::from([("x".to_owned(), BTreeSet::from([provider]))]),
+        }
+    }
+
+    #[test]
+    fn combinations_skip_what_cannot_complete() {
+        let a: Vec<Areq> = (1..=3).map(|p| areq(p, true)).collect();
+        let lists = vec![a.iter().collect::<Vec<_>>(); 3];
+        // Distinct providers only: the 6 permutations of 3.
+        let mut walk = Combinations::new(lists.clone());
+        let mut n = 0;
+        while walk.next(Search::isolated).is_some() {
+            n += 1;
+        }
+        assert_eq!(n, 6);
+        // No filter: the whole product.
+        let mut walk = Combinations::new(lists);
+        let mut n = 0;
+        while walk.next(|_| true).is_some() {
+            n += 1;
+        }
+        assert_eq!(n, 27);
+    }
+
+    #[test]
+    fn consolidation_adds_amounts_and_joins_mappings() {
+        let (a, b) = (areq(1, true), areq(1, true));
+        let c = consolidate(&[&a, &b]);
+        assert_eq!(c.parts.len(), 1);
+        assert_eq!(c.parts[0].amount, 2);
+        assert_eq!(c.mappings["x"], BTreeSet::from([1]));
+    }
+}
