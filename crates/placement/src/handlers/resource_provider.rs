@@ -13,7 +13,8 @@ use http::header::{CONTENT_TYPE, LOCATION};
 use http::{HeaderMap, HeaderValue, StatusCode};
 use microversion::Version;
 use microversion_server::{BodySchemas, ServedVersion, VersionedRouter, Versions};
-use serde::{Deserialize, Deserializer};
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Value, json};
 
 use crate::app::AppState;
@@ -47,42 +48,111 @@ const REPARENTING: Version = Version::new(1, 37);
 
 /// The URL of a provider.
 pub(crate) fn url(uuid: &str) -> String {
-    format!("/resource_providers/{uuid}")
+    format!("{PREFIX}{uuid}")
 }
 
-fn links(uuid: &str, version: Version) -> Value {
-    let base = url(uuid);
-    let mut links = vec![json!({"rel": "self", "href": base})];
-    let mut rels = vec!["inventories", "usages"];
-    if version.matches(AGGREGATES, None) {
-        rels.push("aggregates");
-    }
-    if version.matches(TRAITS, None) {
-        rels.push("traits");
-    }
-    if version.matches(ALLOCATIONS, None) {
-        rels.push("allocations");
-    }
-    links.extend(
-        rels.into_iter()
-            .map(|rel| json!({"rel": rel, "href": format!("{base}/{rel}")})),
-    );
-    Value::Array(links)
+/// The relations a provider links to at `version`, after `self`.
+fn link_rels(version: Version) -> impl Iterator<Item = &'static str> {
+    ["inventories", "usages"].into_iter().chain(
+        [
+            (AGGREGATES, "aggregates"),
+            (TRAITS, "traits"),
+            (ALLOCATIONS, "allocations"),
+        ]
+        .into_iter()
+        .filter(move |(since, _)| version.matches(*since, None))
+        .map(|(_, rel)| rel),
+    )
+}
+
+/// A provider as the served version shows it: serialized straight from
+/// the provider (no `Value` tree, no link URL strings), with the keys in
+/// upstream's order: `uuid`, `name`, `generation`, `links` (`self`,
+/// `inventories`, `usages`, then `aggregates` from 1.1, `traits` from
+/// 1.6, `allocations` from 1.11, each `rel` then `href`), and from 1.14
+/// `parent_provider_uuid` and `root_provider_uuid`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Rendered<'a> {
+    provider: &'a Provider,
+    version: Version,
 }
 
 /// A provider as the served version shows it.
-pub(crate) fn render(p: &Provider, version: Version) -> Value {
-    let mut body = json!({
-        "uuid": p.uuid,
-        "name": p.name,
-        "generation": p.generation,
-        "links": links(&p.uuid, version),
-    });
-    if version.matches(NESTED, None) {
-        body["parent_provider_uuid"] = json!(p.parent_uuid);
-        body["root_provider_uuid"] = json!(p.root_uuid);
+pub(crate) fn render(p: &Provider, version: Version) -> Rendered<'_> {
+    Rendered {
+        provider: p,
+        version,
     }
-    body
+}
+
+impl Serialize for Rendered<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let p = self.provider;
+        let nested = self.version.matches(NESTED, None);
+        let mut map = s.serialize_map(Some(if nested { 6 } else { 4 }))?;
+        map.serialize_entry("uuid", &p.uuid)?;
+        map.serialize_entry("name", &p.name)?;
+        map.serialize_entry("generation", &p.generation)?;
+        map.serialize_entry(
+            "links",
+            &Links {
+                uuid: &p.uuid,
+                version: self.version,
+            },
+        )?;
+        if nested {
+            map.serialize_entry("parent_provider_uuid", &p.parent_uuid)?;
+            map.serialize_entry("root_provider_uuid", &p.root_uuid)?;
+        }
+        map.end()
+    }
+}
+
+/// The `links` of a provider.
+struct Links<'a> {
+    uuid: &'a str,
+    version: Version,
+}
+
+impl Serialize for Links<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        // Every href is the provider's URL or a relation below it: one
+        // buffer, cut back to the URL for each relation.
+        let mut href = String::with_capacity(PREFIX.len() + self.uuid.len() + 13);
+        href.push_str(PREFIX);
+        href.push_str(self.uuid);
+        let base = href.len();
+        let mut seq = s.serialize_seq(None)?;
+        seq.serialize_element(&Link {
+            rel: "self",
+            href: &href,
+        })?;
+        for rel in link_rels(self.version) {
+            href.truncate(base);
+            href.push('/');
+            href.push_str(rel);
+            seq.serialize_element(&Link { rel, href: &href })?;
+        }
+        seq.end()
+    }
+}
+
+/// The start of every provider URL.
+const PREFIX: &str = "/resource_providers/";
+
+/// One link of a provider.
+struct Link<'a> {
+    rel: &'a str,
+    href: &'a str,
+}
+
+impl Serialize for Link<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(2))?;
+        map.serialize_entry("rel", self.rel)?;
+        map.serialize_entry("href", self.href)?;
+        map.end()
+    }
 }
 
 /// The query parameters of `GET /resource_providers`, by version.
@@ -418,4 +488,90 @@ async fn delete(
             )),
         })?;
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The representation as it was built before [`Rendered`]: a `Value`
+    /// per provider, keys in insertion order.
+    fn as_value(p: &Provider, version: Version) -> Value {
+        let base = url(&p.uuid);
+        let mut links = vec![json!({"rel": "self", "href": base})];
+        let mut rels = vec!["inventories", "usages"];
+        if version.matches(AGGREGATES, None) {
+            rels.push("aggregates");
+        }
+        if version.matches(TRAITS, None) {
+            rels.push("traits");
+        }
+        if version.matches(ALLOCATIONS, None) {
+            rels.push("allocations");
+        }
+        links.extend(
+            rels.into_iter()
+                .map(|rel| json!({"rel": rel, "href": format!("{base}/{rel}")})),
+        );
+        let mut body = json!({
+            "uuid": p.uuid,
+            "name": p.name,
+            "generation": p.generation,
+            "links": Value::Array(links),
+        });
+        if version.matches(NESTED, None) {
+            body["parent_provider_uuid"] = json!(p.parent_uuid);
+            body["root_provider_uuid"] = json!(p.root_uuid);
+        }
+        body
+    }
+
+    fn providers() -> Vec<Provider> {
+        let root = Provider {
+            id: 1,
+            uuid: "4e8e5957-649f-477b-9e5b-f1f75b21c03c".to_owned(),
+            name: Some("compute \"one\" \u{e9}\\ \u{1}".to_owned()),
+            generation: 7,
+            root_uuid: "4e8e5957-649f-477b-9e5b-f1f75b21c03c".to_owned(),
+            parent_uuid: None,
+            created_at: None,
+            updated_at: None,
+        };
+        let child = Provider {
+            id: 2,
+            uuid: "a\"b".to_owned(),
+            name: None,
+            generation: -1,
+            root_uuid: root.uuid.clone(),
+            parent_uuid: Some(root.uuid.clone()),
+            created_at: None,
+            updated_at: None,
+        };
+        vec![root, child]
+    }
+
+    #[test]
+    fn rendered_bytes_are_those_of_the_value_at_every_version() {
+        for minor in 0..=39 {
+            let version = Version::new(1, minor);
+            for p in providers() {
+                let expected = serde_json::to_vec(&as_value(&p, version)).unwrap();
+                let rendered = serde_json::to_vec(&render(&p, version)).unwrap();
+                assert_eq!(
+                    String::from_utf8(rendered).unwrap(),
+                    String::from_utf8(expected).unwrap(),
+                    "at 1.{minor}"
+                );
+                let pretty = serde_json::to_string_pretty(&render(&p, version)).unwrap();
+                assert_eq!(
+                    pretty,
+                    serde_json::to_string_pretty(&as_value(&p, version)).unwrap()
+                );
+                assert_eq!(
+                    serde_json::to_value(render(&p, version)).unwrap(),
+                    as_value(&p, version)
+                );
+            }
+        }
+    }
 }

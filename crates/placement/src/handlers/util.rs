@@ -166,10 +166,10 @@ pub(crate) fn cache_headers(
 /// A JSON response with the caching headers of 1.15, where
 /// `last_modified` is exactly what `Last-Modified` tells (`None`: no such
 /// header).
-pub(crate) fn json_response_dated(
+pub(crate) fn json_response_dated<T: serde::Serialize + ?Sized>(
     version: Version,
     status: StatusCode,
-    body: &Value,
+    body: &T,
     last_modified: Option<SystemTime>,
 ) -> Response {
     cache_headers(version, (status, Json(body)).into_response(), last_modified)
