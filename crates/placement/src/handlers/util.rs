@@ -131,7 +131,32 @@ pub(crate) fn json_response(
     body: &Value,
     last_modified: Option<SystemTime>,
 ) -> Response {
-    let mut response = (status, Json(body)).into_response();
+    dated_now(version, (status, Json(body)).into_response(), last_modified)
+}
+
+/// [`json_response`] for a body already serialized.
+pub(crate) fn json_bytes_response(
+    version: Version,
+    status: StatusCode,
+    body: bytes::Bytes,
+    last_modified: Option<SystemTime>,
+) -> Response {
+    let response = (
+        status,
+        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        body,
+    )
+        .into_response();
+    dated_now(version, response, last_modified)
+}
+
+/// From 1.15, `Cache-Control: no-cache` and `Last-Modified` (now, when
+/// nothing better is known).
+fn dated_now(
+    version: Version,
+    mut response: Response,
+    last_modified: Option<SystemTime>,
+) -> Response {
     if version >= CACHE_HEADERS {
         let headers = response.headers_mut();
         headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
