@@ -108,6 +108,69 @@ impl Serialize for Rendered<'_> {
     }
 }
 
+impl Rendered<'_> {
+    /// Appends the provider's JSON to `out`: the bytes `serde_json`
+    /// writes for it, without its escaping pass over every byte when no
+    /// string of the provider needs escaping (the hrefs are made of the
+    /// uuid and fixed text); otherwise through `serde_json`.
+    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        let p = self.provider;
+        let strings = [
+            Some(&p.uuid),
+            p.name.as_ref(),
+            Some(&p.root_uuid),
+            p.parent_uuid.as_ref(),
+        ];
+        if strings.into_iter().flatten().any(|s| needs_escape(s)) {
+            return serde_json::to_writer(out, self);
+        }
+        let quoted = |out: &mut Vec<u8>, s: Option<&String>| match s {
+            Some(s) => {
+                out.push(b'"');
+                out.extend_from_slice(s.as_bytes());
+                out.push(b'"');
+            }
+            None => out.extend_from_slice(b"null"),
+        };
+        let uuid = p.uuid.as_bytes();
+        out.extend_from_slice(br#"{"uuid":"#);
+        quoted(out, Some(&p.uuid));
+        out.extend_from_slice(br#","name":"#);
+        quoted(out, p.name.as_ref());
+        out.extend_from_slice(br#","generation":"#);
+        serde_json::to_writer(&mut *out, &p.generation)?;
+        out.extend_from_slice(br#","links":[{"rel":"self","href":""#);
+        out.extend_from_slice(PREFIX.as_bytes());
+        out.extend_from_slice(uuid);
+        out.extend_from_slice(br#""}"#);
+        for rel in link_rels(self.version) {
+            out.extend_from_slice(br#",{"rel":""#);
+            out.extend_from_slice(rel.as_bytes());
+            out.extend_from_slice(br#"","href":""#);
+            out.extend_from_slice(PREFIX.as_bytes());
+            out.extend_from_slice(uuid);
+            out.push(b'/');
+            out.extend_from_slice(rel.as_bytes());
+            out.extend_from_slice(br#""}"#);
+        }
+        out.push(b']');
+        if self.version.matches(NESTED, None) {
+            out.extend_from_slice(br#","parent_provider_uuid":"#);
+            quoted(out, p.parent_uuid.as_ref());
+            out.extend_from_slice(br#","root_provider_uuid":"#);
+            quoted(out, Some(&p.root_uuid));
+        }
+        out.push(b'}');
+        Ok(())
+    }
+}
+
+/// Whether `serde_json` escapes anything in `s` (a quote, a backslash or
+/// a control character; it writes everything else as it is).
+fn needs_escape(s: &str) -> bool {
+    s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\')
+}
+
 /// The `links` of a provider.
 struct Links<'a> {
     uuid: &'a str,
@@ -252,7 +315,7 @@ async fn list(
         if i > 0 {
             body.push(b',');
         }
-        serde_json::to_writer(&mut body, &render(p, version)).map_err(|e| {
+        render(p, version).write_json(&mut body).map_err(|e| {
             Error::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 format!("cannot serialize a resource provider: {e}"),
@@ -547,7 +610,27 @@ mod tests {
             created_at: None,
             updated_at: None,
         };
-        vec![root, child]
+        let plain_child = Provider {
+            id: 3,
+            uuid: "0b9a5c1e-2f4d-4c59-8e0b-5a8d7f3e6c21".to_owned(),
+            name: Some("compute-2 \u{e9}\u{7f}/".to_owned()),
+            generation: 12345678901,
+            root_uuid: root.uuid.clone(),
+            parent_uuid: Some(root.uuid.clone()),
+            created_at: None,
+            updated_at: None,
+        };
+        let plain_unnamed = Provider {
+            id: 4,
+            uuid: "c2d9e7a4-6b1f-4e8a-9d3c-7f5e1a2b4c68".to_owned(),
+            name: None,
+            generation: 0,
+            root_uuid: "c2d9e7a4-6b1f-4e8a-9d3c-7f5e1a2b4c68".to_owned(),
+            parent_uuid: None,
+            created_at: None,
+            updated_at: None,
+        };
+        vec![root, child, plain_child, plain_unnamed]
     }
 
     #[test]
@@ -570,6 +653,13 @@ mod tests {
                 assert_eq!(
                     serde_json::to_value(render(&p, version)).unwrap(),
                     as_value(&p, version)
+                );
+                let mut written = Vec::new();
+                render(&p, version).write_json(&mut written).unwrap();
+                assert_eq!(
+                    String::from_utf8(written).unwrap(),
+                    serde_json::to_string(&as_value(&p, version)).unwrap(),
+                    "written at 1.{minor}"
                 );
             }
         }
