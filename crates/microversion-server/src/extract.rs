@@ -60,20 +60,13 @@ impl RequestId {
     /// A new id: `req-` and a random UUID.
     #[must_use]
     pub fn generate() -> Self {
-        // Formatted on the stack, then moved into shared bytes: one
-        // allocation, and the clones the layer makes (the request's
-        // extension, the response headers) only count references. Bytes
-        // copied from a slice would allocate a second time on the first
-        // clone.
+        // Formatted on the stack: one allocation, the header value's own.
         let mut buf = [0u8; 40];
         buf[..4].copy_from_slice(b"req-");
         uuid::Uuid::new_v4()
             .hyphenated()
             .encode_lower(&mut buf[4..]);
-        RequestId(
-            HeaderValue::from_maybe_shared(bytes::Bytes::from_owner(buf))
-                .unwrap_or(HeaderValue::from_static("req-unknown")),
-        )
+        RequestId(HeaderValue::from_bytes(&buf).unwrap_or(HeaderValue::from_static("req-unknown")))
     }
 
     /// The id as text.
