@@ -27,6 +27,8 @@ pub struct AppState {
     pub policy: Arc<Policy>,
     /// The versions document.
     pub discovery: Discovery,
+    /// The versions document as `GET /` sends it, serialized once.
+    pub(crate) versions_body: bytes::Bytes,
 }
 
 impl AppState {
@@ -43,11 +45,16 @@ impl AppState {
             config.policy_file.as_deref(),
         )?;
         let store = Store::connect(&config.database).await?;
+        let discovery = discovery()?;
+        // As the handler serialized it per request before: through a
+        // `Value`, so the bytes stay the same.
+        let versions_body = serde_json::to_vec(&serde_json::to_value(discovery.document(None))?)?;
         Ok(AppState {
             store,
             config: Arc::new(config),
             policy: Arc::new(policy),
-            discovery: discovery()?,
+            discovery,
+            versions_body: versions_body.into(),
         })
     }
 

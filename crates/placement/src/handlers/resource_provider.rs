@@ -13,7 +13,8 @@ use http::header::{CONTENT_TYPE, LOCATION};
 use http::{HeaderMap, HeaderValue, StatusCode};
 use microversion::Version;
 use microversion_server::{BodySchemas, ServedVersion, VersionedRouter, Versions};
-use serde::{Deserialize, Deserializer};
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Value, json};
 
 use crate::app::AppState;
@@ -47,42 +48,174 @@ const REPARENTING: Version = Version::new(1, 37);
 
 /// The URL of a provider.
 pub(crate) fn url(uuid: &str) -> String {
-    format!("/resource_providers/{uuid}")
+    format!("{PREFIX}{uuid}")
 }
 
-fn links(uuid: &str, version: Version) -> Value {
-    let base = url(uuid);
-    let mut links = vec![json!({"rel": "self", "href": base})];
-    let mut rels = vec!["inventories", "usages"];
-    if version.matches(AGGREGATES, None) {
-        rels.push("aggregates");
-    }
-    if version.matches(TRAITS, None) {
-        rels.push("traits");
-    }
-    if version.matches(ALLOCATIONS, None) {
-        rels.push("allocations");
-    }
-    links.extend(
-        rels.into_iter()
-            .map(|rel| json!({"rel": rel, "href": format!("{base}/{rel}")})),
-    );
-    Value::Array(links)
+/// The relations a provider links to at `version`, after `self`.
+fn link_rels(version: Version) -> impl Iterator<Item = &'static str> {
+    ["inventories", "usages"].into_iter().chain(
+        [
+            (AGGREGATES, "aggregates"),
+            (TRAITS, "traits"),
+            (ALLOCATIONS, "allocations"),
+        ]
+        .into_iter()
+        .filter(move |(since, _)| version.matches(*since, None))
+        .map(|(_, rel)| rel),
+    )
+}
+
+/// A provider as the served version shows it: serialized straight from
+/// the provider (no `Value` tree, no link URL strings), with the keys in
+/// upstream's order: `uuid`, `name`, `generation`, `links` (`self`,
+/// `inventories`, `usages`, then `aggregates` from 1.1, `traits` from
+/// 1.6, `allocations` from 1.11, each `rel` then `href`), and from 1.14
+/// `parent_provider_uuid` and `root_provider_uuid`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Rendered<'a> {
+    provider: &'a Provider,
+    version: Version,
 }
 
 /// A provider as the served version shows it.
-pub(crate) fn render(p: &Provider, version: Version) -> Value {
-    let mut body = json!({
-        "uuid": p.uuid,
-        "name": p.name,
-        "generation": p.generation,
-        "links": links(&p.uuid, version),
-    });
-    if version.matches(NESTED, None) {
-        body["parent_provider_uuid"] = json!(p.parent_uuid);
-        body["root_provider_uuid"] = json!(p.root_uuid);
+pub(crate) fn render(p: &Provider, version: Version) -> Rendered<'_> {
+    Rendered {
+        provider: p,
+        version,
     }
-    body
+}
+
+impl Serialize for Rendered<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let p = self.provider;
+        let nested = self.version.matches(NESTED, None);
+        let mut map = s.serialize_map(Some(if nested { 6 } else { 4 }))?;
+        map.serialize_entry("uuid", &p.uuid)?;
+        map.serialize_entry("name", &p.name)?;
+        map.serialize_entry("generation", &p.generation)?;
+        map.serialize_entry(
+            "links",
+            &Links {
+                uuid: &p.uuid,
+                version: self.version,
+            },
+        )?;
+        if nested {
+            map.serialize_entry("parent_provider_uuid", &p.parent_uuid)?;
+            map.serialize_entry("root_provider_uuid", &p.root_uuid)?;
+        }
+        map.end()
+    }
+}
+
+impl Rendered<'_> {
+    /// Appends the provider's JSON to `out`: the bytes `serde_json`
+    /// writes for it, without its escaping pass over every byte when no
+    /// string of the provider needs escaping (the hrefs are made of the
+    /// uuid and fixed text); otherwise through `serde_json`.
+    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        let p = self.provider;
+        let strings = [
+            Some(&p.uuid),
+            p.name.as_ref(),
+            Some(&p.root_uuid),
+            p.parent_uuid.as_ref(),
+        ];
+        if strings.into_iter().flatten().any(|s| needs_escape(s)) {
+            return serde_json::to_writer(out, self);
+        }
+        let quoted = |out: &mut Vec<u8>, s: Option<&String>| match s {
+            Some(s) => {
+                out.push(b'"');
+                out.extend_from_slice(s.as_bytes());
+                out.push(b'"');
+            }
+            None => out.extend_from_slice(b"null"),
+        };
+        let uuid = p.uuid.as_bytes();
+        out.extend_from_slice(br#"{"uuid":"#);
+        quoted(out, Some(&p.uuid));
+        out.extend_from_slice(br#","name":"#);
+        quoted(out, p.name.as_ref());
+        out.extend_from_slice(br#","generation":"#);
+        serde_json::to_writer(&mut *out, &p.generation)?;
+        out.extend_from_slice(br#","links":[{"rel":"self","href":""#);
+        out.extend_from_slice(PREFIX.as_bytes());
+        out.extend_from_slice(uuid);
+        out.extend_from_slice(br#""}"#);
+        for rel in link_rels(self.version) {
+            out.extend_from_slice(br#",{"rel":""#);
+            out.extend_from_slice(rel.as_bytes());
+            out.extend_from_slice(br#"","href":""#);
+            out.extend_from_slice(PREFIX.as_bytes());
+            out.extend_from_slice(uuid);
+            out.push(b'/');
+            out.extend_from_slice(rel.as_bytes());
+            out.extend_from_slice(br#""}"#);
+        }
+        out.push(b']');
+        if self.version.matches(NESTED, None) {
+            out.extend_from_slice(br#","parent_provider_uuid":"#);
+            quoted(out, p.parent_uuid.as_ref());
+            out.extend_from_slice(br#","root_provider_uuid":"#);
+            quoted(out, Some(&p.root_uuid));
+        }
+        out.push(b'}');
+        Ok(())
+    }
+}
+
+/// Whether `serde_json` escapes anything in `s` (a quote, a backslash or
+/// a control character; it writes everything else as it is).
+fn needs_escape(s: &str) -> bool {
+    s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\')
+}
+
+/// The `links` of a provider.
+struct Links<'a> {
+    uuid: &'a str,
+    version: Version,
+}
+
+impl Serialize for Links<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        // Every href is the provider's URL or a relation below it: one
+        // buffer, cut back to the URL for each relation.
+        let mut href = String::with_capacity(PREFIX.len() + self.uuid.len() + 13);
+        href.push_str(PREFIX);
+        href.push_str(self.uuid);
+        let base = href.len();
+        let mut seq = s.serialize_seq(None)?;
+        seq.serialize_element(&Link {
+            rel: "self",
+            href: &href,
+        })?;
+        for rel in link_rels(self.version) {
+            href.truncate(base);
+            href.push('/');
+            href.push_str(rel);
+            seq.serialize_element(&Link { rel, href: &href })?;
+        }
+        seq.end()
+    }
+}
+
+/// The start of every provider URL.
+const PREFIX: &str = "/resource_providers/";
+
+/// One link of a provider.
+struct Link<'a> {
+    rel: &'a str,
+    href: &'a str,
+}
+
+impl Serialize for Link<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(2))?;
+        map.serialize_entry("rel", self.rel)?;
+        map.serialize_entry("href", self.href)?;
+        map.end()
+    }
 }
 
 /// The query parameters of `GET /resource_providers`, by version.
@@ -182,7 +315,7 @@ async fn list(
         if i > 0 {
             body.push(b',');
         }
-        serde_json::to_writer(&mut body, &render(p, version)).map_err(|e| {
+        render(p, version).write_json(&mut body).map_err(|e| {
             Error::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 format!("cannot serialize a resource provider: {e}"),
@@ -418,4 +551,117 @@ async fn delete(
             )),
         })?;
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The representation as it was built before [`Rendered`]: a `Value`
+    /// per provider, keys in insertion order.
+    fn as_value(p: &Provider, version: Version) -> Value {
+        let base = url(&p.uuid);
+        let mut links = vec![json!({"rel": "self", "href": base})];
+        let mut rels = vec!["inventories", "usages"];
+        if version.matches(AGGREGATES, None) {
+            rels.push("aggregates");
+        }
+        if version.matches(TRAITS, None) {
+            rels.push("traits");
+        }
+        if version.matches(ALLOCATIONS, None) {
+            rels.push("allocations");
+        }
+        links.extend(
+            rels.into_iter()
+                .map(|rel| json!({"rel": rel, "href": format!("{base}/{rel}")})),
+        );
+        let mut body = json!({
+            "uuid": p.uuid,
+            "name": p.name,
+            "generation": p.generation,
+            "links": Value::Array(links),
+        });
+        if version.matches(NESTED, None) {
+            body["parent_provider_uuid"] = json!(p.parent_uuid);
+            body["root_provider_uuid"] = json!(p.root_uuid);
+        }
+        body
+    }
+
+    fn providers() -> Vec<Provider> {
+        let root = Provider {
+            id: 1,
+            uuid: "4e8e5957-649f-477b-9e5b-f1f75b21c03c".to_owned(),
+            name: Some("compute \"one\" \u{e9}\\ \u{1}".to_owned()),
+            generation: 7,
+            root_uuid: "4e8e5957-649f-477b-9e5b-f1f75b21c03c".to_owned(),
+            parent_uuid: None,
+            created_at: None,
+            updated_at: None,
+        };
+        let child = Provider {
+            id: 2,
+            uuid: "a\"b".to_owned(),
+            name: None,
+            generation: -1,
+            root_uuid: root.uuid.clone(),
+            parent_uuid: Some(root.uuid.clone()),
+            created_at: None,
+            updated_at: None,
+        };
+        let plain_child = Provider {
+            id: 3,
+            uuid: "0b9a5c1e-2f4d-4c59-8e0b-5a8d7f3e6c21".to_owned(),
+            name: Some("compute-2 \u{e9}\u{7f}/".to_owned()),
+            generation: 12345678901,
+            root_uuid: root.uuid.clone(),
+            parent_uuid: Some(root.uuid.clone()),
+            created_at: None,
+            updated_at: None,
+        };
+        let plain_unnamed = Provider {
+            id: 4,
+            uuid: "c2d9e7a4-6b1f-4e8a-9d3c-7f5e1a2b4c68".to_owned(),
+            name: None,
+            generation: 0,
+            root_uuid: "c2d9e7a4-6b1f-4e8a-9d3c-7f5e1a2b4c68".to_owned(),
+            parent_uuid: None,
+            created_at: None,
+            updated_at: None,
+        };
+        vec![root, child, plain_child, plain_unnamed]
+    }
+
+    #[test]
+    fn rendered_bytes_are_those_of_the_value_at_every_version() {
+        for minor in 0..=39 {
+            let version = Version::new(1, minor);
+            for p in providers() {
+                let expected = serde_json::to_vec(&as_value(&p, version)).unwrap();
+                let rendered = serde_json::to_vec(&render(&p, version)).unwrap();
+                assert_eq!(
+                    String::from_utf8(rendered).unwrap(),
+                    String::from_utf8(expected).unwrap(),
+                    "at 1.{minor}"
+                );
+                let pretty = serde_json::to_string_pretty(&render(&p, version)).unwrap();
+                assert_eq!(
+                    pretty,
+                    serde_json::to_string_pretty(&as_value(&p, version)).unwrap()
+                );
+                assert_eq!(
+                    serde_json::to_value(render(&p, version)).unwrap(),
+                    as_value(&p, version)
+                );
+                let mut written = Vec::new();
+                render(&p, version).write_json(&mut written).unwrap();
+                assert_eq!(
+                    String::from_utf8(written).unwrap(),
+                    serde_json::to_string(&as_value(&p, version)).unwrap(),
+                    "written at 1.{minor}"
+                );
+            }
+        }
+    }
 }

@@ -6,13 +6,14 @@ use http::StatusCode;
 use microversion_server::{ServedVersion, VersionedRouter, Versions};
 
 use crate::app::AppState;
-use crate::handlers::util::json_response;
+use crate::handlers::util::json_bytes_response;
 
 pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
     router.get("/", Versions::all(), home)
 }
 
+/// The document is the same on every request: serialized once, in
+/// [`AppState::new`].
 async fn home(State(state): State<AppState>, version: ServedVersion) -> Response {
-    let body = serde_json::to_value(state.discovery.document(None)).unwrap_or_default();
-    json_response(*version, StatusCode::OK, &body, None)
+    json_bytes_response(*version, StatusCode::OK, state.versions_body.clone(), None)
 }

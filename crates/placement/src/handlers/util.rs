@@ -131,7 +131,32 @@ pub(crate) fn json_response(
     body: &Value,
     last_modified: Option<SystemTime>,
 ) -> Response {
-    let mut response = (status, Json(body)).into_response();
+    dated_now(version, (status, Json(body)).into_response(), last_modified)
+}
+
+/// [`json_response`] for a body already serialized.
+pub(crate) fn json_bytes_response(
+    version: Version,
+    status: StatusCode,
+    body: bytes::Bytes,
+    last_modified: Option<SystemTime>,
+) -> Response {
+    let response = (
+        status,
+        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        body,
+    )
+        .into_response();
+    dated_now(version, response, last_modified)
+}
+
+/// From 1.15, `Cache-Control: no-cache` and `Last-Modified` (now, when
+/// nothing better is known).
+fn dated_now(
+    version: Version,
+    mut response: Response,
+    last_modified: Option<SystemTime>,
+) -> Response {
     if version >= CACHE_HEADERS {
         let headers = response.headers_mut();
         headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
@@ -166,10 +191,10 @@ pub(crate) fn cache_headers(
 /// A JSON response with the caching headers of 1.15, where
 /// `last_modified` is exactly what `Last-Modified` tells (`None`: no such
 /// header).
-pub(crate) fn json_response_dated(
+pub(crate) fn json_response_dated<T: serde::Serialize + ?Sized>(
     version: Version,
     status: StatusCode,
-    body: &Value,
+    body: &T,
     last_modified: Option<SystemTime>,
 ) -> Response {
     cache_headers(version, (status, Json(body)).into_response(), last_modified)

@@ -74,19 +74,43 @@ pub(crate) struct Wanted {
 impl Wanted {
     /// Reads the ids of those that exist (outside any transaction: they
     /// are never deleted, so an id once read stays right).
+    /// One statement for the three tables (a `UNION ALL`, each part
+    /// tagged with its table), not one per table.
     pub(crate) async fn existing(&self, store: &Store) -> Result<Owners> {
-        let pool = store.reader();
-        Ok(Owners {
-            projects: ids_of(
-                store,
-                pool,
-                PROJECTS,
-                &self.projects.iter().collect::<Vec<_>>(),
-            )
-            .await?,
-            users: ids_of(store, pool, USERS, &self.users.iter().collect::<Vec<_>>()).await?,
-            types: ids_of(store, pool, TYPES, &self.types.iter().collect::<Vec<_>>()).await?,
-        })
+        let parts = [
+            (PROJECTS, &self.projects),
+            (USERS, &self.users),
+            (TYPES, &self.types),
+        ];
+        let mut selects = Vec::with_capacity(parts.len());
+        for (kind, ((table, column), names)) in parts.iter().enumerate() {
+            if !names.is_empty() {
+                selects.push(format!(
+                    "SELECT {kind} AS kind, id, {column} AS name FROM {table} WHERE {column} IN ({})",
+                    db::placeholder_list(names.len())
+                ));
+            }
+        }
+        let mut owners = Owners::default();
+        if selects.is_empty() {
+            return Ok(owners);
+        }
+        let query = store.dialect().placeholders(selects.join(" UNION ALL "));
+        let mut q = sqlx::query(&query);
+        for (_, names) in &parts {
+            for name in names.iter() {
+                q = q.bind(name.as_str());
+            }
+        }
+        for row in q.fetch_all(store.reader()).await? {
+            let found = match row.try_get::<i64, _>("kind")? {
+                0 => &mut owners.projects,
+                1 => &mut owners.users,
+                _ => &mut owners.types,
+            };
+            found.insert(row.try_get("name")?, row.try_get("id")?);
+        }
+        Ok(owners)
     }
 
     /// Creates, in `tx`, those `known` lacks and returns every id. Call it
@@ -194,7 +218,7 @@ pub(crate) async fn create(
         "INSERT INTO consumers (uuid, project_id, user_id, generation, consumer_type_id, created_at) VALUES (?, ?, ?, 0, ?, {})",
         d.timestamp_param()
     ));
-    sqlx::query(&insert)
+    let inserted = sqlx::query(&insert)
         .bind(uuid)
         .bind(project_id)
         .bind(user_id)
@@ -202,6 +226,18 @@ pub(crate) async fn create(
         .bind(db::now_text())
         .execute(&mut **tx)
         .await?;
+    // The row is what was just written; only its id is the database's.
+    // SQLite and MySQL tell it; PostgreSQL does not, so read it back.
+    if let Some(id) = inserted.last_insert_id() {
+        return Ok(Consumer {
+            id,
+            uuid: uuid.to_owned(),
+            project_id,
+            user_id,
+            generation: 0,
+            consumer_type_id,
+        });
+    }
     find(store, tx, uuid).await?.ok_or_else(|| {
         crate::error::Error::Db(sqlx::Error::Protocol(format!(
             "the consumer {uuid} just inserted cannot be read back"
