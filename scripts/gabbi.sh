@@ -6,9 +6,15 @@
 #                    [--keep-going] [--ports FIRST-LAST] [--binary PATH]
 #                    [--logs DIR]
 #
-# Runs the files whose fixture needs only an empty database: APIFixture and
-# LegacyRBACPolicyFixture (legacy policy), SecureRBACPolicyFixture (secure
-# policy). The others are listed as skipped.
+# Every file names a fixture of upstream's, which decides the policy and the
+# data: APIFixture and LegacyRBACPolicyFixture run on an empty database with
+# the legacy policy, SecureRBACPolicyFixture with the secure one;
+# OpenPolicyFixture with a policy file that opens every rule;
+# CORSFixture with a config file that allows one origin. The fixtures that
+# make data (AllocationFixture, SharedStorageFixture, GranularFixture, the
+# NUMA ones, ...) have it built through the API by scripts/gabbi_fixtures.py
+# before the file runs, which also sets the variables the file reads. A file
+# whose fixture is unknown is listed as skipped.
 #
 #   --database    backend (default sqlite). PostgreSQL and MySQL databases
 #                 are created and dropped per file on the servers of
@@ -90,11 +96,12 @@ while read -r kfile ktest kreason; do
 done < scripts/gabbi-known-failures.txt
 is_known() { [ -n "${known["$1 $2"]+x}" ] || [ -n "${known["$1 *"]+x}" ]; }
 
-# start_server NAME POLICY URL: starts placement-api, sets server_pid and
-# port.
+# start_server NAME POLICY URL [ARG...]: starts placement-api (with the
+# extra arguments), sets server_pid and port.
 next_port=$port_first
 start_server() {
   local name=$1 policy=$2 url=$3 log=$logs/$1.server.log attempt
+  shift 3
   for attempt in 1 2 3 4 5; do
     if [ -n "$port_first" ]; then
       while port_open "$next_port"; do
@@ -104,11 +111,12 @@ start_server() {
       port=$next_port
       next_port=$((next_port + 1))
       [ "$next_port" -le "$port_last" ] || next_port=$port_first
-      "$binary" --bind "127.0.0.1:$port" --database "$url" --policy "$policy" >"$log" 2>&1 &
+      "$binary" --bind "127.0.0.1:$port" --database "$url" --policy "$policy" "$@" >"$log" 2>&1 &
       server_pid=$!
       wait_port "$port" "$server_pid" 60 && return 0
     else
-      "$binary" --bind 127.0.0.1:0 --database "$url" --policy "$policy" >"$log" 2>&1 &
+      : >"$log"
+      "$binary" --bind 127.0.0.1:0 --database "$url" --policy "$policy" "$@" >"$log" 2>&1 &
       server_pid=$!
       local tries=600
       port=
@@ -126,6 +134,15 @@ start_server() {
 
 uuid() { cat /proc/sys/kernel/random/uuid; }
 
+# OpenPolicyFixture's policy file and CORSFixture's configuration.
+"$venv/bin/python" scripts/gabbi_fixtures.py policy crates/placement/data/policy-defaults.json \
+  "$work/open-policy.yaml" || exit 1
+cat >"$work/cors.conf" <<'EOF'
+[cors]
+allowed_origin = http://valid.example.com
+allow_headers = openstack-api-version
+EOF
+
 passed=0 failed=0 failed_known=0 skipped=0
 skipped_files=() unexpected=() fixed=()
 mkdir -p "$work/db"
@@ -135,9 +152,15 @@ for f in "$gabbits"/*.yaml; do
   name=$(basename "$f" .yaml)
   [[ $name =~ $only ]] || continue
   fixture=$(grep -m1 -oE '^\s+- \w+Fixture' "$f" | tr -d ' -')
+  policy=legacy label=legacy data= extra=()
   case $fixture in
-    APIFixture|LegacyRBACPolicyFixture) policy=legacy ;;
-    SecureRBACPolicyFixture) policy=secure ;;
+    APIFixture|LegacyRBACPolicyFixture) ;;
+    SecureRBACPolicyFixture) policy=secure label=secure ;;
+    OpenPolicyFixture) label=open extra=(--policy-file "$work/open-policy.yaml") ;;
+    CORSFixture) label=cors extra=(--config-file "$work/cors.conf") ;;
+    AllocationFixture|SharedStorageFixture|NUMAAggregateFixture|NUMANetworkFixture|\
+    DeepNUMANetworkFixture|NonSharedStorageFixture|GranularFixture|NeutronQoSMultiSegmentFixture)
+      data=$fixture label="legacy, $fixture" ;;
     *) skipped_files+=("$name ($fixture)"); continue ;;
   esac
   n=$((n + 1))
@@ -147,7 +170,7 @@ for f in "$gabbits"/*.yaml; do
     unexpected+=("$name (no database)"); failed=$((failed + 1)); dbname=
     [ "$keep_going" = 1 ] && continue || break
   fi
-  if ! start_server "$name" "$policy" "$url"; then
+  if ! start_server "$name" "$policy" "$url" "${extra[@]}"; then
     echo "$name: the server did not start (see $logs/$name.server.log)"
     tail -3 "$logs/$name.server.log" | sed 's/^/    /'
     unexpected+=("$name (server did not start)"); failed=$((failed + 1))
@@ -161,7 +184,22 @@ for f in "$gabbits"/*.yaml; do
     export "$v=$(uuid)"
   done
   export CUSTOM_RES_CLASS=CUSTOM_IRON_NFV CUSTOM_RES_CLASS1=CUSTOM_IRON_NFV1 CUSTOM_RES_CLASS2=CUSTOM_IRON_NFV2
-  "$venv/bin/gabbi-run" "http://127.0.0.1:$port" -- "$f" >"$logs/$name.gabbi.log" 2>&1
+  # The fixture's variables, NAME=VALUE lines (names such as
+  # "compute0:ovs_agent" are no shell names, hence env).
+  fixture_env=()
+  if [ -n "$data" ]; then
+    if ! "$venv/bin/python" scripts/gabbi_fixtures.py data "$data" "http://127.0.0.1:$port" \
+           "$work/fixture.env" >"$logs/$name.fixture.log" 2>&1; then
+      echo "$name: the fixture data could not be made (see $logs/$name.fixture.log)"
+      tail -3 "$logs/$name.fixture.log" | sed 's/^/    /'
+      unexpected+=("$name (fixture data)"); failed=$((failed + 1))
+      kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; server_pid=
+      db_drop "$backend" "$dbname"; dbname=
+      [ "$keep_going" = 1 ] && continue || break
+    fi
+    mapfile -t fixture_env <"$work/fixture.env"
+  fi
+  env "${fixture_env[@]}" "$venv/bin/gabbi-run" "http://127.0.0.1:$port" -- "$f" >"$logs/$name.gabbi.log" 2>&1
   alive=1; kill -0 "$server_pid" 2>/dev/null || alive=0
   kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; server_pid=
   db_drop "$backend" "$dbname"
@@ -191,7 +229,7 @@ for f in "$gabbits"/*.yaml; do
   passed=$((passed + fp)) failed=$((failed + ff)) failed_known=$((failed_known + fk)) skipped=$((skipped + fs))
   status="$fp/$((fp + ff))"
   [ "$fk" -gt 0 ] && status="$status ($fk known failures)"
-  echo "$name [$policy]: $status"
+  echo "$name [$label]: $status"
   if [ "${#bad[@]}" -gt 0 ]; then
     for t in "${bad[@]}"; do echo "    UNEXPECTED: $t"; done
     unexpected+=("$name")
@@ -199,7 +237,7 @@ for f in "$gabbits"/*.yaml; do
   fi
 done
 
-echo "skipped files (they need data fixtures): ${#skipped_files[@]}"
+echo "skipped files (their fixture is unknown): ${#skipped_files[@]}"
 for s in "${skipped_files[@]}"; do echo "    $s"; done
 if [ "${#fixed[@]}" -gt 0 ]; then
   echo "known failures that passed (remove them from scripts/gabbi-known-failures.txt):"

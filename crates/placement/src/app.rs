@@ -99,6 +99,7 @@ pub fn microversions() -> anyhow::Result<Microversions> {
 pub fn router(state: AppState) -> anyhow::Result<Router> {
     let api = microversions()?;
     let limit = state.config.max_body_size;
+    let state_cors = state.config.cors.clone();
     let routes = handlers::routes(VersionedRouter::new());
     let app = routes
         .build()?
@@ -112,6 +113,18 @@ pub fn router(state: AppState) -> anyhow::Result<Router> {
         .layer(middleware::from_fn(move |req, next| {
             read_body(limit, req, next)
         }));
+    // Outside everything, as upstream puts oslo.middleware's CORS: a
+    // preflight is answered before authentication or versioning.
+    let app = match state_cors {
+        Some(cors) => {
+            let cors = Arc::new(cors);
+            app.layer(middleware::from_fn(move |req, next| {
+                let cors = Arc::clone(&cors);
+                async move { crate::cors::cors(&cors, req, next).await }
+            }))
+        }
+        None => app,
+    };
     Ok(app)
 }
 

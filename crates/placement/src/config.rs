@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 
+use crate::cors::CorsConfig;
+
 /// The default listen address (upstream's port).
 pub const DEFAULT_BIND: &str = "127.0.0.1:8778";
 /// The default database: a SQLite file in the working directory.
@@ -74,6 +76,9 @@ pub struct Config {
     /// `[placement] allocation_candidates_generation_strategy`: the order
     /// in which the viable trees give their candidates.
     pub allocation_candidates_strategy: CandidateStrategy,
+    /// `[cors]`: cross-origin resource sharing, on when `allowed_origin`
+    /// is set.
+    pub cors: Option<CorsConfig>,
 }
 
 /// The order in which allocation candidates are generated from the
@@ -104,6 +109,7 @@ impl Default for Config {
             max_body_size: DEFAULT_MAX_BODY_SIZE,
             max_allocation_candidates: -1,
             allocation_candidates_strategy: CandidateStrategy::DepthFirst,
+            cors: None,
         }
     }
 }
@@ -232,6 +238,7 @@ impl Config {
                 )
             })?;
         }
+        self.read_cors(&ini, path)?;
         if let Some(file) = get("oslo_policy", "policy_file") {
             let file = PathBuf::from(file.trim());
             // Relative to the config file, as oslo.config looks it up.
@@ -240,6 +247,56 @@ impl Config {
                 _ => file,
             });
         }
+        Ok(())
+    }
+
+    /// `[cors]`, oslo.middleware's options; CORS is on when
+    /// `allowed_origin` lists an origin.
+    fn read_cors(&mut self, ini: &ini::Ini, path: &Path) -> anyhow::Result<()> {
+        let Some(section) = ini.section(Some("cors")) else {
+            return Ok(());
+        };
+        let list = |key: &str| -> Option<Vec<String>> {
+            section.get(key).map(|v| {
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+        };
+        let mut cors = CorsConfig::default();
+        if let Some(origins) = list("allowed_origin") {
+            cors.allowed_origins = origins;
+        }
+        if let Some(v) = section.get("allow_credentials") {
+            cors.allow_credentials = match v.trim().to_ascii_lowercase().as_str() {
+                "true" | "1" | "yes" | "on" => true,
+                "false" | "0" | "no" | "off" => false,
+                other => bail!(
+                    "{}: [cors] allow_credentials = {other} is not a boolean; use true or false",
+                    path.display()
+                ),
+            };
+        }
+        if let Some(v) = list("expose_headers") {
+            cors.expose_headers = v;
+        }
+        if let Some(v) = section.get("max_age") {
+            cors.max_age = v.trim().parse().with_context(|| {
+                format!(
+                    "{}: [cors] max_age = {v} is not a non-negative integer",
+                    path.display()
+                )
+            })?;
+        }
+        if let Some(v) = list("allow_methods") {
+            cors.allow_methods = v;
+        }
+        if let Some(v) = list("allow_headers") {
+            cors.allow_headers = v;
+        }
+        self.cors = (!cors.allowed_origins.is_empty()).then_some(cors);
         Ok(())
     }
 }
@@ -308,6 +365,35 @@ mod tests {
         std::fs::write(&path, "[oslo_policy]\nenforce_scope = maybe\n").unwrap();
         let err = Config::load(Some(&path), Overrides::default()).unwrap_err();
         assert!(err.to_string().contains("not a boolean"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn cors_section() {
+        let dir = std::env::temp_dir().join(format!("placement-cors-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("placement.conf");
+        std::fs::write(&path, "[cors]\nallow_headers = a\n").unwrap();
+        let c = Config::load(Some(&path), Overrides::default()).unwrap();
+        assert_eq!(c.cors, None, "no allowed_origin: off");
+        std::fs::write(
+            &path,
+            "[cors]\nallowed_origin = http://a.example, http://b.example\n\
+             allow_headers = openstack-api-version\nmax_age = 0\nallow_credentials = false\n",
+        )
+        .unwrap();
+        let c = Config::load(Some(&path), Overrides::default()).unwrap();
+        let cors = c.cors.unwrap();
+        assert_eq!(
+            cors.allowed_origins,
+            ["http://a.example", "http://b.example"]
+        );
+        assert_eq!(cors.allow_headers, ["openstack-api-version"]);
+        assert_eq!(cors.max_age, 0);
+        assert!(!cors.allow_credentials);
+        assert_eq!(cors.allow_methods, CorsConfig::default().allow_methods);
+        std::fs::write(&path, "[cors]\nallowed_origin = x\nmax_age = soon\n").unwrap();
+        assert!(Config::load(Some(&path), Overrides::default()).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

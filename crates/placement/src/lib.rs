@@ -9,6 +9,7 @@ mod auth;
 pub mod cli;
 pub mod config;
 pub mod context;
+pub mod cors;
 pub mod db;
 mod error;
 mod handlers;

@@ -833,3 +833,30 @@ async fn wide_tree_stays_fast() {
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
 }
+
+/// The traits of a provider summary come in the order upstream's query
+/// gives them (trait id, as `GET /resource_providers/{uuid}/traits`
+/// lists them), not by name: a standard trait comes before a custom one
+/// made later (upstream's allocation-candidates-root-required.yaml).
+#[tokio::test]
+async fn summary_traits_in_trait_id_order() {
+    let s = Server::start().await;
+    let n = Names::new();
+    let class = n.class("ORDER");
+    classes(&s, &[&class]).await;
+    let rp = uuid();
+    s.provider(&rp, None).await;
+    s.simple_inventory(&rp, &class, 4).await;
+    let custom = n.trait_("ORDER");
+    traits(&s, &rp, &["HW_NUMA_ROOT", &custom]).await;
+    let r = candidates(&s, &format!("resources={class}:1"), "1.17").await;
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(
+        r.body["provider_summaries"][&rp]["traits"],
+        json!(["HW_NUMA_ROOT", custom])
+    );
+    let listed = s
+        .get(&format!("/resource_providers/{rp}/traits"), "1.6")
+        .await;
+    assert_eq!(listed.body["traits"], json!(["HW_NUMA_ROOT", custom]));
+}

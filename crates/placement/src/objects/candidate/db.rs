@@ -368,7 +368,7 @@ pub(super) async fn trees(store: &Store, roots: &[i64]) -> Result<Trees> {
          FROM resource_provider_traits rpt \
          JOIN resource_providers rp ON rpt.resource_provider_id = rp.id \
          JOIN traits t ON t.id = rpt.trait_id \
-         WHERE rp.root_provider_id IN ({marks}) ORDER BY t.name"
+         WHERE rp.root_provider_id IN ({marks}) ORDER BY rpt.resource_provider_id, t.id"
     )))
     .await?;
     let mut traits: HashMap<i64, Vec<String>> = HashMap::new();
