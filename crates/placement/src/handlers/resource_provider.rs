@@ -302,7 +302,7 @@ async fn list(
         })?;
     let last_modified = providers
         .iter()
-        .map(|p| p.last_modified().unwrap_or_else(SystemTime::now))
+        .map(|p| p.last_modified.unwrap_or_else(SystemTime::now))
         .max()
         .unwrap_or_else(SystemTime::now);
     // One provider at a time into a buffer sized up front: the same bytes
@@ -471,7 +471,7 @@ async fn show(
         *version,
         StatusCode::OK,
         &render(&found, *version),
-        Some(found.last_modified().unwrap_or_else(SystemTime::now)),
+        Some(found.last_modified.unwrap_or_else(SystemTime::now)),
     ))
 }
 
@@ -489,6 +489,7 @@ async fn update(
     let before = provider::load(&state.store, state.store.reader(), &uuid)
         .await?
         .ok_or_else(|| missing(&uuid))?;
+    let before_updated_at = provider::updated_at(&state.store, before.id).await?;
     let data = UPDATE_SCHEMA.parse(version, &body)?;
     let change = Update {
         name: data.name.clone(),
@@ -515,7 +516,7 @@ async fn update(
         version,
         StatusCode::OK,
         &render(&updated, version),
-        before.updated_at,
+        before_updated_at,
     ))
 }
 
@@ -597,8 +598,7 @@ mod tests {
             generation: 7,
             root_uuid: "4e8e5957-649f-477b-9e5b-f1f75b21c03c".to_owned(),
             parent_uuid: None,
-            created_at: None,
-            updated_at: None,
+            last_modified: None,
         };
         let child = Provider {
             id: 2,
@@ -607,8 +607,7 @@ mod tests {
             generation: -1,
             root_uuid: root.uuid.clone(),
             parent_uuid: Some(root.uuid.clone()),
-            created_at: None,
-            updated_at: None,
+            last_modified: None,
         };
         let plain_child = Provider {
             id: 3,
@@ -617,8 +616,7 @@ mod tests {
             generation: 12345678901,
             root_uuid: root.uuid.clone(),
             parent_uuid: Some(root.uuid.clone()),
-            created_at: None,
-            updated_at: None,
+            last_modified: None,
         };
         let plain_unnamed = Provider {
             id: 4,
@@ -627,8 +625,7 @@ mod tests {
             generation: 0,
             root_uuid: "c2d9e7a4-6b1f-4e8a-9d3c-7f5e1a2b4c68".to_owned(),
             parent_uuid: None,
-            created_at: None,
-            updated_at: None,
+            last_modified: None,
         };
         vec![root, child, plain_child, plain_unnamed]
     }

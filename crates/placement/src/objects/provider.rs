@@ -108,16 +108,9 @@ pub(crate) struct Provider {
     pub(crate) generation: i64,
     pub(crate) root_uuid: String,
     pub(crate) parent_uuid: Option<String>,
-    pub(crate) created_at: Option<SystemTime>,
-    pub(crate) updated_at: Option<SystemTime>,
-}
-
-impl Provider {
     /// When it last changed, as upstream tells it (`updated_at`, else
     /// `created_at`).
-    pub(crate) fn last_modified(&self) -> Option<SystemTime> {
-        self.updated_at.or(self.created_at)
-    }
+    pub(crate) last_modified: Option<SystemTime>,
 }
 
 /// The columns of [`Provider`], from `rp` joined to its `root` and
@@ -127,30 +120,40 @@ fn provider_select(store: &Store) -> String {
     format!(
         "SELECT rp.id AS id, rp.uuid AS uuid, rp.name AS name, rp.generation AS generation, \
          root.uuid AS root_uuid, parent.uuid AS parent_uuid, \
-         {} AS created_at, {} AS updated_at \
+         {} AS last_modified \
          FROM resource_providers rp \
          JOIN resource_providers root ON rp.root_provider_id = root.id \
          LEFT JOIN resource_providers parent ON rp.parent_provider_id = parent.id",
-        d.timestamp_text("rp.created_at"),
-        d.timestamp_text("rp.updated_at"),
+        d.timestamp_text("COALESCE(rp.updated_at, rp.created_at)"),
     )
 }
 
+/// A row of [`provider_select`], its columns read by position (a name
+/// lookup per column shows in the 1,000-provider list).
 fn row_to_provider(row: &AnyRow) -> Result<Provider> {
-    let stamp = |column: &str| -> Result<Option<SystemTime>> {
-        let text: Option<String> = row.try_get(column)?;
-        Ok(text.as_deref().and_then(db::parse_timestamp))
-    };
+    let last_modified: Option<String> = row.try_get(6)?;
     Ok(Provider {
-        id: row.try_get("id")?,
-        uuid: row.try_get("uuid")?,
-        name: row.try_get("name")?,
-        generation: row.try_get::<Option<i64>, _>("generation")?.unwrap_or(0),
-        root_uuid: row.try_get("root_uuid")?,
-        parent_uuid: row.try_get("parent_uuid")?,
-        created_at: stamp("created_at")?,
-        updated_at: stamp("updated_at")?,
+        id: row.try_get(0)?,
+        uuid: row.try_get(1)?,
+        name: row.try_get(2)?,
+        generation: row.try_get::<Option<i64>, _>(3)?.unwrap_or(0),
+        root_uuid: row.try_get(4)?,
+        parent_uuid: row.try_get(5)?,
+        last_modified: last_modified.as_deref().and_then(db::parse_timestamp),
     })
+}
+
+/// The provider's `updated_at`: none until its first change.
+pub(crate) async fn updated_at(store: &Store, id: i64) -> Result<Option<SystemTime>> {
+    let query = store.dialect().placeholders(format!(
+        "SELECT {} FROM resource_providers WHERE id = ?",
+        store.dialect().timestamp_text("updated_at")
+    ));
+    let text: Option<Option<String>> = sqlx::query_scalar(&query)
+        .bind(id)
+        .fetch_optional(store.reader())
+        .await?;
+    Ok(text.flatten().as_deref().and_then(db::parse_timestamp))
 }
 
 /// The provider with `uuid`, with its tree, read within `conn`.
