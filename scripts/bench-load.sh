@@ -16,6 +16,11 @@
 #
 #   scripts/bench-load.sh [--part layer|placement|all] [--rounds N]
 #                         [--duration SECONDS] [--connections N] [--keep DIR]
+#                         [--pin]
+#
+# --pin runs wrk on CPU 0 and every server on CPU 1 (taskset), so that the
+# load generator does not take the servers' core: tail latencies then show
+# the server rather than the scheduler. Both sides get the same one core.
 #
 # Needs wrk (installed with apt-get when missing) and python3. Takes about
 # rounds * duration * (2 + 12) seconds, plus builds and about a minute of
@@ -25,7 +30,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 . scripts/lib.sh
 
-PART=all; ROUNDS=2; DURATION=5; CONNECTIONS=16; KEEP=
+PART=all; ROUNDS=2; DURATION=5; CONNECTIONS=16; KEEP=; PIN=0
 while [ $# -gt 0 ]; do
   case $1 in
     --part) PART=$2; shift 2 ;;
@@ -33,11 +38,22 @@ while [ $# -gt 0 ]; do
     --duration) DURATION=$2; shift 2 ;;
     --connections) CONNECTIONS=$2; shift 2 ;;
     --keep) KEEP=$2; shift 2 ;;
+    --pin) PIN=1; shift ;;
     -h|--help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 case $PART in layer|placement|all) ;; *) echo "--part: layer, placement or all" >&2; exit 2 ;; esac
+
+# client and server: command prefixes placing the load generator and the
+# servers on their CPUs (empty unless --pin).
+client=() server=()
+if [ "$PIN" = 1 ]; then
+  if [ "$(nproc)" -lt 2 ] || ! command -v taskset >/dev/null; then
+    echo "--pin needs two CPUs and taskset" >&2; exit 2
+  fi
+  client=(taskset -c 0) server=(taskset -c 1)
+fi
 
 if ! command -v wrk >/dev/null; then
   echo "installing wrk" >&2
@@ -64,13 +80,13 @@ run_wrk() {
   shift 2
   local script_args=()
   [ -n "${WRK_SCRIPT_ARGS:-}" ] && script_args=(-- "$WRK_SCRIPT_ARGS")
-  wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --timeout 10s --latency "$@" "$url" "${script_args[@]}" > "$file"
+  "${client[@]}" wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --timeout 10s --latency "$@" "$url" "${script_args[@]}" > "$file"
 }
 
 if [ "$PART" != placement ]; then
   cargo build --release -q -p microversion-server --example bench_target
   BARE=$(free_port 18081-18099); LAYERED=$(free_port 18100-18119)
-  "$target/release/examples/bench_target" --bare "127.0.0.1:$BARE" --layered "127.0.0.1:$LAYERED" 2>/dev/null &
+  "${server[@]}" "$target/release/examples/bench_target" --bare "127.0.0.1:$BARE" --layered "127.0.0.1:$LAYERED" 2>/dev/null &
   pids+=($!)
   wait_port "$BARE" "${pids[-1]}" 30 && wait_port "$LAYERED" "${pids[-1]}" 30
   for round in $(seq 1 "$ROUNDS"); do
@@ -113,7 +129,7 @@ CONF
   "$venv/bin/placement-manage" --config-file "$work/etc/placement.conf" db sync >"$work/sync.log" 2>&1
   UP=$(free_port 18120-18139)
   start_upstream() {
-    OS_PLACEMENT_CONFIG_DIR=$work/etc "$venv/bin/gunicorn" --bind "127.0.0.1:$UP" --workers "$1" \
+    OS_PLACEMENT_CONFIG_DIR=$work/etc "${server[@]}" "$venv/bin/gunicorn" --bind "127.0.0.1:$UP" --workers "$1" \
       --worker-class sync --no-control-socket placement.wsgi.api:application >>"$work/upstream.log" 2>&1 &
     up_pid=$!; pids+=($up_pid)
     wait_port "$UP" "$up_pid" 60 || { cat "$work/upstream.log" >&2; exit 1; }
@@ -127,7 +143,7 @@ CONF
   while port_open "$UP"; do sleep 0.1; done
   start_upstream 2
   OURS=$(free_port 18140-18159)
-  "$work/placement-api" --bind "127.0.0.1:$OURS" --database "sqlite:///$work/ours.db" \
+  "${server[@]}" "$work/placement-api" --bind "127.0.0.1:$OURS" --database "sqlite:///$work/ours.db" \
     --policy legacy >"$work/ours.log" 2>&1 &
   ours_pid=$!; pids+=($ours_pid)
   wait_port "$OURS" "$ours_pid" 60 || { cat "$work/ours.log" >&2; exit 1; }
