@@ -131,10 +131,19 @@ impl CorsConfig {
     }
 }
 
+/// Sets `headers` on the response; `Vary` is added to what the response
+/// already varies on (the API's `openstack-api-version`), as upstream
+/// does, rather than replacing it.
 fn apply(response: &mut Response<Body>, headers: Vec<(HeaderName, String)>) {
-    for (name, value) in headers {
+    let answer = response.headers_mut();
+    for (name, mut value) in headers {
+        if name == header::VARY {
+            if let Some(existing) = answer.get(header::VARY).and_then(|v| v.to_str().ok()) {
+                value = format!("{existing},{value}");
+            }
+        }
         if let Ok(value) = HeaderValue::from_str(&value) {
-            response.headers_mut().insert(name, value);
+            answer.insert(name, value);
         }
     }
 }

@@ -92,6 +92,36 @@ async fn actual_requests_get_the_origin_when_allowed() {
 }
 
 #[tokio::test]
+async fn origin_is_added_to_the_versions_vary() {
+    let s = server().await;
+    let r = s
+        .call_as(
+            &[
+                ("x-auth-token", "admin"),
+                ("origin", "http://valid.example.com"),
+            ],
+            Method::GET,
+            "/resource_providers",
+            Some("1.20"),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("vary"), Some("openstack-api-version,Origin"));
+    // Without an allowed origin the API's own Vary is left as it is.
+    let r = s
+        .call_as(
+            &[("x-auth-token", "admin")],
+            Method::GET,
+            "/resource_providers",
+            Some("1.20"),
+            None,
+        )
+        .await;
+    assert_eq!(r.header("vary"), Some("openstack-api-version"));
+}
+
+#[tokio::test]
 async fn without_cors_options_is_not_answered_here() {
     let s = Server::start().await;
     let r = s
