@@ -32,6 +32,15 @@ where
     Ok(row.map(|r| r.try_get::<i64, _>("id")).transpose()?)
 }
 
+/// What an inventory of `total` with `reserved` and `allocation_ratio`
+/// can hand out: `int((total - reserved) * allocation_ratio)`, truncated
+/// toward zero as upstream's `int()`.
+pub(crate) fn capacity(total: i64, reserved: i64, allocation_ratio: f64) -> i64 {
+    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
+    let capacity = ((total - reserved) as f64 * allocation_ratio).trunc() as i64;
+    capacity
+}
+
 /// One inventory record.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Inventory {
@@ -47,12 +56,9 @@ pub(crate) struct Inventory {
 }
 
 impl Inventory {
-    /// What can be allocated: `int((total - reserved) * allocation_ratio)`,
-    /// truncated toward zero as upstream's `int()`.
+    /// What can be allocated (see [`capacity`]).
     pub(crate) fn capacity(&self) -> i64 {
-        #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
-        let capacity = ((self.total - self.reserved) as f64 * self.allocation_ratio).trunc() as i64;
-        capacity
+        capacity(self.total, self.reserved, self.allocation_ratio)
     }
 
     /// When it last changed (`updated_at`, else `created_at`).

@@ -9,6 +9,7 @@ use sqlx::Row;
 
 use crate::db::{self, Store, placeholder_list, sql};
 use crate::error::Result;
+use crate::objects::inventory;
 
 /// The trait of providers that share their inventory with the trees in
 /// their aggregates.
@@ -357,8 +358,7 @@ pub(super) async fn trees(store: &Store, roots: &[i64]) -> Result<Trees> {
             provider,
             class_id,
             class: row.try_get("class")?,
-            // Python's int() of the float product: toward zero.
-            capacity: ((total - reserved) as f64 * ratio) as i64,
+            capacity: inventory::capacity(total, reserved, ratio),
             used: usage.get(&(provider, class_id)).copied().unwrap_or(0),
             max_unit: row.try_get("max_unit")?,
         });
