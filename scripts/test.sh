@@ -36,13 +36,16 @@ ports=()
 for backend in $backends; do
   if [ "$backend" != sqlite ]; then
     # The integration tests ran on SQLite files above; here they share one
-    # database of this backend, synced first (servers starting together
-    # would race to create the schema).
+    # new database of this backend (their servers, starting together, take
+    # turns to create the schema), and tests/db_sync.rs races its syncs on
+    # another.
     echo "== cargo test (integration) on $backend"
     url=$(db_create "$backend" mv_cargo_tests)
-    "$bin_dir/placement-api" --database "$url" db sync >/dev/null
-    PLACEMENT_TEST_DATABASE=$url cargo test --workspace --all-features --tests
+    empty=$(db_create "$backend" mv_sync_race)
+    PLACEMENT_TEST_DATABASE=$url PLACEMENT_TEST_EMPTY_DATABASE=$empty \
+      cargo test --workspace --all-features --tests
     db_drop "$backend" mv_cargo_tests
+    db_drop "$backend" mv_sync_race
   fi
   echo "== gabbi on $backend"
   bash scripts/gabbi.sh --database "$backend" --keep-going --binary "$bin_dir/placement-api" "${ports[@]}"

@@ -326,6 +326,18 @@ impl Store {
         self.write.begin().await
     }
 
+    /// A connection of the write pool, for work that manages its own
+    /// transaction (the schema sync).
+    ///
+    /// # Errors
+    ///
+    /// Fails when no connection can be had.
+    pub(crate) async fn write_connection(
+        &self,
+    ) -> Result<sqlx::pool::PoolConnection<sqlx::Any>, sqlx::Error> {
+        self.write.acquire().await
+    }
+
     /// Closes every connection, waiting for those in use.
     pub async fn close(&self) {
         self.read.close().await;

@@ -2,7 +2,8 @@
 //! that this service and upstream can serve the same database.
 
 use anyhow::{Context as _, bail};
-use sqlx::Row;
+use sqlx::AnyConnection;
+use sqlx::{Executor as _, Row};
 
 use super::{Dialect, Store};
 
@@ -58,8 +59,11 @@ fn statements(ddl: &str) -> impl Iterator<Item = String> + '_ {
 }
 
 /// The tables that exist, of those the schema has (and `alembic_version`).
-async fn existing_tables(store: &Store) -> anyhow::Result<Vec<String>> {
-    let query = match store.dialect() {
+async fn existing_tables(
+    dialect: Dialect,
+    conn: &mut AnyConnection,
+) -> anyhow::Result<Vec<String>> {
+    let query = match dialect {
         Dialect::Sqlite => "SELECT name FROM sqlite_master WHERE type = 'table'",
         Dialect::Postgres => {
             "SELECT CAST(table_name AS TEXT) AS name FROM information_schema.tables WHERE table_schema = current_schema()"
@@ -68,7 +72,7 @@ async fn existing_tables(store: &Store) -> anyhow::Result<Vec<String>> {
             "SELECT CAST(table_name AS CHAR) AS name FROM information_schema.tables WHERE table_schema = DATABASE()"
         }
     };
-    let rows = sqlx::query(query).fetch_all(store.reader()).await?;
+    let rows = sqlx::query(query).fetch_all(&mut *conn).await?;
     let mut names = Vec::new();
     for row in rows {
         let name: String = row.try_get("name")?;
@@ -79,18 +83,76 @@ async fn existing_tables(store: &Store) -> anyhow::Result<Vec<String>> {
     Ok(names)
 }
 
+/// The name of the MySQL lock (`GET_LOCK`) and the key of the PostgreSQL
+/// advisory lock that serialize concurrent syncs of one database.
+const MYSQL_LOCK: &str = "placement.db_sync";
+const POSTGRES_LOCK: i64 = 0x706c_6163_656d_6e74;
+/// How long a sync waits for another one to finish.
+const LOCK_WAIT_SECONDS: u32 = 300;
+
 /// Creates the schema on an empty database; leaves a database already at
 /// the head revision unchanged.
+///
+/// Syncs started at once on one database (several services starting
+/// together) take turns: the first creates the schema, the others find it
+/// current. On SQLite the turn is the write lock (`BEGIN IMMEDIATE`), on
+/// PostgreSQL an advisory lock held by the transaction, on MySQL a named
+/// lock (`GET_LOCK`), whose DDL commits by itself.
 ///
 /// # Errors
 ///
 /// Fails on a database at another revision, or one holding some of the
-/// tables without `alembic_version`: those are not ours to change.
+/// tables without `alembic_version`: those are not ours to change; or when
+/// another sync holds the database for more than five minutes.
 pub async fn sync(store: &Store) -> anyhow::Result<Synced> {
-    let existing = existing_tables(store).await?;
+    let dialect = store.dialect();
+    let mut conn = store.write_connection().await?;
+    let begin = match dialect {
+        Dialect::Sqlite => "BEGIN IMMEDIATE".to_owned(),
+        Dialect::Postgres => "BEGIN".to_owned(),
+        Dialect::MySql => format!("SELECT GET_LOCK('{MYSQL_LOCK}', {LOCK_WAIT_SECONDS}) AS got"),
+    };
+    let got: Option<i64> = match dialect {
+        Dialect::MySql => sqlx::query(&begin)
+            .fetch_one(&mut *conn)
+            .await?
+            .try_get("got")?,
+        _ => {
+            conn.execute(begin.as_str()).await?;
+            Some(1)
+        }
+    };
+    if got != Some(1) {
+        bail!("another schema sync of this database has held it for {LOCK_WAIT_SECONDS} seconds");
+    }
+    let outcome = locked_sync(dialect, &mut conn).await;
+    let end = match (dialect, outcome.is_ok()) {
+        (Dialect::MySql, _) => format!("SELECT RELEASE_LOCK('{MYSQL_LOCK}')"),
+        (_, true) => "COMMIT".to_owned(),
+        (_, false) => "ROLLBACK".to_owned(),
+    };
+    if let Err(e) = conn.execute(end.as_str()).await {
+        // A connection left inside a transaction or holding the lock must
+        // not go back to the pool.
+        drop(conn.detach());
+        return outcome.and(Err(e.into()));
+    }
+    outcome
+}
+
+/// [`sync`] once the database is held.
+async fn locked_sync(dialect: Dialect, conn: &mut AnyConnection) -> anyhow::Result<Synced> {
+    if dialect == Dialect::Postgres {
+        conn.execute(format!("SET LOCAL lock_timeout = '{LOCK_WAIT_SECONDS}s'").as_str())
+            .await?;
+        conn.execute(format!("SELECT pg_advisory_xact_lock({POSTGRES_LOCK})").as_str())
+            .await
+            .context("waiting for another schema sync of this database")?;
+    }
+    let existing = existing_tables(dialect, conn).await?;
     if existing.iter().any(|t| t == "alembic_version") {
         let row = sqlx::query("SELECT version_num FROM alembic_version")
-            .fetch_optional(store.reader())
+            .fetch_optional(&mut *conn)
             .await?;
         let revision: Option<String> = row.map(|r| r.try_get("version_num")).transpose()?;
         return match revision.as_deref() {
@@ -109,15 +171,12 @@ pub async fn sync(store: &Store) -> anyhow::Result<Synced> {
             existing.join(", ")
         );
     }
-    let ddl = ddl(store.dialect());
-    let mut tx = store.begin().await?;
-    for statement in statements(ddl) {
+    for statement in statements(ddl(dialect)) {
         sqlx::query(&statement)
-            .execute(&mut *tx)
+            .execute(&mut *conn)
             .await
             .with_context(|| format!("creating the schema failed at: {statement}"))?;
     }
-    tx.commit().await?;
     Ok(Synced::Created)
 }
 
