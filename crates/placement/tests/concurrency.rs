@@ -203,3 +203,48 @@ async fn deleters_racing_allocators() {
     assert!(won <= 5, "{won} newcomers fit in 5 free VCPU");
     assert_eq!(used(&s, &rp, "VCPU").await, 5 + won);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn racing_creators_of_custom_resource_classes() {
+    let s = Arc::new(Server::start().await);
+    let tag = uuid().replace('-', "").to_uppercase();
+    // Sixteen new classes at once (each creator picks the next free id),
+    // and four creators of one more name.
+    let mut names: Vec<String> = (0..16).map(|i| format!("CUSTOM_RACE_{tag}_{i}")).collect();
+    let shared = format!("CUSTOM_RACE_{tag}_SHARED");
+    names.extend(std::iter::repeat_n(shared.clone(), 4));
+    let mut set = JoinSet::new();
+    for name in names {
+        let s = Arc::clone(&s);
+        set.spawn(async move {
+            let r = s
+                .call(
+                    reqwest::Method::PUT,
+                    &format!("/resource_classes/{name}"),
+                    Some("1.7"),
+                    None,
+                )
+                .await;
+            (name, r.status)
+        });
+    }
+    let mut shared_created = 0;
+    while let Some(done) = set.join_next().await {
+        let (name, status) = done.expect("the task completes");
+        if name == shared {
+            assert!(status == 201 || status == 204, "{name}: {status}");
+            shared_created += usize::from(status == 201);
+        } else {
+            assert_eq!(status, 201, "{name}");
+        }
+    }
+    assert_eq!(shared_created, 1);
+    let listed = s.get("/resource_classes", "1.7").await;
+    let count = listed.body["resource_classes"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter(|rc| rc["name"].as_str().is_some_and(|n| n.contains(&tag)))
+        .count();
+    assert_eq!(count, 17);
+}

@@ -159,7 +159,25 @@ async fn show(
 
 /// Inserts a custom class with the next free custom id; `None` when the
 /// name is taken.
+/// Tries of [`insert`] before it gives up (upstream's count).
+const CREATE_TRIES: usize = 100;
+
+/// Creates the custom class `name` with the next free id; `None` when it
+/// exists. Concurrent creators may pick the same id: the loser tries again
+/// (and finds its name taken, if that was the race), as upstream does.
 async fn insert(store: &Store, name: &str) -> Result<Option<ResourceClass>> {
+    for _ in 0..CREATE_TRIES {
+        match try_insert(store, name).await {
+            Err(Error::Db(e)) if db::is_unique_violation(&e) || db::is_transient(&e) => {}
+            done => return done,
+        }
+    }
+    Err(Error::conflict(format!(
+        "Creating resource class {name} met {CREATE_TRIES} concurrent creations; please retry"
+    )))
+}
+
+async fn try_insert(store: &Store, name: &str) -> Result<Option<ResourceClass>> {
     let mut tx = store.begin().await?;
     let exists = sqlx::query(sql!(
         store,
