@@ -43,7 +43,7 @@ for backend in $backends; do
     url=$(db_create "$backend" mv_cargo_tests)
     empty=$(db_create "$backend" mv_sync_race)
     PLACEMENT_TEST_DATABASE=$url PLACEMENT_TEST_EMPTY_DATABASE=$empty \
-      cargo test --workspace --all-features --tests
+      cargo test --all-features -p placement --tests
     db_drop "$backend" mv_cargo_tests
     db_drop "$backend" mv_sync_race
   fi

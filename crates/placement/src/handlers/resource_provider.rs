@@ -486,10 +486,9 @@ async fn update(
     require_json(&headers)?;
     state.authorize(&ctx, "placement:resource_providers:update")?;
     let version = *version;
-    let before = provider::load(&state.store, state.store.reader(), &uuid)
+    let before_updated_at = provider::updated_at(&state.store, &uuid)
         .await?
         .ok_or_else(|| missing(&uuid))?;
-    let before_updated_at = provider::updated_at(&state.store, before.id).await?;
     let data = UPDATE_SCHEMA.parse(version, &body)?;
     let change = Update {
         name: data.name.clone(),

@@ -143,17 +143,18 @@ fn row_to_provider(row: &AnyRow) -> Result<Provider> {
     })
 }
 
-/// The provider's `updated_at`: none until its first change.
-pub(crate) async fn updated_at(store: &Store, id: i64) -> Result<Option<SystemTime>> {
+/// The `updated_at` of the provider `uuid` (itself none until the
+/// provider's first change), or `None` when there is no such provider.
+pub(crate) async fn updated_at(store: &Store, uuid: &str) -> Result<Option<Option<SystemTime>>> {
     let query = store.dialect().placeholders(format!(
-        "SELECT {} FROM resource_providers WHERE id = ?",
+        "SELECT {} FROM resource_providers WHERE uuid = ?",
         store.dialect().timestamp_text("updated_at")
     ));
     let text: Option<Option<String>> = sqlx::query_scalar(&query)
-        .bind(id)
+        .bind(uuid)
         .fetch_optional(store.reader())
         .await?;
-    Ok(text.flatten().as_deref().and_then(db::parse_timestamp))
+    Ok(text.map(|t| t.as_deref().and_then(db::parse_timestamp)))
 }
 
 /// The provider with `uuid`, with its tree, read within `conn`.
