@@ -25,6 +25,8 @@ pub(crate) enum Error {
     Api(ApiError),
     /// The database failed.
     Db(sqlx::Error),
+    /// The database failed, read through the SQLite driver's own rows.
+    Sqlite(rusqlite::Error),
 }
 
 pub(crate) type Result<T, E = Error> = std::result::Result<T, E>;
@@ -51,6 +53,16 @@ impl Error {
         match self {
             Error::Api(e) => Error::Api(e.with_code(code)),
             other => other,
+        }
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Api(e) => f.write_str(e.detail()),
+            Error::Db(e) => write!(f, "{e}"),
+            Error::Sqlite(e) => write!(f, "{e}"),
         }
     }
 }
@@ -86,14 +98,18 @@ impl IntoResponse for Error {
                 )
                 .into_response()
             }
-            Error::Db(e) => {
-                tracing::error!(error = %e, "database error");
-                ApiError::new(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "The database failed to complete the request.",
-                )
-                .into_response()
-            }
+            Error::Sqlite(e) => database_failed(&e),
+            Error::Db(e) => database_failed(&e),
         }
     }
+}
+
+/// 500 for a failed database, its cause logged and not shown.
+fn database_failed(cause: &dyn std::fmt::Display) -> Response {
+    tracing::error!(error = %cause, "database error");
+    ApiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "The database failed to complete the request.",
+    )
+    .into_response()
 }

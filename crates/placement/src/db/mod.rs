@@ -5,14 +5,17 @@
 //! for PostgreSQL (`$1`, `$2`, ...) once per call site.
 
 pub mod schema;
+mod sqlite_read;
 pub mod standard;
 
 use std::str::FromStr;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, ConnectOptions, Executor};
+
+pub(crate) use sqlite_read::SqliteReader;
 
 /// The database kinds served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -246,6 +249,8 @@ pub fn translate_url(url: &str) -> Result<(Dialect, String), InvalidDatabaseUrl>
 pub struct Store {
     read: AnyPool,
     write: AnyPool,
+    /// For an SQLite file: reads of many rows through the SQLite driver.
+    sqlite_read: Option<Arc<SqliteReader>>,
     dialect: Dialect,
 }
 
@@ -261,11 +266,15 @@ impl Store {
         let options = AnyConnectOptions::from_str(&driver_url)?.disable_statement_logging();
         let store = match dialect {
             Dialect::Sqlite => {
-                let read = sqlite_pool(8).connect_with(options.clone()).await?;
+                let read = sqlite_pool(READERS).connect_with(options.clone()).await?;
                 let write = sqlite_pool(1).connect_with(options).await?;
+                // The pools have created the file (and set WAL) by now.
+                let sqlite_read = sqlite_file(&driver_url)
+                    .map(|path| SqliteReader::new(std::path::Path::new(path), READERS as usize));
                 Store {
                     read,
                     write,
+                    sqlite_read,
                     dialect,
                 }
             }
@@ -298,6 +307,7 @@ impl Store {
                 Store {
                     read: pool.clone(),
                     write: pool,
+                    sqlite_read: None,
                     dialect,
                 }
             }
@@ -315,6 +325,12 @@ impl Store {
     #[must_use]
     pub fn reader(&self) -> &AnyPool {
         &self.read
+    }
+
+    /// Reads through the SQLite driver's own rows, for an SQLite file
+    /// (`None` for other databases and an in-memory SQLite one).
+    pub(crate) fn sqlite_reader(&self) -> Option<&Arc<SqliteReader>> {
+        self.sqlite_read.as_ref()
     }
 
     /// Starts a write transaction.
@@ -343,6 +359,18 @@ impl Store {
         self.read.close().await;
         self.write.close().await;
     }
+}
+
+/// Read connections of an SQLite database.
+const READERS: u32 = 8;
+
+/// The file of an SQLite driver URL from [`translate_url`], `None` for an
+/// in-memory database, and for a path with `%` (which the driver would
+/// percent-decode: such a file is read through the pools only).
+fn sqlite_file(driver_url: &str) -> Option<&str> {
+    let rest = driver_url.strip_prefix("sqlite://")?;
+    let path = rest.split_once('?').map_or(rest, |(path, _)| path);
+    (!path.is_empty() && !path.contains('%')).then_some(path)
 }
 
 fn sqlite_pool(size: u32) -> AnyPoolOptions {
@@ -503,6 +531,17 @@ mod tests {
         }
         assert!(parse_timestamp_fast("2024-02-29 12:00:00.123456").is_some());
         assert!(parse_timestamp_fast("2024-02-29 12:00:00").is_some());
+    }
+
+    #[test]
+    fn the_sqlite_file_of_a_driver_url() {
+        let file = |url| sqlite_file(&translate_url(url).unwrap().1).map(str::to_owned);
+        assert_eq!(file("sqlite:////tmp/p.db").as_deref(), Some("/tmp/p.db"));
+        assert_eq!(file("sqlite:///p.db?x=1").as_deref(), Some("p.db"));
+        assert_eq!(file("sqlite://"), None);
+        assert_eq!(file("sqlite:///:memory:"), None);
+        assert_eq!(file("sqlite:////tmp/a%20b.db"), None);
+        assert_eq!(file("postgresql://root@127.0.0.1/test"), None);
     }
 
     #[test]

@@ -379,7 +379,7 @@ mod tests {
     fn detail(e: Error) -> String {
         match e {
             Error::Api(e) => e.detail().to_owned(),
-            Error::Db(e) => panic!("unexpected database error {e}"),
+            other => panic!("unexpected database error {other}"),
         }
     }
 

@@ -24,7 +24,9 @@ use crate::handlers::query::{self, QueryParams};
 use crate::handlers::util::{
     absolute_url, body_schemas, cache_headers, check_accept, json_response_dated, require_json,
 };
-use crate::objects::provider::{self, Filters, ListError, Provider, Update, WriteError};
+use crate::objects::provider::{
+    self, Filters, ListError, Provider, ProviderView, Update, WriteError,
+};
 
 pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
     router
@@ -73,14 +75,14 @@ fn link_rels(version: Version) -> impl Iterator<Item = &'static str> {
 /// `parent_provider_uuid` and `root_provider_uuid`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Rendered<'a> {
-    provider: &'a Provider,
+    provider: ProviderView<'a>,
     version: Version,
 }
 
 /// A provider as the served version shows it.
 pub(crate) fn render(p: &Provider, version: Version) -> Rendered<'_> {
     Rendered {
-        provider: p,
+        provider: p.view(),
         version,
     }
 }
@@ -96,7 +98,7 @@ impl Serialize for Rendered<'_> {
         map.serialize_entry(
             "links",
             &Links {
-                uuid: &p.uuid,
+                uuid: p.uuid,
                 version: self.version,
             },
         )?;
@@ -112,19 +114,15 @@ impl Rendered<'_> {
     /// Appends the provider's JSON to `out`: the bytes `serde_json`
     /// writes for it, without its escaping pass over every byte when no
     /// string of the provider needs escaping (the hrefs are made of the
-    /// uuid and fixed text); otherwise through `serde_json`.
-    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+    /// uuid and fixed text); otherwise through `serde_json`. `links` is
+    /// the template of the served version.
+    fn write_json(&self, links: &LinksTemplate, out: &mut Vec<u8>) -> serde_json::Result<()> {
         let p = self.provider;
-        let strings = [
-            Some(&p.uuid),
-            p.name.as_ref(),
-            Some(&p.root_uuid),
-            p.parent_uuid.as_ref(),
-        ];
-        if strings.into_iter().flatten().any(|s| needs_escape(s)) {
+        let strings = [Some(p.uuid), p.name, Some(p.root_uuid), p.parent_uuid];
+        if strings.into_iter().flatten().any(needs_escape) {
             return serde_json::to_writer(out, self);
         }
-        let quoted = |out: &mut Vec<u8>, s: Option<&String>| match s {
+        let quoted = |out: &mut Vec<u8>, s: Option<&str>| match s {
             Some(s) => {
                 out.push(b'"');
                 out.extend_from_slice(s.as_bytes());
@@ -132,36 +130,56 @@ impl Rendered<'_> {
             }
             None => out.extend_from_slice(b"null"),
         };
-        let uuid = p.uuid.as_bytes();
         out.extend_from_slice(br#"{"uuid":"#);
-        quoted(out, Some(&p.uuid));
+        quoted(out, Some(p.uuid));
         out.extend_from_slice(br#","name":"#);
-        quoted(out, p.name.as_ref());
+        quoted(out, p.name);
         out.extend_from_slice(br#","generation":"#);
-        serde_json::to_writer(&mut *out, &p.generation)?;
-        out.extend_from_slice(br#","links":[{"rel":"self","href":""#);
-        out.extend_from_slice(PREFIX.as_bytes());
-        out.extend_from_slice(uuid);
-        out.extend_from_slice(br#""}"#);
-        for rel in link_rels(self.version) {
-            out.extend_from_slice(br#",{"rel":""#);
-            out.extend_from_slice(rel.as_bytes());
-            out.extend_from_slice(br#"","href":""#);
-            out.extend_from_slice(PREFIX.as_bytes());
-            out.extend_from_slice(uuid);
-            out.push(b'/');
-            out.extend_from_slice(rel.as_bytes());
-            out.extend_from_slice(br#""}"#);
-        }
-        out.push(b']');
+        out.extend_from_slice(itoa::Buffer::new().format(p.generation).as_bytes());
+        links.write(p.uuid, out);
         if self.version.matches(NESTED, None) {
             out.extend_from_slice(br#","parent_provider_uuid":"#);
-            quoted(out, p.parent_uuid.as_ref());
+            quoted(out, p.parent_uuid);
             out.extend_from_slice(br#","root_provider_uuid":"#);
-            quoted(out, Some(&p.root_uuid));
+            quoted(out, Some(p.root_uuid));
         }
         out.push(b'}');
         Ok(())
+    }
+}
+
+/// The `"links"` member of a provider at one version, as the text
+/// between the places the provider's uuid goes (one per link): built once
+/// per list rather than rel by rel for each provider.
+struct LinksTemplate {
+    /// `pieces[0] uuid pieces[1] uuid ... pieces[n]`.
+    pieces: Vec<Vec<u8>>,
+}
+
+impl LinksTemplate {
+    fn new(version: Version) -> Self {
+        let mut pieces = Vec::new();
+        let mut piece = format!(r#","links":[{{"rel":"self","href":"{PREFIX}"#);
+        // What follows the uuid in the href of the link before.
+        let mut close = String::from(r#""}"#);
+        for rel in link_rels(version) {
+            pieces.push(piece.into_bytes());
+            piece = format!(r#"{close},{{"rel":"{rel}","href":"{PREFIX}"#);
+            close = format!(r#"/{rel}"}}"#);
+        }
+        pieces.push(piece.into_bytes());
+        pieces.push(format!("{close}]").into_bytes());
+        LinksTemplate { pieces }
+    }
+
+    fn write(&self, uuid: &str, out: &mut Vec<u8>) {
+        if let Some((last, rest)) = self.pieces.split_last() {
+            for piece in rest {
+                out.extend_from_slice(piece);
+                out.extend_from_slice(uuid.as_bytes());
+            }
+            out.extend_from_slice(last);
+        }
     }
 }
 
@@ -289,7 +307,7 @@ async fn list(
     if let Some(resources) = params.get("resources") {
         filters.resources = query::resources(resources)?;
     }
-    let providers = provider::list(&state.store, &filters)
+    let listed = provider::list(&state.store, &filters, ListBody::new(version))
         .await
         .map_err(|e| match e {
             ListError::TraitNotFound(name) => Error::bad_request(format!(
@@ -300,36 +318,93 @@ async fn list(
             )),
             ListError::Other(e) => e,
         })?;
-    let last_modified = providers
-        .iter()
-        .map(|p| p.last_modified.unwrap_or_else(SystemTime::now))
-        .max()
-        .unwrap_or_else(SystemTime::now);
-    // One provider at a time into a buffer sized up front: the same bytes
-    // as serializing `{"resource_providers": [...]}` as one `Value`,
-    // without a tree of every provider's maps and a growing buffer (with
-    // 1,000 providers most of the time went to the allocator).
-    let mut body = Vec::with_capacity(32 + providers.len() * 800);
-    body.extend_from_slice(br#"{"resource_providers":["#);
-    for (i, p) in providers.iter().enumerate() {
-        if i > 0 {
-            body.push(b',');
-        }
-        render(p, version).write_json(&mut body).map_err(|e| {
-            Error::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("cannot serialize a resource provider: {e}"),
-            )
-        })?;
-    }
-    body.extend_from_slice(b"]}");
+    let last_modified = listed.last_modified();
     let response = (
         StatusCode::OK,
         [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-        body,
+        listed.finish()?,
     )
         .into_response();
     Ok(cache_headers(version, response, Some(last_modified)))
+}
+
+/// The body of `GET /resource_providers`, written one provider at a time
+/// as the rows are read: the same bytes as serializing
+/// `{"resource_providers": [...]}` as one `Value`, without a `Provider`
+/// (and its strings) per row or a tree of maps (with 1,000 providers
+/// most of the time went to the allocator).
+struct ListBody {
+    version: Version,
+    links: LinksTemplate,
+    body: Vec<u8>,
+    count: usize,
+    /// The latest last-modified text seen: the database's form
+    /// (`YYYY-MM-DD HH:MM:SS[.ffffff]`) sorts as the times do, so only the
+    /// latest is parsed.
+    latest: String,
+    /// A provider had no time (it counts as now, as upstream).
+    undated: bool,
+    failed: Option<serde_json::Error>,
+}
+
+impl ListBody {
+    fn new(version: Version) -> Self {
+        let mut body = Vec::with_capacity(64 * 1024);
+        body.extend_from_slice(br#"{"resource_providers":["#);
+        ListBody {
+            version,
+            links: LinksTemplate::new(version),
+            body,
+            count: 0,
+            latest: String::new(),
+            undated: false,
+            failed: None,
+        }
+    }
+
+    /// The `Last-Modified` of the list: its latest provider's, now when a
+    /// provider has none (or the list is empty).
+    fn last_modified(&self) -> SystemTime {
+        if self.undated || self.count == 0 {
+            return SystemTime::now();
+        }
+        crate::db::parse_timestamp(&self.latest).unwrap_or_else(SystemTime::now)
+    }
+
+    fn finish(mut self) -> Result<Vec<u8>> {
+        if let Some(e) = self.failed {
+            return Err(Error::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("cannot serialize a resource provider: {e}"),
+            ));
+        }
+        self.body.extend_from_slice(b"]}");
+        Ok(self.body)
+    }
+}
+
+impl provider::ListVisitor for ListBody {
+    fn visit(&mut self, provider: ProviderView<'_>, last_modified: Option<&str>) {
+        match last_modified {
+            Some(text) if text > self.latest.as_str() => {
+                self.latest.clear();
+                self.latest.push_str(text);
+            }
+            Some(_) => {}
+            None => self.undated = true,
+        }
+        if self.count > 0 {
+            self.body.push(b',');
+        }
+        self.count += 1;
+        let rendered = Rendered {
+            provider,
+            version: self.version,
+        };
+        if let Err(e) = rendered.write_json(&self.links, &mut self.body) {
+            self.failed.get_or_insert(e);
+        }
+    }
 }
 
 /// `Some(value)` for a field that is present (even `null`), so that
@@ -651,7 +726,9 @@ mod tests {
                     as_value(&p, version)
                 );
                 let mut written = Vec::new();
-                render(&p, version).write_json(&mut written).unwrap();
+                render(&p, version)
+                    .write_json(&LinksTemplate::new(version), &mut written)
+                    .unwrap();
                 assert_eq!(
                     String::from_utf8(written).unwrap(),
                     serde_json::to_string(&as_value(&p, version)).unwrap(),
@@ -659,5 +736,44 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_list_is_the_providers_in_one_array_dated_by_the_latest() {
+        use provider::ListVisitor;
+        let version = Version::new(1, 39);
+        let mut listed = ListBody::new(version);
+        let providers = providers();
+        for (p, time) in providers.iter().zip([
+            "2024-02-29 12:00:00.5",
+            "2024-02-29 12:00:00.123456",
+            "2024-02-29 12:00:00",
+            "2024-02-28 23:59:59.999999",
+        ]) {
+            listed.visit(p.view(), Some(time));
+        }
+        assert_eq!(
+            listed.last_modified(),
+            crate::db::parse_timestamp("2024-02-29 12:00:00.500000").unwrap()
+        );
+        let expected = json!({
+            "resource_providers": providers.iter().map(|p| as_value(p, version)).collect::<Vec<_>>()
+        });
+        let body = listed.finish().unwrap();
+        assert_eq!(
+            String::from_utf8(body).unwrap(),
+            serde_json::to_string(&expected).unwrap()
+        );
+
+        let before = SystemTime::now();
+        let mut undated = ListBody::new(version);
+        undated.visit(providers[0].view(), Some("2024-02-29 12:00:00"));
+        undated.visit(providers[1].view(), None);
+        assert!(undated.last_modified() >= before);
+        assert!(ListBody::new(version).last_modified() >= before);
+        assert_eq!(
+            ListBody::new(version).finish().unwrap(),
+            br#"{"resource_providers":[]}"#
+        );
     }
 }

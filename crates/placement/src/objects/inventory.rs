@@ -153,8 +153,7 @@ impl WriteError {
                 format!("Inventory for '{classes}' on resource provider '{uuid}' in use.")
             }
             WriteError::Concurrent => "Another thread concurrently updated the resource provider data. Please retry your update".to_owned(),
-            WriteError::Other(Error::Api(e)) => e.detail().to_owned(),
-            WriteError::Other(Error::Db(e)) => e.to_string(),
+            WriteError::Other(e) => e.to_string(),
         }
     }
 }
@@ -514,8 +513,8 @@ async fn bump(store: &Store, tx: &mut Tx, provider: &ProviderRef) -> Result<i64,
     provider::bump_generation(store, tx, provider, provider.generation)
         .await
         .map_err(|e| match e {
-            Error::Db(e) => WriteError::Other(Error::Db(e)),
             Error::Api(_) => WriteError::Concurrent,
+            other => WriteError::Other(other),
         })
 }
 

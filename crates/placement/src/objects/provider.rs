@@ -113,6 +113,38 @@ pub(crate) struct Provider {
     pub(crate) last_modified: Option<SystemTime>,
 }
 
+impl Provider {
+    /// The provider's fields as the API shows them, borrowed.
+    pub(crate) fn view(&self) -> ProviderView<'_> {
+        ProviderView {
+            uuid: &self.uuid,
+            name: self.name.as_deref(),
+            generation: self.generation,
+            root_uuid: &self.root_uuid,
+            parent_uuid: self.parent_uuid.as_deref(),
+        }
+    }
+}
+
+/// The fields of a provider the API shows, borrowed from a [`Provider`]
+/// or from a database row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ProviderView<'a> {
+    pub(crate) uuid: &'a str,
+    pub(crate) name: Option<&'a str>,
+    pub(crate) generation: i64,
+    pub(crate) root_uuid: &'a str,
+    pub(crate) parent_uuid: Option<&'a str>,
+}
+
+/// Takes each provider of a listing as it is read, so that a long list is
+/// rendered without a [`Provider`] (and its strings) per row.
+pub(crate) trait ListVisitor: Send + 'static {
+    /// One provider, with its last-modified time as the database wrote it
+    /// (`YYYY-MM-DD HH:MM:SS[.ffffff]`, UTC; `None` when it has none).
+    fn visit(&mut self, provider: ProviderView<'_>, last_modified: Option<&str>);
+}
+
 /// The columns of [`Provider`], from `rp` joined to its `root` and
 /// (left) its `parent`.
 fn provider_select(store: &Store) -> String {
@@ -248,10 +280,14 @@ impl From<Error> for ListError {
     }
 }
 
-/// The providers matching `filters`, by id. Filters apply in upstream's
-/// order, so that the same request meets the same error (or the same
-/// early empty answer).
-pub(crate) async fn list(store: &Store, filters: &Filters) -> Result<Vec<Provider>, ListError> {
+/// Hands each provider matching `filters` to `visitor`, by id, and gives
+/// the visitor back. Filters apply in upstream's order, so that the same
+/// request meets the same error (or the same early empty answer).
+pub(crate) async fn list<V: ListVisitor>(
+    store: &Store,
+    filters: &Filters,
+    mut visitor: V,
+) -> Result<V, ListError> {
     let pool = store.reader();
     let mut conditions = Vec::new();
     let mut binds: Vec<Bind> = Vec::new();
@@ -266,7 +302,7 @@ pub(crate) async fn list(store: &Store, filters: &Filters) -> Result<Vec<Provide
     }
     if let Some(in_tree) = filters.in_tree.as_deref().filter(|u| !u.is_empty()) {
         let Some(tree) = tree_ids(store, pool, in_tree).await? else {
-            return Ok(Vec::new());
+            return Ok(visitor);
         };
         conditions.push("rp.root_provider_id = ?");
         binds.push(Bind::Int(tree.root_id));
@@ -291,7 +327,7 @@ pub(crate) async fn list(store: &Store, filters: &Filters) -> Result<Vec<Provide
         let matching =
             providers_having_all(store, "resource_provider_traits", "trait_id", &groups).await?;
         if matching.is_empty() {
-            return Ok(Vec::new());
+            return Ok(visitor);
         }
         allowed = Some(matching);
     }
@@ -311,7 +347,7 @@ pub(crate) async fn list(store: &Store, filters: &Filters) -> Result<Vec<Provide
     if !filters.member_of.is_empty() {
         let matching = providers_in_aggregates(store, &filters.member_of).await?;
         if matching.is_empty() {
-            return Ok(Vec::new());
+            return Ok(visitor);
         }
         allowed = Some(match allowed {
             Some(before) => before.intersection(&matching).copied().collect(),
@@ -341,6 +377,30 @@ pub(crate) async fn list(store: &Store, filters: &Filters) -> Result<Vec<Provide
     }
     query.push_str(" ORDER BY rp.id");
     let query = store.dialect().placeholders(query);
+    let keep =
+        move |id: i64| !denied.contains(&id) && allowed.as_ref().is_none_or(|a| a.contains(&id));
+    if let Some(reader) = store.sqlite_reader() {
+        return reader
+            .read(move |conn| {
+                let mut statement = conn.prepare_cached(&query)?;
+                let mut rows = statement.query(rusqlite::params_from_iter(&binds))?;
+                while let Some(row) = rows.next()? {
+                    if keep(row.get(0)?) {
+                        let view = ProviderView {
+                            uuid: row.get_ref(1)?.as_str()?,
+                            name: row.get_ref(2)?.as_str_or_null()?,
+                            generation: row.get::<_, Option<i64>>(3)?.unwrap_or(0),
+                            root_uuid: row.get_ref(4)?.as_str()?,
+                            parent_uuid: row.get_ref(5)?.as_str_or_null()?,
+                        };
+                        visitor.visit(view, row.get_ref(6)?.as_str_or_null()?);
+                    }
+                }
+                Ok(visitor)
+            })
+            .await
+            .map_err(ListError::Other);
+    }
     let mut q = sqlx::query(&query);
     for bind in binds {
         q = match bind {
@@ -348,22 +408,37 @@ pub(crate) async fn list(store: &Store, filters: &Filters) -> Result<Vec<Provide
             Bind::Int(i) => q.bind(i),
         };
     }
-    let rows = q.fetch_all(pool).await?;
-    let mut providers = Vec::with_capacity(rows.len());
-    for row in &rows {
-        let id: i64 = row.try_get("id")?;
-        if denied.contains(&id) || allowed.as_ref().is_some_and(|a| !a.contains(&id)) {
-            continue;
+    for row in &q.fetch_all(pool).await? {
+        if keep(row.try_get(0)?) {
+            let name: Option<String> = row.try_get(2)?;
+            let parent_uuid: Option<String> = row.try_get(5)?;
+            let last_modified: Option<String> = row.try_get(6)?;
+            let view = ProviderView {
+                uuid: row.try_get(1)?,
+                name: name.as_deref(),
+                generation: row.try_get::<Option<i64>, _>(3)?.unwrap_or(0),
+                root_uuid: row.try_get(4)?,
+                parent_uuid: parent_uuid.as_deref(),
+            };
+            visitor.visit(view, last_modified.as_deref());
         }
-        providers.push(row_to_provider(row)?);
     }
-    Ok(providers)
+    Ok(visitor)
 }
 
 /// A value bound to a query built at run time.
 enum Bind {
     Text(String),
     Int(i64),
+}
+
+impl rusqlite::ToSql for Bind {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        match self {
+            Bind::Text(t) => t.to_sql(),
+            Bind::Int(i) => i.to_sql(),
+        }
+    }
 }
 
 /// The ids of providers that have, in the association `table`, at least
@@ -527,8 +602,7 @@ impl std::fmt::Display for WriteError {
             WriteError::Concurrent => f.write_str(
                 "Another thread concurrently updated the resource provider data. Please retry your update",
             ),
-            WriteError::Other(Error::Api(e)) => write!(f, "{}", e.detail()),
-            WriteError::Other(Error::Db(e)) => write!(f, "{e}"),
+            WriteError::Other(e) => write!(f, "{e}"),
         }
     }
 }
