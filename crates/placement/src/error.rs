@@ -67,6 +67,12 @@ impl std::fmt::Display for Error {
     }
 }
 
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Self {
+        Error::Sqlite(e)
+    }
+}
+
 impl From<ApiError> for Error {
     fn from(e: ApiError) -> Self {
         Error::Api(e)

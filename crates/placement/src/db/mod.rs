@@ -4,6 +4,7 @@
 //! Queries are written once with `?` placeholders; the `sql!` macro rewrites them
 //! for PostgreSQL (`$1`, `$2`, ...) once per call site.
 
+mod rows;
 pub mod schema;
 mod sqlite_read;
 pub mod standard;
@@ -15,6 +16,7 @@ use std::time::Duration;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, ConnectOptions, Executor};
 
+pub(crate) use rows::{Bind, Columns};
 pub(crate) use sqlite_read::SqliteReader;
 
 /// The database kinds served.

@@ -53,7 +53,7 @@ impl SqliteReader {
     pub(crate) async fn read<T, F>(self: &Arc<Self>, read: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
         let _permit = self.permits.acquire().await.map_err(|_| shutting_down())?;
         let reader = Arc::clone(self);
@@ -61,7 +61,7 @@ impl SqliteReader {
             let idle = reader.take_idle();
             let conn = match idle {
                 Some(conn) => conn,
-                None => reader.open()?,
+                None => reader.open().map_err(Error::Sqlite)?,
             };
             let result = read(&conn);
             reader
@@ -73,7 +73,7 @@ impl SqliteReader {
         })
         .await;
         match done {
-            Ok(result) => result.map_err(Error::Sqlite),
+            Ok(result) => result,
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
             // Blocking tasks are only cancelled when the runtime shuts down.
             Err(_) => Err(shutting_down()),

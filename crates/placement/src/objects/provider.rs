@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use crate::db::{self, Store, sql};
+use crate::db::{self, Bind, Store, sql};
 use crate::error::{Error, Result, code};
 
 /// The identity of a provider and its current generation.
@@ -286,7 +286,7 @@ impl From<Error> for ListError {
 pub(crate) async fn list<V: ListVisitor>(
     store: &Store,
     filters: &Filters,
-    mut visitor: V,
+    visitor: V,
 ) -> Result<V, ListError> {
     let pool = store.reader();
     let mut conditions = Vec::new();
@@ -376,69 +376,23 @@ pub(crate) async fn list<V: ListVisitor>(
         query.push_str(&conditions.join(" AND "));
     }
     query.push_str(" ORDER BY rp.id");
-    let query = store.dialect().placeholders(query);
     let keep =
         move |id: i64| !denied.contains(&id) && allowed.as_ref().is_none_or(|a| a.contains(&id));
-    if let Some(reader) = store.sqlite_reader() {
-        return reader
-            .read(move |conn| {
-                let mut statement = conn.prepare_cached(&query)?;
-                let mut rows = statement.query(rusqlite::params_from_iter(&binds))?;
-                while let Some(row) = rows.next()? {
-                    if keep(row.get(0)?) {
-                        let view = ProviderView {
-                            uuid: row.get_ref(1)?.as_str()?,
-                            name: row.get_ref(2)?.as_str_or_null()?,
-                            generation: row.get::<_, Option<i64>>(3)?.unwrap_or(0),
-                            root_uuid: row.get_ref(4)?.as_str()?,
-                            parent_uuid: row.get_ref(5)?.as_str_or_null()?,
-                        };
-                        visitor.visit(view, row.get_ref(6)?.as_str_or_null()?);
-                    }
-                }
-                Ok(visitor)
-            })
-            .await
-            .map_err(ListError::Other);
-    }
-    let mut q = sqlx::query(&query);
-    for bind in binds {
-        q = match bind {
-            Bind::Text(t) => q.bind(t),
-            Bind::Int(i) => q.bind(i),
-        };
-    }
-    for row in &q.fetch_all(pool).await? {
-        if keep(row.try_get(0)?) {
-            let name: Option<String> = row.try_get(2)?;
-            let parent_uuid: Option<String> = row.try_get(5)?;
-            let last_modified: Option<String> = row.try_get(6)?;
-            let view = ProviderView {
-                uuid: row.try_get(1)?,
-                name: name.as_deref(),
-                generation: row.try_get::<Option<i64>, _>(3)?.unwrap_or(0),
-                root_uuid: row.try_get(4)?,
-                parent_uuid: parent_uuid.as_deref(),
-            };
-            visitor.visit(view, last_modified.as_deref());
-        }
-    }
-    Ok(visitor)
-}
-
-/// A value bound to a query built at run time.
-enum Bind {
-    Text(String),
-    Int(i64),
-}
-
-impl rusqlite::ToSql for Bind {
-    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-        match self {
-            Bind::Text(t) => t.to_sql(),
-            Bind::Int(i) => i.to_sql(),
-        }
-    }
+    Ok(store
+        .fold_rows(query, binds, visitor, move |visitor, row| {
+            if keep(row.required_int(0)?) {
+                let view = ProviderView {
+                    uuid: row.required_text(1)?,
+                    name: row.text(2)?,
+                    generation: row.int(3)?.unwrap_or(0),
+                    root_uuid: row.required_text(4)?,
+                    parent_uuid: row.text(5)?,
+                };
+                visitor.visit(view, row.text(6)?);
+            }
+            Ok(())
+        })
+        .await?)
 }
 
 /// The ids of providers that have, in the association `table`, at least
