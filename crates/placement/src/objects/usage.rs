@@ -1,7 +1,7 @@
 //! Usages: what is allocated, by provider, or by project (and user), and
 //! from 1.38 by consumer type.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use crate::db::{Bind, Columns, Store};
 use crate::error::Result;
@@ -70,16 +70,11 @@ fn allocations_from(joins: &str) -> String {
 
 /// The usage of each resource class by the project (and user).
 pub(crate) async fn by_project(store: &Store, filter: Filter<'_>) -> Result<BTreeMap<String, i64>> {
-    let (joins, conditions, binds) = filter.consumers();
-    let query = format!(
-        "SELECT rc.name AS name, {} AS used {} WHERE {conditions} \
-         GROUP BY a.resource_class_id, rc.name",
-        store.dialect().int("SUM(a.used)"),
-        allocations_from(&joins),
-    );
-    store
-        .fold_rows(query, binds, BTreeMap::new(), add_usage)
-        .await
+    let mut groups = by_consumer_type(store, filter, Some(ALL_CONSUMER_TYPES)).await?;
+    Ok(groups
+        .remove(ALL_CONSUMER_TYPES)
+        .map(|group| group.usages)
+        .unwrap_or_default())
 }
 
 /// Usage of one group of consumers: the count of consumers, and the usage
@@ -94,94 +89,70 @@ pub(crate) struct Group {
 /// `consumer_type` `all` groups every consumer under `all`, `unknown`
 /// takes the consumers without a type, another name those of that type,
 /// and none groups by type (`unknown` for those without).
+///
+/// One pass over the allocations, summed here: on SQLite, grouping and
+/// counting distinct consumers in SQL (two statements, each with a
+/// temporary B-tree) cost about twice the join itself.
 pub(crate) async fn by_consumer_type(
     store: &Store,
     filter: Filter<'_>,
     consumer_type: Option<&str>,
 ) -> Result<BTreeMap<String, Group>> {
-    let (joins, conditions, mut binds) = filter.consumers();
-    let d = store.dialect();
-    let (extra, key): (String, Option<&'static str>) = match consumer_type {
-        Some(ALL_CONSUMER_TYPES) => (String::new(), Some(ALL_CONSUMER_TYPES)),
-        Some(UNKNOWN_CONSUMER_TYPE) => (
-            " AND c.consumer_type_id IS NULL".to_owned(),
-            Some(UNKNOWN_CONSUMER_TYPE),
-        ),
-        Some(name) => {
-            binds.push(name.into());
-            (" AND ct.name = ?".to_owned(), None)
+    let (joins, mut conditions, mut binds) = filter.consumers();
+    let key: Option<&'static str> = match consumer_type {
+        Some(ALL_CONSUMER_TYPES) => Some(ALL_CONSUMER_TYPES),
+        Some(UNKNOWN_CONSUMER_TYPE) => {
+            conditions.push_str(" AND c.consumer_type_id IS NULL");
+            Some(UNKNOWN_CONSUMER_TYPE)
         }
-        None => (String::new(), None),
+        Some(name) => {
+            conditions.push_str(" AND ct.name = ?");
+            binds.push(name.into());
+            None
+        }
+        None => None,
     };
-    // Consumers are counted per group on their own: one consumer of
-    // several classes counts once.
-    let group_by = if key.is_some() {
-        ""
-    } else {
-        " GROUP BY ct.name"
-    };
-    let type_column = if key.is_some() {
-        ""
-    } else {
-        ", ct.name AS type_name"
-    };
-    // The consumers holding allocations, each once (an EXISTS probe of
-    // the allocations' consumer index rather than a COUNT(DISTINCT) over
-    // every allocation: half the work on SQLite).
-    let counts_query = format!(
-        "SELECT {} AS consumers{type_column} FROM consumers c {joins} \
-         WHERE {conditions}{extra} \
-         AND EXISTS (SELECT 1 FROM allocations a WHERE a.consumer_id = c.uuid){group_by}",
-        d.int("COUNT(*)")
-    );
-    let usage_group_by = if key.is_some() {
-        " GROUP BY a.resource_class_id, rc.name"
-    } else {
-        " GROUP BY a.resource_class_id, rc.name, ct.name"
-    };
-    let usage_query = format!(
-        "SELECT rc.name AS name, {} AS used{type_column} {} \
-         WHERE {conditions}{extra}{usage_group_by}",
-        d.int("SUM(a.used)"),
+    let query = format!(
+        "SELECT c.id, ct.name, rc.name, a.used {} WHERE {conditions}",
         allocations_from(&joins),
     );
-    // The group of a row: the key asked for, else the type in the row's
-    // last column.
-    let group_of = move |row: &dyn Columns, column: usize| -> Result<String> {
-        if let Some(key) = key {
-            return Ok(key.to_owned());
-        }
-        Ok(row
-            .text(column)?
-            .unwrap_or(UNKNOWN_CONSUMER_TYPE)
-            .to_owned())
-    };
-    let counts = store
+    // Per group: its consumers (each counted once, whatever it holds)
+    // and its usage by class.
+    let sums = store
         .fold_rows(
-            counts_query,
-            binds.clone(),
-            BTreeMap::new(),
-            move |counts, row| {
-                counts.insert(group_of(row, 1)?, row.required_int(0)?);
+            query,
+            binds,
+            Vec::<(String, (HashSet<i64>, Group))>::new(),
+            move |groups, row| {
+                let group = key.or(row.text(1)?).unwrap_or(UNKNOWN_CONSUMER_TYPE);
+                // Groups are few: found by `&str`, a `String` only for a
+                // new one.
+                let index = match groups.iter().position(|(name, _)| name == group) {
+                    Some(index) => index,
+                    None => {
+                        groups.push((group.to_owned(), Default::default()));
+                        groups.len() - 1
+                    }
+                };
+                let (_, (consumers, usage)) = &mut groups[index];
+                consumers.insert(row.required_int(0)?);
+                let class = row.required_text(2)?;
+                let used = row.required_int(3)?;
+                match usage.usages.get_mut(class) {
+                    Some(total) => *total = total.saturating_add(used),
+                    None => {
+                        usage.usages.insert(class.to_owned(), used);
+                    }
+                }
                 Ok(())
             },
         )
         .await?;
-    store
-        .fold_rows(
-            usage_query,
-            binds,
-            BTreeMap::<String, Group>::new(),
-            move |groups, row| {
-                let name = group_of(row, 2)?;
-                let consumer_count = counts.get(&name).copied().unwrap_or(0);
-                let group = groups.entry(name).or_default();
-                group.consumer_count = consumer_count;
-                group
-                    .usages
-                    .insert(row.required_text(0)?.to_owned(), row.required_int(1)?);
-                Ok(())
-            },
-        )
-        .await
+    Ok(sums
+        .into_iter()
+        .map(|(name, (consumers, mut group))| {
+            group.consumer_count = i64::try_from(consumers.len()).unwrap_or(i64::MAX);
+            (name, group)
+        })
+        .collect())
 }
