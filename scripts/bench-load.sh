@@ -12,7 +12,9 @@
 #
 # Reports req/s, p50 and p99 (medians over the rounds), non-2xx answers,
 # peak RSS (VmHWM; gunicorn: master and workers summed) and the ratios, as
-# Markdown on stdout.
+# Markdown on stdout; for the layer also the server's CPU time per request
+# (user + system of its process over each run, /proc/PID/stat), which the
+# load generator sharing the two cores does not move.
 #
 #   scripts/bench-load.sh [--part layer|placement|all] [--rounds N]
 #                         [--duration SECONDS] [--connections N] [--keep DIR]
@@ -89,11 +91,17 @@ if [ "$PART" != placement ]; then
   "${server[@]}" "$target/release/examples/bench_target" --bare "127.0.0.1:$BARE" --layered "127.0.0.1:$LAYERED" 2>/dev/null &
   pids+=($!)
   wait_port "$BARE" "${pids[-1]}" 30 && wait_port "$LAYERED" "${pids[-1]}" 30
+  # The server's CPU time (user + system, clock ticks) over each run: both
+  # routes are in one process and measured one at a time, so the change is
+  # the measured route's, whatever the client took of the same cores.
+  cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
   for round in $(seq 1 "$ROUNDS"); do
     for kind in bare layered; do
       port=$BARE; [ $kind = layered ] && port=$LAYERED
+      before=$(cpu_ticks "${pids[-1]}")
       run_wrk "$out/layer.$kind.$round.txt" "http://127.0.0.1:$port/resource" \
         -H 'OpenStack-API-Version: placement 1.20'
+      echo "$(( $(cpu_ticks "${pids[-1]}") - before )) $(getconf CLK_TCK)" > "$out/layer.$kind.$round.cpu"
     done
   done
 fi
@@ -210,11 +218,16 @@ def median(runs):
             "; ".join(r[5] for r in runs if r[5]))
 if part != "placement":
     m = {k: median([read(f"{out}/layer.{k}.{r}.txt") for r in range(1, rounds + 1)]) for k in ("bare", "layered")}
-    print("| route | req/s | p50 ms | p99 ms | non-2xx |")
-    print("|---|---|---|---|---|")
+    def cpu_us(k, r):
+        ticks, hz = (int(x) for x in open(f"{out}/layer.{k}.{r}.cpu").read().split())
+        return ticks / hz * 1e6 / read(f"{out}/layer.{k}.{r}.txt")[3]
+    cpu = {k: statistics.median(cpu_us(k, r) for r in range(1, rounds + 1)) for k in ("bare", "layered")}
+    print("| route | req/s | p50 ms | p99 ms | server CPU us per request | non-2xx |")
+    print("|---|---|---|---|---|---|")
     for k in ("bare", "layered"):
-        print(f"| {k} | {m[k][0]:.0f} | {m[k][1]:.3f} | {m[k][2]:.3f} | {m[k][4]} |")
-    print(f"| ratio layered/bare | {m['layered'][0] / m['bare'][0]:.3f} | {m['layered'][1] / m['bare'][1]:.3f} | {m['layered'][2] / m['bare'][2]:.3f} | |")
+        print(f"| {k} | {m[k][0]:.0f} | {m[k][1]:.3f} | {m[k][2]:.3f} | {cpu[k]:.2f} | {m[k][4]} |")
+    print(f"| ratio layered/bare | {m['layered'][0] / m['bare'][0]:.3f} | {m['layered'][1] / m['bare'][1]:.3f} "
+          f"| {m['layered'][2] / m['bare'][2]:.3f} | {cpu['bare'] / cpu['layered']:.3f} (bare/layered: requests per server CPU second) | |")
     print()
 if part != "layer":
     names = {
