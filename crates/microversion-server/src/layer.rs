@@ -5,7 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
-use http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, VARY};
+use http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, Entry, VARY};
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
 use microversion::{InvalidVersion, OPENSTACK_API_VERSION, Version};
 use pin_project_lite::pin_project;
@@ -216,8 +216,16 @@ fn set_range_headers(api: &Microversions, headers: &mut HeaderMap) {
 
 /// Adds our `Vary` value unless the handler's `Vary` already names it.
 fn append_vary(headers: &mut HeaderMap, ours: &HeaderValue) {
+    // One lookup: most responses have no `Vary` of their own.
+    let mut existing = match headers.entry(VARY) {
+        Entry::Vacant(vacant) => {
+            vacant.insert(ours.clone());
+            return;
+        }
+        Entry::Occupied(occupied) => occupied,
+    };
     let ours_text = ours.to_str().unwrap_or_default();
-    let already = headers.get_all(VARY).iter().any(|v| {
+    let already = existing.iter().any(|v| {
         v.to_str().is_ok_and(|v| {
             v.trim() == "*"
                 || ours_text.split(',').all(|name| {
@@ -227,7 +235,7 @@ fn append_vary(headers: &mut HeaderMap, ours: &HeaderValue) {
         })
     });
     if !already {
-        headers.append(VARY, ours.clone());
+        existing.append(ours.clone());
     }
 }
 
