@@ -86,6 +86,59 @@ async fn create_answers_by_version_and_links_grow() {
     assert_eq!(r.header("cache-control"), Some("no-cache"));
 }
 
+/// A provider written to the database by someone else (another
+/// connection, as upstream's workers or `placement-manage` would) is in
+/// the next list, read as written, even with text that JSON escapes.
+#[tokio::test]
+async fn a_provider_written_by_another_connection_is_listed() {
+    let s = Server::start().await;
+    let id = uuid();
+    let name = format!(r#"other "writer" \ {id}"#);
+    let mut conn = s.other_connection().await;
+    sqlx::query(&s.sql(
+        "INSERT INTO resource_providers (uuid, name, generation, created_at) \
+         VALUES (?, ?, 3, '2024-01-02 03:04:05')",
+    ))
+    .bind(&id)
+    .bind(&name)
+    .execute(&mut conn)
+    .await
+    .expect("insert");
+    sqlx::query(&s.sql("UPDATE resource_providers SET root_provider_id = id WHERE uuid = ?"))
+        .bind(&id)
+        .execute(&mut conn)
+        .await
+        .expect("root");
+    let listed = s.get("/resource_providers", "1.39").await;
+    assert_eq!(listed.status, 200, "{}", listed.text);
+    let found: Vec<&Value> = listed.body["resource_providers"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter(|p| p["uuid"] == id.as_str())
+        .collect();
+    assert_eq!(found.len(), 1, "{}", listed.text);
+    assert_eq!(found[0]["name"], name.as_str());
+    assert_eq!(found[0]["generation"], 3);
+    assert_eq!(found[0]["root_provider_uuid"], id.as_str());
+    assert_eq!(found[0]["parent_provider_uuid"], Value::Null);
+    assert_eq!(
+        found[0]["links"][0],
+        json!({"rel": "self", "href": format!("/resource_providers/{id}")})
+    );
+    let by_name = s
+        .get(
+            &format!("/resource_providers?name={}", urlencode(&name)),
+            "1.39",
+        )
+        .await;
+    assert_eq!(by_name.body["resource_providers"][0]["uuid"], id.as_str());
+}
+
+fn urlencode(text: &str) -> String {
+    url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
+}
+
 #[tokio::test]
 async fn duplicates_and_bad_bodies() {
     let s = Server::start().await;

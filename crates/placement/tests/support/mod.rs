@@ -25,6 +25,8 @@ use sqlx::Row;
 pub struct Server {
     pub base: String,
     pub store: Store,
+    /// The database URL, in upstream's form.
+    pub database: String,
     client: reqwest::Client,
     file: Option<PathBuf>,
 }
@@ -103,7 +105,7 @@ impl Server {
             }
         };
         let mut config = Config {
-            database,
+            database: database.clone(),
             enforce_new_defaults: false,
             enforce_scope: false,
             ..Config::default()
@@ -134,6 +136,7 @@ impl Server {
         Server {
             base: format!("http://{addr}"),
             store,
+            database,
             client: reqwest::Client::new(),
             file,
         }
@@ -297,7 +300,8 @@ impl Server {
     }
 
     /// `text` with the placeholders of the server's database.
-    fn sql(&self, text: &str) -> String {
+    /// `text` with its `?` placeholders written for the server's database.
+    pub fn sql(&self, text: &str) -> String {
         match self.store.dialect() {
             placement::db::Dialect::Postgres => {
                 let mut out = String::new();
@@ -400,6 +404,18 @@ impl Server {
             .await
             .expect("count");
         n
+    }
+}
+
+impl Server {
+    /// A connection of its own to the server's database, as another
+    /// process (upstream's workers, `placement-manage`) would have.
+    pub async fn other_connection(&self) -> sqlx::AnyConnection {
+        use sqlx::Connection;
+        let (_, url) = placement::db::translate_url(&self.database).expect("database URL");
+        sqlx::AnyConnection::connect(&url)
+            .await
+            .expect("another connection")
     }
 }
 
