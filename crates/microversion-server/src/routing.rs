@@ -31,7 +31,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::handler::Handler;
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
@@ -481,8 +481,9 @@ where
             // served version, which axum's method routing cannot see.
             router = router.route(
                 &path,
-                any(move |State(state): State<S>, req: Request| {
-                    dispatch(operations.clone(), every_version, state, req)
+                any(Dispatch {
+                    operations,
+                    every_version,
                 }),
             );
         }
@@ -511,6 +512,61 @@ impl<S> Operation<S> {
     }
 }
 
+/// The handler of one path: calls the handler of the request's method
+/// whose versions contain the served version (HEAD falls back to GET).
+///
+/// A [`Handler`] of its own rather than a closure: axum boxes a closure's
+/// future, and the chosen handler's future is boxed already.
+struct Dispatch<S> {
+    operations: Arc<[Operation<S>]>,
+    every_version: bool,
+}
+
+impl<S> Clone for Dispatch<S> {
+    fn clone(&self) -> Self {
+        Dispatch {
+            operations: Arc::clone(&self.operations),
+            every_version: self.every_version,
+        }
+    }
+}
+
+impl<S> Handler<(), S> for Dispatch<S>
+where
+    S: Clone + Send + Sync + 'static,
+{
+    type Future = Dispatched;
+
+    fn call(self, req: Request, state: S) -> Dispatched {
+        dispatch(&self.operations, self.every_version, state, req)
+    }
+}
+
+/// The future of [`Dispatch`]: the chosen handler's, or the answer when
+/// none serves the request.
+enum Dispatched {
+    Handler(BoxFuture),
+    Ready(Option<Response>),
+}
+
+impl Future for Dispatched {
+    type Output = Response;
+
+    fn poll(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Response> {
+        match &mut *self {
+            Dispatched::Handler(future) => future.as_mut().poll(cx),
+            Dispatched::Ready(response) => match response.take() {
+                Some(response) => std::task::Poll::Ready(response),
+                // Polled again after completion: a caller bug; never wake.
+                None => std::task::Poll::Pending,
+            },
+        }
+    }
+}
+
 /// Calls the handler of the request's method whose versions contain the
 /// served version (HEAD falls back to GET).
 ///
@@ -521,12 +577,12 @@ impl<S> Operation<S> {
 /// exist there: 404, as for an unknown path. On a path whose methods exist
 /// at `every_version`, an unregistered method is 405 naming every
 /// registered method.
-async fn dispatch<S>(
-    operations: Arc<[Operation<S>]>,
+fn dispatch<S>(
+    operations: &[Operation<S>],
     every_version: bool,
     state: S,
     req: Request,
-) -> Response {
+) -> Dispatched {
     let served = ServedVersion::from_extensions(req.extensions());
     let find = |method: &Method| operations.iter().find(|op| op.method == *method);
     let operation = find(req.method()).or_else(|| {
@@ -538,7 +594,7 @@ async fn dispatch<S>(
     });
     let status = match operation {
         Some(op) => match op.handler_for(served) {
-            Some(handler) => return handler(req, state).await,
+            Some(handler) => return Dispatched::Handler(handler(req, state)),
             None => op.unavailable,
         },
         None => StatusCode::METHOD_NOT_ALLOWED,
@@ -549,7 +605,7 @@ async fn dispatch<S>(
         .filter(|op| every_version || op.handler_for(served).is_some())
         .map(|op| op.method.as_str())
         .collect();
-    match status {
+    Dispatched::Ready(Some(match status {
         StatusCode::NOT_FOUND => ApiError::not_found().into_response(),
         StatusCode::METHOD_NOT_ALLOWED if operation.is_none() && allowed.is_empty() => {
             ApiError::not_found().into_response()
@@ -566,7 +622,7 @@ async fn dispatch<S>(
             "The requested operation is not available at this version.",
         )
         .into_response(),
-    }
+    }))
 }
 
 #[cfg(test)]
