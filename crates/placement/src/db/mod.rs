@@ -17,7 +17,7 @@ use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, ConnectOptions, Executor};
 
 pub(crate) use rows::{Bind, Columns};
-pub(crate) use sqlite_read::SqliteReader;
+use sqlite_read::SqliteReader;
 
 /// The database kinds served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -331,7 +331,7 @@ impl Store {
 
     /// Reads through the SQLite driver's own rows, for an SQLite file
     /// (`None` for other databases and an in-memory SQLite one).
-    pub(crate) fn sqlite_reader(&self) -> Option<&Arc<SqliteReader>> {
+    fn sqlite_reader(&self) -> Option<&Arc<SqliteReader>> {
         self.sqlite_read.as_ref()
     }
 

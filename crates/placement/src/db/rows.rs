@@ -22,12 +22,6 @@ impl From<&str> for Bind {
     }
 }
 
-impl From<i64> for Bind {
-    fn from(int: i64) -> Self {
-        Bind::Int(int)
-    }
-}
-
 impl rusqlite::ToSql for Bind {
     fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
         match self {

@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use crate::db::{self, Bind, Store, sql};
+use crate::db::{self, Bind, Columns, Store, sql};
 use crate::error::{Error, Result, code};
 
 /// The identity of a provider and its current generation.
@@ -161,17 +161,30 @@ fn provider_select(store: &Store) -> String {
 }
 
 /// A row of [`provider_select`], its columns read by position (a name
-/// lookup per column shows in the 1,000-provider list).
+/// lookup per column shows in the 1,000-provider list): the id, what the
+/// API shows, and the last-modified time as the database wrote it.
+fn read_provider_row(row: &dyn Columns) -> Result<(i64, ProviderView<'_>, Option<&str>)> {
+    let view = ProviderView {
+        uuid: row.required_text(1)?,
+        name: row.text(2)?,
+        generation: row.int(3)?.unwrap_or(0),
+        root_uuid: row.required_text(4)?,
+        parent_uuid: row.text(5)?,
+    };
+    Ok((row.required_int(0)?, view, row.text(6)?))
+}
+
+/// A row of [`provider_select`] as an owned [`Provider`].
 fn row_to_provider(row: &AnyRow) -> Result<Provider> {
-    let last_modified: Option<String> = row.try_get(6)?;
+    let (id, view, last_modified) = read_provider_row(row)?;
     Ok(Provider {
-        id: row.try_get(0)?,
-        uuid: row.try_get(1)?,
-        name: row.try_get(2)?,
-        generation: row.try_get::<Option<i64>, _>(3)?.unwrap_or(0),
-        root_uuid: row.try_get(4)?,
-        parent_uuid: row.try_get(5)?,
-        last_modified: last_modified.as_deref().and_then(db::parse_timestamp),
+        id,
+        uuid: view.uuid.to_owned(),
+        name: view.name.map(str::to_owned),
+        generation: view.generation,
+        root_uuid: view.root_uuid.to_owned(),
+        parent_uuid: view.parent_uuid.map(str::to_owned),
+        last_modified: last_modified.and_then(db::parse_timestamp),
     })
 }
 
@@ -380,15 +393,9 @@ pub(crate) async fn list<V: ListVisitor>(
         move |id: i64| !denied.contains(&id) && allowed.as_ref().is_none_or(|a| a.contains(&id));
     Ok(store
         .fold_rows(query, binds, visitor, move |visitor, row| {
-            if keep(row.required_int(0)?) {
-                let view = ProviderView {
-                    uuid: row.required_text(1)?,
-                    name: row.text(2)?,
-                    generation: row.int(3)?.unwrap_or(0),
-                    root_uuid: row.required_text(4)?,
-                    parent_uuid: row.text(5)?,
-                };
-                visitor.visit(view, row.text(6)?);
+            let (id, view, last_modified) = read_provider_row(row)?;
+            if keep(id) {
+                visitor.visit(view, last_modified);
             }
             Ok(())
         })

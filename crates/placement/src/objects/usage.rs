@@ -42,30 +42,31 @@ pub(crate) struct Filter<'a> {
 }
 
 impl Filter<'_> {
-    /// The joins from `consumers c` and the conditions (after `WHERE`)
-    /// selecting the consumers of the project (and user), with the values
-    /// to bind.
-    fn consumers(&self) -> (String, String, Vec<Bind>) {
-        let mut joins = String::from("JOIN projects p ON c.project_id = p.id");
-        let mut conditions = String::from("p.external_id = ?");
+    /// The `FROM` and `WHERE` clauses selecting the allocations of the
+    /// project's (and user's) consumers, as `a`, with their consumers
+    /// (`c`), consumer types (`ct`, left joined) and resource classes
+    /// (`rc`), and the values to bind. More conditions can follow with
+    /// `AND`.
+    fn allocations(&self) -> (String, Vec<Bind>) {
+        let mut sql = String::from(
+            "FROM allocations a JOIN consumers c ON a.consumer_id = c.uuid \
+             JOIN projects p ON c.project_id = p.id",
+        );
+        if self.user_id.is_some() {
+            sql.push_str(" JOIN users u ON c.user_id = u.id");
+        }
+        sql.push_str(
+            " LEFT JOIN consumer_types ct ON c.consumer_type_id = ct.id \
+             JOIN resource_classes rc ON a.resource_class_id = rc.id \
+             WHERE p.external_id = ?",
+        );
         let mut binds = vec![Bind::from(self.project_id)];
         if let Some(user) = self.user_id {
-            joins.push_str(" JOIN users u ON c.user_id = u.id");
-            conditions.push_str(" AND u.external_id = ?");
+            sql.push_str(" AND u.external_id = ?");
             binds.push(user.into());
         }
-        joins.push_str(" LEFT JOIN consumer_types ct ON c.consumer_type_id = ct.id");
-        (joins, conditions, binds)
+        (sql, binds)
     }
-}
-
-/// The `FROM` clause of the allocations of consumers joined by `joins`,
-/// with their resource classes.
-fn allocations_from(joins: &str) -> String {
-    format!(
-        "FROM allocations a JOIN consumers c ON a.consumer_id = c.uuid {joins} \
-         JOIN resource_classes rc ON a.resource_class_id = rc.id"
-    )
 }
 
 /// The usage of each resource class by the project (and user).
@@ -98,24 +99,21 @@ pub(crate) async fn by_consumer_type(
     filter: Filter<'_>,
     consumer_type: Option<&str>,
 ) -> Result<BTreeMap<String, Group>> {
-    let (joins, mut conditions, mut binds) = filter.consumers();
+    let (mut from, mut binds) = filter.allocations();
     let key: Option<&'static str> = match consumer_type {
         Some(ALL_CONSUMER_TYPES) => Some(ALL_CONSUMER_TYPES),
         Some(UNKNOWN_CONSUMER_TYPE) => {
-            conditions.push_str(" AND c.consumer_type_id IS NULL");
+            from.push_str(" AND c.consumer_type_id IS NULL");
             Some(UNKNOWN_CONSUMER_TYPE)
         }
         Some(name) => {
-            conditions.push_str(" AND ct.name = ?");
+            from.push_str(" AND ct.name = ?");
             binds.push(name.into());
             None
         }
         None => None,
     };
-    let query = format!(
-        "SELECT c.id, ct.name, rc.name, a.used {} WHERE {conditions}",
-        allocations_from(&joins),
-    );
+    let query = format!("SELECT c.id, ct.name, rc.name, a.used {from}");
     // Per group: its consumers (each counted once, whatever it holds)
     // and its usage by class.
     let sums = store
