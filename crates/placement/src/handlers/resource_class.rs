@@ -157,8 +157,6 @@ async fn show(
     ))
 }
 
-/// Inserts a custom class with the next free custom id; `None` when the
-/// name is taken.
 /// Tries of [`insert`] before it gives up (upstream's count).
 const CREATE_TRIES: usize = 100;
 
@@ -177,6 +175,8 @@ async fn insert(store: &Store, name: &str) -> Result<Option<ResourceClass>> {
     )))
 }
 
+/// One try of [`insert`]: the class with the next free custom id, in a
+/// transaction of its own; `None` when the name is taken.
 async fn try_insert(store: &Store, name: &str) -> Result<Option<ResourceClass>> {
     let mut tx = store.begin().await?;
     let exists = sqlx::query(sql!(
