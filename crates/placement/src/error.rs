@@ -57,6 +57,34 @@ impl Error {
     }
 }
 
+impl Error {
+    /// A database failure that the same work may not meet again: a lock
+    /// not had in time, a deadlock, a serialization failure.
+    pub(crate) fn is_transient(&self) -> bool {
+        match self {
+            Error::Db(e) => crate::db::is_transient(e),
+            Error::Sqlite(e) => matches!(
+                e.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+            ),
+            Error::Api(_) => false,
+        }
+    }
+
+    /// A write that a unique key refused.
+    pub(crate) fn is_unique_violation(&self) -> bool {
+        match self {
+            Error::Db(e) => crate::db::is_unique_violation(e),
+            Error::Sqlite(rusqlite::Error::SqliteFailure(e, _)) => matches!(
+                e.extended_code,
+                rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                    | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+            ),
+            Error::Sqlite(_) | Error::Api(_) => false,
+        }
+    }
+}
+
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -1035,3 +1035,39 @@ async fn policy_is_checked() {
         .await;
     assert_eq!(r.status, 415);
 }
+
+#[tokio::test]
+async fn a_refused_write_leaves_the_consumers_allocations_as_they_were() {
+    // The refusal comes after the transaction removed the consumer's old
+    // allocations: all of it is rolled back, and the next write goes on.
+    let s = Server::start().await;
+    let rp = uuid();
+    s.provider(&rp, None).await;
+    s.simple_inventory(&rp, "VCPU", 2).await;
+    let consumer = uuid();
+    let path = format!("/allocations/{consumer}");
+    let asking = |vcpu: i64, generation: serde_json::Value| {
+        json!({
+            "allocations": {rp.clone(): {"resources": {"VCPU": vcpu}}},
+            "project_id": "p", "user_id": "u", "consumer_generation": generation
+        })
+    };
+    assert_eq!(
+        s.put(&path, "1.28", &asking(1, json!(null))).await.status,
+        204
+    );
+    let r = s.put(&path, "1.28", &asking(5, json!(1))).await;
+    assert_eq!(r.status, 409, "{r:?}");
+    let r = s.get(&path, "1.28").await;
+    assert_eq!(r.body["allocations"][&rp]["resources"]["VCPU"], 1);
+    assert_eq!(r.body["consumer_generation"], 1);
+    assert_eq!(
+        s.count("allocations", "consumer_id = ?", &consumer).await,
+        1
+    );
+    assert_eq!(s.generation(&rp).await, 2);
+    assert_eq!(s.put(&path, "1.28", &asking(2, json!(1))).await.status, 204);
+    let r = s.get(&path, "1.28").await;
+    assert_eq!(r.body["allocations"][&rp]["resources"]["VCPU"], 2);
+    assert_eq!(r.body["consumer_generation"], 2);
+}

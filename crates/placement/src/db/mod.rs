@@ -2,12 +2,17 @@
 //! pools, and the small differences between SQLite, PostgreSQL and MySQL.
 //!
 //! Queries are written once with `?` placeholders; the `sql!` macro rewrites them
-//! for PostgreSQL (`$1`, `$2`, ...) once per call site.
+//! for PostgreSQL (`$1`, `$2`, ...) once per call site. A statement runs on
+//! a `Conn`: a pool, a transaction, or, for an SQLite file, the SQLite
+//! driver's own connections (reads of many rows, and the allocation and
+//! inventory writes, see `Store::writing`).
 
+mod conn;
 mod rows;
 pub mod schema;
 mod sqlite_read;
 pub mod standard;
+mod write;
 
 use std::str::FromStr;
 use std::sync::{Arc, OnceLock};
@@ -16,8 +21,10 @@ use std::time::Duration;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, ConnectOptions, Executor};
 
+pub(crate) use conn::Conn;
 pub(crate) use rows::{Bind, Columns};
 use sqlite_read::SqliteReader;
+use write::SqliteWriter;
 
 /// The database kinds served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -253,6 +260,8 @@ pub struct Store {
     write: AnyPool,
     /// For an SQLite file: reads of many rows through the SQLite driver.
     sqlite_read: Option<Arc<SqliteReader>>,
+    /// The write connection of an SQLite file (see [`Store::writing`]).
+    sqlite_write: Option<Arc<SqliteWriter>>,
     dialect: Dialect,
 }
 
@@ -271,12 +280,17 @@ impl Store {
                 let read = sqlite_pool(READERS).connect_with(options.clone()).await?;
                 let write = sqlite_pool(1).connect_with(options).await?;
                 // The pools have created the file (and set WAL) by now.
-                let sqlite_read = sqlite_file(&driver_url)
-                    .map(|path| SqliteReader::new(std::path::Path::new(path), READERS as usize));
+                let file = sqlite_file(&driver_url).map(std::path::Path::new);
+                let sqlite_read = file.map(|path| SqliteReader::new(path, READERS as usize));
+                let sqlite_write = match file {
+                    Some(path) => Some(Arc::new(SqliteWriter::open(path)?)),
+                    None => None,
+                };
                 Store {
                     read,
                     write,
                     sqlite_read,
+                    sqlite_write,
                     dialect,
                 }
             }
@@ -310,6 +324,7 @@ impl Store {
                     read: pool.clone(),
                     write: pool,
                     sqlite_read: None,
+                    sqlite_write: None,
                     dialect,
                 }
             }
@@ -379,6 +394,9 @@ fn sqlite_pool(size: u32) -> AnyPoolOptions {
     AnyPoolOptions::new()
         .max_connections(size)
         .acquire_timeout(Duration::from_secs(60))
+        // A connection to a local file has nothing to check before use
+        // (the check is a round trip to the driver's thread).
+        .test_before_acquire(false)
         .after_connect(|conn, _| {
             Box::pin(async move {
                 // WAL lets readers run beside the writer; synchronous=FULL

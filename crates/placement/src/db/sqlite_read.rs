@@ -5,8 +5,8 @@
 //! every value of every row into an owned value and hands each row over
 //! from its worker thread, which cost most of a 1,000-provider list.
 //! Here a closure reads the columns in place on the thread that steps the
-//! statement. Only reads come this way; every write stays on the single
-//! writer of [`super::Store`].
+//! statement. Only reads come this way; writes go through
+//! [`super::Store::writing`] or the write pool.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -102,7 +102,7 @@ impl SqliteReader {
 }
 
 /// 503 for a read that cannot start because the service is stopping.
-fn shutting_down() -> Error {
+pub(super) fn shutting_down() -> Error {
     Error::new(
         http::StatusCode::SERVICE_UNAVAILABLE,
         "The service is shutting down.",

@@ -478,14 +478,20 @@ async fn set_for_consumer(
             ..consumer_write(consumer_uuid.clone(), data)
         }
     };
-    allocation::write(&state.store, &state.config, &[write], rules(*version), &[])
-        .await
-        .map_err(|e| {
-            write_error(
-                e,
-                &format!("Unable to allocate inventory for consumer {consumer_uuid}: "),
-            )
-        })?;
+    allocation::write(
+        &state.store,
+        &state.config,
+        vec![write],
+        rules(*version),
+        Vec::new(),
+    )
+    .await
+    .map_err(|e| {
+        write_error(
+            e,
+            &format!("Unable to allocate inventory for consumer {consumer_uuid}: "),
+        )
+    })?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
@@ -500,9 +506,15 @@ async fn set_many(
     state.authorize(&ctx, "placement:allocations:manage")?;
     let data = POST_SCHEMAS.parse(*version, &body)?;
     let writes = consumer_writes(Some(&data));
-    allocation::write(&state.store, &state.config, &writes, rules(*version), &[])
-        .await
-        .map_err(|e| write_error(e, "Unable to allocate inventory "))?;
+    allocation::write(
+        &state.store,
+        &state.config,
+        writes,
+        rules(*version),
+        Vec::new(),
+    )
+    .await
+    .map_err(|e| write_error(e, "Unable to allocate inventory "))?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 

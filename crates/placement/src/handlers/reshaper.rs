@@ -157,9 +157,9 @@ async fn reshape(
     allocation::write(
         &state.store,
         &state.config,
-        &writes,
+        writes,
         rules(*version),
-        &inventories,
+        inventories,
     )
     .await
     .map_err(|e| match e {

@@ -14,12 +14,13 @@
 //! 409 at once, as upstream answers it.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use sqlx::Row;
 
 use crate::config::Config;
-use crate::db::{self, Store, sql};
+use crate::db::{self, Bind, Conn, Store, sql};
 use crate::error::{Error, Result};
 use crate::objects::consumer::{self, Consumer, Owners, Wanted};
 use crate::objects::provider;
@@ -107,7 +108,7 @@ pub(crate) enum Attempt {
 impl From<WriteError> for Attempt {
     fn from(e: WriteError) -> Self {
         match e {
-            WriteError::Done(Error::Db(db)) if db::is_transient(&db) => Attempt::Again,
+            WriteError::Done(e) if e.is_transient() => Attempt::Again,
             other => Attempt::Failed(other),
         }
     }
@@ -137,31 +138,44 @@ pub(crate) const PROVIDERS_CHANGED: &str =
 /// tried again when concurrent writers changed the providers.
 pub(crate) async fn write(
     store: &Store,
-    config: &Config,
-    writes: &[ConsumerWrite],
+    config: &Arc<Config>,
+    writes: Vec<ConsumerWrite>,
     rules: Rules,
-    reshape: &[InventoryReplacement],
+    reshape: Vec<InventoryReplacement>,
 ) -> Result<(), WriteError> {
-    let wanted = wanted(config, writes, rules);
+    let wanted = wanted(config, &writes, rules);
     let known = wanted.existing(store).await?;
     let tries = config.allocation_conflict_retry_count.max(1);
-    for _ in 0..tries {
-        let mut tx = store.begin().await?;
-        let outcome = attempt(
-            store, &mut tx, config, &wanted, &known, writes, rules, reshape,
-        )
-        .await;
-        match outcome {
-            Ok(()) => match tx.commit().await {
-                Ok(()) => return Ok(()),
-                Err(e) if db::is_transient(&e) => {}
-                Err(e) => return Err(e.into()),
-            },
-            Err(Attempt::Again) => {}
-            Err(Attempt::Failed(e)) => return Err(e),
-        }
-    }
-    Err(WriteError::Concurrent(PROVIDERS_CHANGED.to_owned()))
+    let (owned_store, config) = (store.clone(), Arc::clone(config));
+    store
+        .writing(move |mut writer| async move {
+            let store = &owned_store;
+            for _ in 0..tries {
+                let mut tx = writer.begin().await?;
+                let outcome = attempt(
+                    store,
+                    &mut tx.conn(),
+                    &config,
+                    &wanted,
+                    &known,
+                    &writes,
+                    rules,
+                    &reshape,
+                )
+                .await;
+                match outcome {
+                    Ok(()) => match tx.commit().await {
+                        Ok(()) => return Ok(()),
+                        Err(e) if e.is_transient() => {}
+                        Err(e) => return Err(e.into()),
+                    },
+                    Err(Attempt::Again) => {}
+                    Err(Attempt::Failed(e)) => return Err(e),
+                }
+            }
+            Err(WriteError::Concurrent(PROVIDERS_CHANGED.to_owned()))
+        })
+        .await
 }
 
 /// The project and user a write names (upstream's incomplete consumer ids
@@ -211,7 +225,7 @@ struct Alloc {
 #[allow(clippy::too_many_arguments)]
 async fn attempt(
     store: &Store,
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tx: &mut Conn<'_>,
     config: &Config,
     wanted: &Wanted,
     known: &Owners,
@@ -230,7 +244,7 @@ async fn attempt(
             continue;
         }
         for pr in &w.allocations {
-            let Some(rp) = provider::find(store, &mut **tx, &pr.provider_uuid).await? else {
+            let Some(rp) = provider::find(store, &mut *tx, &pr.provider_uuid).await? else {
                 return Err(Attempt::Failed(WriteError::Done(Error::bad_request(
                     format!(
                         "Allocation for resource provider '{}' that does not exist.",
@@ -291,7 +305,7 @@ impl Requested {
 /// upstream's `ensure_consumer` does.
 async fn ensure_consumers(
     store: &Store,
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tx: &mut Conn<'_>,
     config: &Config,
     owners: &Owners,
     writes: &[ConsumerWrite],
@@ -348,7 +362,7 @@ async fn ensure_consumers(
                 {
                     Ok(c) => c,
                     // Created by a concurrent write: try again, and meet it.
-                    Err(Error::Db(e)) if db::is_unique_violation(&e) => return Err(Attempt::Again),
+                    Err(e) if e.is_unique_violation() => return Err(Attempt::Again),
                     Err(e) => return Err(e.into()),
                 }
             }
@@ -366,15 +380,15 @@ fn generation_conflict(detail: &str) -> Error {
 /// The consumer's allocations as they are, marked for removal.
 async fn current_allocations(
     store: &Store,
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tx: &mut Conn<'_>,
     consumer: usize,
     uuid: &str,
 ) -> Result<Vec<Alloc>> {
     // As upstream reads them: only allocations whose consumer, project and
     // user rows exist.
-    let rows = sqlx::query(sql!(
+    let query = sql!(
         store,
-        "SELECT a.resource_provider_id AS rp_id, rp.uuid AS rp_uuid, rc.name AS rc_name \
+        "SELECT a.resource_provider_id, rp.uuid, rc.name \
          FROM allocations a \
          JOIN resource_providers rp ON a.resource_provider_id = rp.id \
          JOIN consumers c ON a.consumer_id = c.uuid \
@@ -382,21 +396,17 @@ async fn current_allocations(
          JOIN users u ON c.user_id = u.id \
          JOIN resource_classes rc ON a.resource_class_id = rc.id \
          WHERE a.consumer_id = ? ORDER BY a.id"
-    ))
-    .bind(uuid)
-    .fetch_all(&mut **tx)
-    .await?;
-    rows.iter()
-        .map(|r| {
-            Ok(Alloc {
-                consumer,
-                provider_id: r.try_get("rp_id")?,
-                provider_uuid: r.try_get("rp_uuid")?,
-                class: r.try_get("rc_name")?,
-                used: 0,
-            })
+    );
+    tx.rows(query, &[Bind::from(uuid)], |row| {
+        Ok(Alloc {
+            consumer,
+            provider_id: row.required_int(0)?,
+            provider_uuid: row.required_text(1)?.to_owned(),
+            class: row.required_text(2)?.to_owned(),
+            used: 0,
         })
-        .collect()
+    })
+    .await
 }
 
 /// A provider's inventory of one class, with what is allocated from it.
@@ -419,7 +429,7 @@ struct Usage {
 /// whose generation moved.
 async fn set_allocations(
     store: &Store,
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tx: &mut Conn<'_>,
     consumers: &mut [(Consumer, Requested)],
     allocs: &[Alloc],
 ) -> Result<Vec<i64>, Attempt> {
@@ -433,26 +443,35 @@ async fn set_allocations(
     let rp_ids: BTreeSet<i64> = allocs.iter().map(|a| a.provider_id).collect();
     let rc_list = db::placeholder_list(rc_ids.len());
     let rp_list = db::placeholder_list(rp_ids.len());
+    let ids = |lists: &[&BTreeSet<i64>]| -> Vec<Bind> {
+        lists
+            .iter()
+            .flat_map(|ids| ids.iter().map(|id| Bind::Int(*id)))
+            .collect()
+    };
 
     // Usage before this write, to allow a change that leaves a provider
     // over capacity no worse than it was.
     let prev_query = d.placeholders(format!(
-        "SELECT resource_provider_id AS rp_id, resource_class_id AS rc_id, {} AS used \
+        "SELECT resource_provider_id, resource_class_id, {} \
          FROM allocations WHERE resource_class_id IN ({rc_list}) AND resource_provider_id IN ({rp_list}) \
          GROUP BY resource_provider_id, resource_class_id",
         d.int("SUM(used)")
     ));
-    let mut q = sqlx::query(&prev_query);
-    for id in rc_ids.iter().chain(&rp_ids) {
-        q = q.bind(*id);
-    }
-    let mut prev_usage: HashMap<(i64, i64), i64> = HashMap::new();
-    for row in q.fetch_all(&mut **tx).await? {
-        prev_usage.insert(
-            (row.try_get("rp_id")?, row.try_get("rc_id")?),
-            row.try_get::<Option<i64>, _>("used")?.unwrap_or(0),
-        );
-    }
+    let prev_usage = tx
+        .fold(
+            &prev_query,
+            &ids(&[&rc_ids, &rp_ids]),
+            HashMap::new(),
+            |prev: &mut HashMap<(i64, i64), i64>, row| {
+                prev.insert(
+                    (row.required_int(0)?, row.required_int(1)?),
+                    row.int(2)?.unwrap_or(0),
+                );
+                Ok(())
+            },
+        )
+        .await?;
 
     let consumer_uuids: BTreeSet<&str> = allocs
         .iter()
@@ -462,19 +481,14 @@ async fn set_allocations(
         "DELETE FROM allocations WHERE consumer_id IN ({})",
         db::placeholder_list(consumer_uuids.len())
     ));
-    let mut q = sqlx::query(&delete);
-    for uuid in &consumer_uuids {
-        q = q.bind(*uuid);
-    }
-    q.execute(&mut **tx).await?;
+    let binds: Vec<Bind> = consumer_uuids.iter().map(|u| Bind::from(*u)).collect();
+    tx.execute(&delete, &binds).await?;
 
     // Inventory, usage and generation in one statement: one consistent
     // view, whose generation guards the writes below.
     let usage_query = d.placeholders(format!(
-        "SELECT rp.id AS rp_id, rp.uuid AS rp_uuid, rp.generation AS generation, \
-         inv.resource_class_id AS rc_id, inv.total AS total, inv.reserved AS reserved, \
-         inv.allocation_ratio AS allocation_ratio, inv.min_unit AS min_unit, \
-         inv.max_unit AS max_unit, inv.step_size AS step_size, {} AS used \
+        "SELECT rp.id, rp.uuid, rp.generation, inv.resource_class_id, inv.total, inv.reserved, \
+         inv.allocation_ratio, inv.min_unit, inv.max_unit, inv.step_size, {} \
          FROM resource_providers rp \
          JOIN inventories inv ON rp.id = inv.resource_provider_id AND inv.resource_class_id IN ({rc_list}) \
          LEFT JOIN (SELECT resource_provider_id, resource_class_id, SUM(used) AS used FROM allocations \
@@ -484,50 +498,53 @@ async fn set_allocations(
          WHERE rp.id IN ({rp_list}) AND inv.resource_class_id IN ({rc_list})",
         d.int("usg.used")
     ));
-    let mut q = sqlx::query(&usage_query);
-    for id in rc_ids
-        .iter()
-        .chain(&rc_ids)
-        .chain(&rp_ids)
-        .chain(&rp_ids)
-        .chain(&rc_ids)
-    {
-        q = q.bind(*id);
-    }
-    let mut usage: HashMap<(i64, i64), Usage> = HashMap::new();
-    for row in q.fetch_all(&mut **tx).await? {
-        usage.insert(
-            (row.try_get("rp_id")?, row.try_get("rc_id")?),
-            Usage {
-                provider_uuid: row.try_get("rp_uuid")?,
-                generation: row.try_get::<Option<i64>, _>("generation")?.unwrap_or(0),
-                total: row.try_get("total")?,
-                reserved: row.try_get("reserved")?,
-                allocation_ratio: db::read_float(&row, "allocation_ratio")?,
-                min_unit: row.try_get("min_unit")?,
-                max_unit: row.try_get("max_unit")?,
-                step_size: row.try_get("step_size")?,
-                used: row.try_get::<Option<i64>, _>("used")?.unwrap_or(0),
+    let usage = tx
+        .fold(
+            &usage_query,
+            &ids(&[&rc_ids, &rc_ids, &rp_ids, &rp_ids, &rc_ids]),
+            HashMap::new(),
+            |usage: &mut HashMap<(i64, i64), Usage>, row| {
+                usage.insert(
+                    (row.required_int(0)?, row.required_int(3)?),
+                    Usage {
+                        provider_uuid: row.required_text(1)?.to_owned(),
+                        generation: row.int(2)?.unwrap_or(0),
+                        total: row.required_int(4)?,
+                        reserved: row.required_int(5)?,
+                        allocation_ratio: row.required_float(6)?,
+                        min_unit: row.required_int(7)?,
+                        max_unit: row.required_int(8)?,
+                        step_size: row.required_int(9)?,
+                        used: row.int(10)?.unwrap_or(0),
+                    },
+                );
+                Ok(())
             },
-        );
-    }
+        )
+        .await?;
     check_capacity(allocs, &class_ids, &usage, &prev_usage).map_err(Attempt::Failed)?;
 
-    let insert = d.placeholders(format!(
-        "INSERT INTO allocations (resource_provider_id, consumer_id, resource_class_id, used, created_at) \
-         VALUES (?, ?, ?, ?, {})",
-        d.timestamp_param()
-    ));
-    let now = db::now_text();
-    for a in allocs.iter().filter(|a| a.used > 0) {
-        sqlx::query(&insert)
-            .bind(a.provider_id)
-            .bind(consumers[a.consumer].0.uuid.as_str())
-            .bind(class_of(a))
-            .bind(a.used)
-            .bind(&now)
-            .execute(&mut **tx)
-            .await?;
+    // Every new allocation in one statement.
+    let kept: Vec<&Alloc> = allocs.iter().filter(|a| a.used > 0).collect();
+    if !kept.is_empty() {
+        let row = format!("(?, ?, ?, ?, {})", d.timestamp_param());
+        let insert = d.placeholders(format!(
+            "INSERT INTO allocations (resource_provider_id, consumer_id, resource_class_id, used, created_at) \
+             VALUES {}",
+            vec![row.as_str(); kept.len()].join(", ")
+        ));
+        let now = db::now_text();
+        let mut binds = Vec::with_capacity(kept.len() * 5);
+        for a in &kept {
+            binds.extend([
+                Bind::Int(a.provider_id),
+                Bind::from(consumers[a.consumer].0.uuid.as_str()),
+                Bind::Int(class_of(a)),
+                Bind::Int(a.used),
+                Bind::from(now.as_str()),
+            ]);
+        }
+        tx.execute(&insert, &binds).await?;
     }
 
     // Every provider involved, in id order (one lock order for all
@@ -544,7 +561,7 @@ async fn set_allocations(
         .collect();
     generations.sort_unstable();
     for (id, generation) in &generations {
-        if !provider::try_bump_generation(store, tx, *id, *generation).await? {
+        if !provider::try_bump_generation(store, &mut *tx, *id, *generation).await? {
             return Err(Attempt::Again);
         }
     }
@@ -559,11 +576,7 @@ async fn set_allocations(
             )));
         }
     }
-    let keeping: HashSet<usize> = allocs
-        .iter()
-        .filter(|a| a.used > 0)
-        .map(|a| a.consumer)
-        .collect();
+    let keeping: HashSet<usize> = kept.iter().map(|a| a.consumer).collect();
     let emptied: Vec<&str> = touched
         .iter()
         .filter(|i| !keeping.contains(i))
@@ -577,40 +590,32 @@ async fn set_allocations(
 /// (in the order asked) is an error.
 async fn class_ids(
     store: &Store,
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tx: &mut Conn<'_>,
     allocs: &[Alloc],
 ) -> Result<HashMap<String, i64>, Attempt> {
     let names: BTreeSet<&str> = allocs.iter().map(|a| a.class.as_str()).collect();
-    let found = class_ids_of(store, tx, &names).await?;
+    let query = store.dialect().placeholders(format!(
+        "SELECT id, name FROM resource_classes WHERE name IN ({})",
+        db::placeholder_list(names.len())
+    ));
+    let binds: Vec<Bind> = names.iter().map(|n| Bind::from(*n)).collect();
+    let found = tx
+        .fold(
+            &query,
+            &binds,
+            HashMap::new(),
+            |found: &mut HashMap<String, i64>, row| {
+                found.insert(row.required_text(1)?.to_owned(), row.required_int(0)?);
+                Ok(())
+            },
+        )
+        .await?;
     if let Some(missing) = allocs.iter().find(|a| !found.contains_key(&a.class)) {
         return Err(Attempt::Failed(WriteError::NoSuchResourceClass(
             missing.class.clone(),
         )));
     }
     Ok(found)
-}
-
-/// The ids of the resource classes `names` that exist.
-async fn class_ids_of(
-    store: &Store,
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
-    names: &BTreeSet<&str>,
-) -> Result<HashMap<String, i64>> {
-    if names.is_empty() {
-        return Ok(HashMap::new());
-    }
-    let query = store.dialect().placeholders(format!(
-        "SELECT id, name FROM resource_classes WHERE name IN ({})",
-        db::placeholder_list(names.len())
-    ));
-    let mut q = sqlx::query(&query);
-    for name in names {
-        q = q.bind(*name);
-    }
-    let rows = q.fetch_all(&mut **tx).await?;
-    rows.iter()
-        .map(|r| Ok((r.try_get("name")?, r.try_get("id")?)))
-        .collect()
 }
 
 /// Upstream's `_check_capacity_exceeded`, on what one statement read.
@@ -848,50 +853,56 @@ pub(crate) async fn delete_for_consumer(
     consumer_uuid: &str,
 ) -> Result<bool> {
     let tries = config.allocation_conflict_retry_count.max(1);
-    let mut last = None;
-    for _ in 0..tries {
-        match try_delete_for_consumer(store, consumer_uuid).await {
-            Err(Error::Db(e)) if db::is_transient(&e) => last = Some(e),
-            done => return done,
-        }
-    }
-    Err(Error::Db(last.unwrap_or(sqlx::Error::PoolTimedOut)))
+    let (owned_store, consumer_uuid) = (store.clone(), consumer_uuid.to_owned());
+    store
+        .writing(move |mut writer| async move {
+            let mut last = None;
+            for _ in 0..tries {
+                let mut tx = writer.begin().await?;
+                match try_delete_for_consumer(&owned_store, &mut tx.conn(), &consumer_uuid).await {
+                    Ok(deleted) => {
+                        tx.commit().await?;
+                        return Ok(deleted);
+                    }
+                    Err(e) if e.is_transient() => last = Some(e),
+                    Err(e) => return Err(e),
+                }
+            }
+            Err(last.unwrap_or(Error::Db(sqlx::Error::PoolTimedOut)))
+        })
+        .await
 }
 
-async fn try_delete_for_consumer(store: &Store, consumer_uuid: &str) -> Result<bool> {
-    let mut tx = store.begin().await?;
+async fn try_delete_for_consumer(
+    store: &Store,
+    tx: &mut Conn<'_>,
+    consumer_uuid: &str,
+) -> Result<bool> {
     // As upstream reads them: only allocations whose consumer, project
     // and user rows exist.
-    let rows = sqlx::query(sql!(
+    let query = sql!(
         store,
-        "SELECT a.id AS id FROM allocations a \
+        "SELECT a.id FROM allocations a \
          JOIN resource_providers rp ON a.resource_provider_id = rp.id \
          JOIN consumers c ON a.consumer_id = c.uuid \
          JOIN projects p ON c.project_id = p.id \
          JOIN users u ON c.user_id = u.id \
          WHERE a.consumer_id = ?"
-    ))
-    .bind(consumer_uuid)
-    .fetch_all(&mut *tx)
-    .await?;
-    if rows.is_empty() {
+    );
+    let ids = tx
+        .rows(query, &[Bind::from(consumer_uuid)], |row| {
+            row.required_int(0).map(Bind::Int)
+        })
+        .await?;
+    if ids.is_empty() {
         return Ok(false);
     }
-    let ids = rows
-        .iter()
-        .map(|r| r.try_get::<i64, _>("id"))
-        .collect::<Result<Vec<_>, _>>()?;
     let delete = store.dialect().placeholders(format!(
         "DELETE FROM allocations WHERE id IN ({})",
         db::placeholder_list(ids.len())
     ));
-    let mut q = sqlx::query(&delete);
-    for id in &ids {
-        q = q.bind(*id);
-    }
-    q.execute(&mut *tx).await?;
-    consumer::delete_if_no_allocations(store, &mut tx, &[consumer_uuid]).await?;
-    tx.commit().await?;
+    tx.execute(&delete, &ids).await?;
+    consumer::delete_if_no_allocations(store, tx, &[consumer_uuid]).await?;
     Ok(true)
 }
 

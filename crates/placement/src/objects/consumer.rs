@@ -7,9 +7,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use sqlx::Row;
-
-use crate::db::{self, Store, sql};
+use crate::db::{self, Bind, Columns, Conn, Store, sql};
 use crate::error::Result;
 
 /// A consumer as a write transaction read it.
@@ -36,30 +34,25 @@ const PROJECTS: (&str, &str) = ("projects", "external_id");
 const USERS: (&str, &str) = ("users", "external_id");
 const TYPES: (&str, &str) = ("consumer_types", "name");
 
-async fn ids_of<'c, E>(
+async fn ids_of(
     store: &Store,
-    conn: E,
+    conn: &mut Conn<'_>,
     (table, column): (&str, &str),
-    names: &[&String],
-) -> Result<HashMap<String, i64>>
-where
-    E: sqlx::Executor<'c, Database = sqlx::Any>,
-{
+    names: &[String],
+) -> Result<HashMap<String, i64>> {
     if names.is_empty() {
         return Ok(HashMap::new());
     }
     let query = store.dialect().placeholders(format!(
-        "SELECT id, {column} AS name FROM {table} WHERE {column} IN ({})",
+        "SELECT id, {column} FROM {table} WHERE {column} IN ({})",
         db::placeholder_list(names.len())
     ));
-    let mut q = sqlx::query(&query);
-    for name in names {
-        q = q.bind(name.as_str());
-    }
-    let rows = q.fetch_all(conn).await?;
-    rows.iter()
-        .map(|r| Ok((r.try_get("name")?, r.try_get("id")?)))
-        .collect()
+    let binds: Vec<Bind> = names.iter().map(|n| Bind::from(n.as_str())).collect();
+    conn.fold(&query, &binds, HashMap::new(), |ids, row| {
+        ids.insert(row.required_text(1)?.to_owned(), row.required_int(0)?);
+        Ok(())
+    })
+    .await
 }
 
 /// What a write needs: the names of the projects, users and consumer types
@@ -86,31 +79,30 @@ impl Wanted {
         for (kind, ((table, column), names)) in parts.iter().enumerate() {
             if !names.is_empty() {
                 selects.push(format!(
-                    "SELECT {kind} AS kind, id, {column} AS name FROM {table} WHERE {column} IN ({})",
+                    "SELECT {kind} AS kind, id, {column} FROM {table} WHERE {column} IN ({})",
                     db::placeholder_list(names.len())
                 ));
             }
         }
-        let mut owners = Owners::default();
         if selects.is_empty() {
-            return Ok(owners);
+            return Ok(Owners::default());
         }
         let query = store.dialect().placeholders(selects.join(" UNION ALL "));
-        let mut q = sqlx::query(&query);
-        for (_, names) in &parts {
-            for name in names.iter() {
-                q = q.bind(name.as_str());
-            }
-        }
-        for row in q.fetch_all(store.reader()).await? {
-            let found = match row.try_get::<i64, _>("kind")? {
-                0 => &mut owners.projects,
-                1 => &mut owners.users,
-                _ => &mut owners.types,
-            };
-            found.insert(row.try_get("name")?, row.try_get("id")?);
-        }
-        Ok(owners)
+        let binds: Vec<Bind> = parts
+            .iter()
+            .flat_map(|(_, names)| names.iter().map(|n| Bind::from(n.as_str())))
+            .collect();
+        Conn::from(store.reader())
+            .fold(&query, &binds, Owners::default(), |owners, row| {
+                let found = match row.required_int(0)? {
+                    0 => &mut owners.projects,
+                    1 => &mut owners.users,
+                    _ => &mut owners.types,
+                };
+                found.insert(row.required_text(2)?.to_owned(), row.required_int(1)?);
+                Ok(())
+            })
+            .await
     }
 
     /// Creates, in `tx`, those `known` lacks and returns every id. Call it
@@ -119,7 +111,7 @@ impl Wanted {
     pub(crate) async fn ensure(
         &self,
         store: &Store,
-        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        tx: &mut Conn<'_>,
         known: &Owners,
     ) -> Result<Owners> {
         let missing = |wanted: &BTreeSet<String>, have: &HashMap<String, i64>| -> Vec<String> {
@@ -139,24 +131,16 @@ impl Wanted {
         let mut owners = known.clone();
         owners
             .projects
-            .extend(ids_of(store, &mut **tx, PROJECTS, &refs(&projects)).await?);
-        owners
-            .users
-            .extend(ids_of(store, &mut **tx, USERS, &refs(&users)).await?);
-        owners
-            .types
-            .extend(ids_of(store, &mut **tx, TYPES, &refs(&types)).await?);
+            .extend(ids_of(store, tx, PROJECTS, &projects).await?);
+        owners.users.extend(ids_of(store, tx, USERS, &users).await?);
+        owners.types.extend(ids_of(store, tx, TYPES, &types).await?);
         Ok(owners)
     }
 }
 
-fn refs(names: &[String]) -> Vec<&String> {
-    names.iter().collect()
-}
-
 async fn insert_missing(
     store: &Store,
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tx: &mut Conn<'_>,
     (table, column): (&str, &str),
     names: &[String],
 ) -> Result<()> {
@@ -167,47 +151,44 @@ async fn insert_missing(
         &format!("?, {}", d.timestamp_param()),
     ));
     for name in names {
-        sqlx::query(&insert)
-            .bind(name.as_str())
-            .bind(db::now_text())
-            .execute(&mut **tx)
-            .await?;
+        tx.execute(
+            &insert,
+            &[Bind::from(name.as_str()), Bind::from(db::now_text())],
+        )
+        .await?;
     }
     Ok(())
 }
 
-fn row_to_consumer(row: &sqlx::any::AnyRow) -> Result<Consumer> {
+fn read_consumer(row: &dyn Columns) -> Result<Consumer> {
     Ok(Consumer {
-        id: row.try_get("id")?,
-        uuid: row.try_get("uuid")?,
-        project_id: row.try_get("project_id")?,
-        user_id: row.try_get("user_id")?,
-        generation: row.try_get::<Option<i64>, _>("generation")?.unwrap_or(0),
-        consumer_type_id: row.try_get("consumer_type_id")?,
+        id: row.required_int(0)?,
+        uuid: row.required_text(1)?.to_owned(),
+        project_id: row.required_int(2)?,
+        user_id: row.required_int(3)?,
+        generation: row.int(4)?.unwrap_or(0),
+        consumer_type_id: row.int(5)?,
     })
 }
 
 /// The consumer with `uuid`, read in `tx`.
-pub(crate) async fn find(
-    store: &Store,
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
-    uuid: &str,
-) -> Result<Option<Consumer>> {
-    let row = sqlx::query(sql!(
-        store,
-        "SELECT id, uuid, project_id, user_id, generation, consumer_type_id FROM consumers WHERE uuid = ?"
-    ))
-    .bind(uuid)
-    .fetch_optional(&mut **tx)
-    .await?;
-    row.as_ref().map(row_to_consumer).transpose()
+pub(crate) async fn find(store: &Store, tx: &mut Conn<'_>, uuid: &str) -> Result<Option<Consumer>> {
+    tx.row(
+        sql!(
+            store,
+            "SELECT id, uuid, project_id, user_id, generation, consumer_type_id FROM consumers WHERE uuid = ?"
+        ),
+        &[Bind::from(uuid)],
+        read_consumer,
+    )
+    .await
 }
 
 /// Creates a consumer with generation 0. A unique key violation (another
 /// transaction created it meanwhile) comes back as the database error.
 pub(crate) async fn create(
     store: &Store,
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tx: &mut Conn<'_>,
     uuid: &str,
     project_id: i64,
     user_id: i64,
@@ -218,17 +199,17 @@ pub(crate) async fn create(
         "INSERT INTO consumers (uuid, project_id, user_id, generation, consumer_type_id, created_at) VALUES (?, ?, ?, 0, ?, {})",
         d.timestamp_param()
     ));
-    let inserted = sqlx::query(&insert)
-        .bind(uuid)
-        .bind(project_id)
-        .bind(user_id)
-        .bind(consumer_type_id)
-        .bind(db::now_text())
-        .execute(&mut **tx)
-        .await?;
+    let binds = [
+        Bind::from(uuid),
+        Bind::from(project_id),
+        Bind::from(user_id),
+        Bind::from(consumer_type_id),
+        Bind::from(db::now_text()),
+    ];
+    let inserted = tx.execute(&insert, &binds).await?;
     // The row is what was just written; only its id is the database's.
     // SQLite and MySQL tell it; PostgreSQL does not, so read it back.
-    if let Some(id) = inserted.last_insert_id() {
+    if let Some(id) = inserted.last_insert_id {
         return Ok(Consumer {
             id,
             uuid: uuid.to_owned(),
@@ -250,7 +231,7 @@ pub(crate) async fn create(
 /// generation increment of the same write fails).
 pub(crate) async fn update_owner(
     store: &Store,
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tx: &mut Conn<'_>,
     consumer: &Consumer,
 ) -> Result<()> {
     let d = store.dialect();
@@ -258,15 +239,15 @@ pub(crate) async fn update_owner(
         "UPDATE consumers SET project_id = ?, user_id = ?, consumer_type_id = ?, updated_at = {} WHERE id = ? AND generation = ?",
         d.timestamp_param()
     ));
-    sqlx::query(&update)
-        .bind(consumer.project_id)
-        .bind(consumer.user_id)
-        .bind(consumer.consumer_type_id)
-        .bind(db::now_text())
-        .bind(consumer.id)
-        .bind(consumer.generation)
-        .execute(&mut **tx)
-        .await?;
+    let binds = [
+        Bind::from(consumer.project_id),
+        Bind::from(consumer.user_id),
+        Bind::from(consumer.consumer_type_id),
+        Bind::from(db::now_text()),
+        Bind::from(consumer.id),
+        Bind::from(consumer.generation),
+    ];
+    tx.execute(&update, &binds).await?;
     Ok(())
 }
 
@@ -274,7 +255,7 @@ pub(crate) async fn update_owner(
 /// `false` when another transaction changed it.
 pub(crate) async fn increment_generation(
     store: &Store,
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tx: &mut Conn<'_>,
     consumer: &mut Consumer,
 ) -> Result<bool> {
     let d = store.dialect();
@@ -282,14 +263,13 @@ pub(crate) async fn increment_generation(
         "UPDATE consumers SET generation = ?, updated_at = {} WHERE id = ? AND generation = ?",
         d.timestamp_param()
     ));
-    let done = sqlx::query(&update)
-        .bind(consumer.generation + 1)
-        .bind(db::now_text())
-        .bind(consumer.id)
-        .bind(consumer.generation)
-        .execute(&mut **tx)
-        .await?;
-    if done.rows_affected() == 1 {
+    let binds = [
+        Bind::from(consumer.generation + 1),
+        Bind::from(db::now_text()),
+        Bind::from(consumer.id),
+        Bind::from(consumer.generation),
+    ];
+    if tx.execute(&update, &binds).await?.rows_affected == 1 {
         consumer.generation += 1;
         Ok(true)
     } else {
@@ -300,7 +280,7 @@ pub(crate) async fn increment_generation(
 /// Deletes those of the consumers `uuids` that have no allocations left.
 pub(crate) async fn delete_if_no_allocations(
     store: &Store,
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tx: &mut Conn<'_>,
     uuids: &[&str],
 ) -> Result<()> {
     if uuids.is_empty() {
@@ -310,10 +290,7 @@ pub(crate) async fn delete_if_no_allocations(
         "DELETE FROM consumers WHERE uuid IN ({}) AND NOT EXISTS (SELECT 1 FROM allocations WHERE allocations.consumer_id = consumers.uuid)",
         db::placeholder_list(uuids.len())
     ));
-    let mut q = sqlx::query(&delete);
-    for uuid in uuids {
-        q = q.bind(*uuid);
-    }
-    q.execute(&mut **tx).await?;
+    let binds: Vec<Bind> = uuids.iter().map(|u| Bind::from(*u)).collect();
+    tx.execute(&delete, &binds).await?;
     Ok(())
 }

@@ -6,30 +6,25 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::SystemTime;
 
-use sqlx::Row;
-use sqlx::any::AnyRow;
+use std::sync::Arc;
 
-use crate::db::{self, Store, sql};
+use crate::db::{self, Bind, Columns, Conn, Store, sql};
 use crate::error::{Error, Result};
 use crate::objects::provider::{self, ProviderRef};
 
 /// The id of the resource class `name`, or `None`.
-pub(crate) async fn resource_class_id<'c, E>(
+pub(crate) async fn resource_class_id<'c>(
     store: &Store,
-    conn: E,
+    conn: impl Into<Conn<'c>>,
     name: &str,
-) -> Result<Option<i64>>
-where
-    E: sqlx::Executor<'c, Database = sqlx::Any>,
-{
-    let row = sqlx::query(sql!(
-        store,
-        "SELECT id FROM resource_classes WHERE name = ?"
-    ))
-    .bind(name)
-    .fetch_optional(conn)
-    .await?;
-    Ok(row.map(|r| r.try_get::<i64, _>("id")).transpose()?)
+) -> Result<Option<i64>> {
+    conn.into()
+        .row(
+            sql!(store, "SELECT id FROM resource_classes WHERE name = ?"),
+            &[Bind::from(name)],
+            |row| row.required_int(0),
+        )
+        .await
 }
 
 /// What an inventory of `total` with `reserved` and `allocation_ratio`
@@ -67,44 +62,41 @@ impl Inventory {
     }
 }
 
-fn row_to_inventory(row: &AnyRow) -> Result<Inventory> {
-    let stamp = |column: &str| -> Result<Option<SystemTime>> {
-        let text: Option<String> = row.try_get(column)?;
-        Ok(text.as_deref().and_then(db::parse_timestamp))
+fn read_inventory(row: &dyn Columns) -> Result<Inventory> {
+    let stamp = |column: usize| -> Result<Option<SystemTime>> {
+        Ok(row.text(column)?.and_then(db::parse_timestamp))
     };
     Ok(Inventory {
-        resource_class: row.try_get("resource_class")?,
-        total: row.try_get("total")?,
-        reserved: row.try_get("reserved")?,
-        min_unit: row.try_get("min_unit")?,
-        max_unit: row.try_get("max_unit")?,
-        step_size: row.try_get("step_size")?,
-        allocation_ratio: db::read_float(row, "allocation_ratio")?,
-        created_at: stamp("created_at")?,
-        updated_at: stamp("updated_at")?,
+        resource_class: row.required_text(0)?.to_owned(),
+        total: row.required_int(1)?,
+        reserved: row.required_int(2)?,
+        min_unit: row.required_int(3)?,
+        max_unit: row.required_int(4)?,
+        step_size: row.required_int(5)?,
+        allocation_ratio: row.required_float(6)?,
+        created_at: stamp(7)?,
+        updated_at: stamp(8)?,
     })
 }
 
 /// The inventories of the provider `provider_id`, by resource class id.
-pub(crate) async fn list<'c, E>(store: &Store, conn: E, provider_id: i64) -> Result<Vec<Inventory>>
-where
-    E: sqlx::Executor<'c, Database = sqlx::Any>,
-{
+pub(crate) async fn list<'c>(
+    store: &Store,
+    conn: impl Into<Conn<'c>>,
+    provider_id: i64,
+) -> Result<Vec<Inventory>> {
     let d = store.dialect();
     let query = d.placeholders(format!(
-        "SELECT rc.name AS resource_class, inv.total AS total, inv.reserved AS reserved, \
-         inv.min_unit AS min_unit, inv.max_unit AS max_unit, inv.step_size AS step_size, \
-         inv.allocation_ratio AS allocation_ratio, {} AS created_at, {} AS updated_at \
+        "SELECT rc.name, inv.total, inv.reserved, inv.min_unit, inv.max_unit, inv.step_size, \
+         inv.allocation_ratio, {}, {} \
          FROM inventories inv JOIN resource_classes rc ON rc.id = inv.resource_class_id \
          WHERE inv.resource_provider_id = ? ORDER BY inv.resource_class_id",
         d.timestamp_text("inv.created_at"),
         d.timestamp_text("inv.updated_at"),
     ));
-    let rows = sqlx::query(&query)
-        .bind(provider_id)
-        .fetch_all(conn)
-        .await?;
-    rows.iter().map(row_to_inventory).collect()
+    conn.into()
+        .rows(&query, &[Bind::Int(provider_id)], read_inventory)
+        .await
 }
 
 /// Why an inventory write failed (upstream's exceptions).
@@ -124,19 +116,13 @@ pub(crate) enum WriteError {
     Other(Error),
 }
 
-impl From<sqlx::Error> for WriteError {
-    fn from(e: sqlx::Error) -> Self {
-        if crate::db::is_transient(&e) {
-            WriteError::Concurrent
-        } else {
-            WriteError::Other(e.into())
-        }
-    }
-}
-
 impl From<Error> for WriteError {
     fn from(e: Error) -> Self {
-        WriteError::Other(e)
+        if e.is_transient() {
+            WriteError::Concurrent
+        } else {
+            WriteError::Other(e)
+        }
     }
 }
 
@@ -158,14 +144,16 @@ impl WriteError {
     }
 }
 
-pub(crate) type Tx = sqlx::Transaction<'static, sqlx::Any>;
-
 /// Resource class ids of `classes`, in order; the first unknown one fails.
-async fn class_ids(store: &Store, tx: &mut Tx, classes: &[&str]) -> Result<Vec<i64>, WriteError> {
+async fn class_ids(
+    store: &Store,
+    tx: &mut Conn<'_>,
+    classes: &[&str],
+) -> Result<Vec<i64>, WriteError> {
     let mut ids = Vec::with_capacity(classes.len());
     for class in classes {
         ids.push(
-            resource_class_id(store, &mut **tx, class)
+            resource_class_id(store, &mut *tx, class)
                 .await?
                 .ok_or_else(|| WriteError::ResourceClassNotFound((*class).to_owned()))?,
         );
@@ -174,46 +162,35 @@ async fn class_ids(store: &Store, tx: &mut Tx, classes: &[&str]) -> Result<Vec<i
 }
 
 /// The resource class ids the provider has inventory of.
-async fn existing_classes(
-    store: &Store,
-    tx: &mut Tx,
-    provider_id: i64,
-) -> Result<Vec<i64>, sqlx::Error> {
-    let rows = sqlx::query(sql!(
-        store,
-        "SELECT resource_class_id FROM inventories WHERE resource_provider_id = ?"
-    ))
-    .bind(provider_id)
-    .fetch_all(&mut **tx)
-    .await?;
-    rows.iter()
-        .map(|r| r.try_get::<i64, _>("resource_class_id"))
-        .collect()
+async fn existing_classes(store: &Store, tx: &mut Conn<'_>, provider_id: i64) -> Result<Vec<i64>> {
+    tx.rows(
+        sql!(
+            store,
+            "SELECT resource_class_id FROM inventories WHERE resource_provider_id = ?"
+        ),
+        &[Bind::Int(provider_id)],
+        |row| row.required_int(0),
+    )
+    .await
 }
 
 /// Used amounts of the provider by resource class id.
-async fn usage(
-    store: &Store,
-    tx: &mut Tx,
-    provider_id: i64,
-) -> Result<HashMap<i64, i64>, sqlx::Error> {
+async fn usage(store: &Store, tx: &mut Conn<'_>, provider_id: i64) -> Result<HashMap<i64, i64>> {
     let query = store.dialect().placeholders(format!(
-        "SELECT resource_class_id, {} AS used FROM allocations \
+        "SELECT resource_class_id, {} FROM allocations \
          WHERE resource_provider_id = ? GROUP BY resource_class_id",
         store.dialect().int("SUM(used)")
     ));
-    let rows = sqlx::query(&query)
-        .bind(provider_id)
-        .fetch_all(&mut **tx)
-        .await?;
-    rows.iter()
-        .map(|r| {
-            Ok((
-                r.try_get::<i64, _>("resource_class_id")?,
-                r.try_get::<Option<i64>, _>("used")?.unwrap_or(0),
-            ))
-        })
-        .collect()
+    tx.fold(
+        &query,
+        &[Bind::Int(provider_id)],
+        HashMap::new(),
+        |used: &mut HashMap<i64, i64>, row| {
+            used.insert(row.required_int(0)?, row.int(1)?.unwrap_or(0));
+            Ok(())
+        },
+    )
+    .await
 }
 
 /// `InUse` when any of `to_delete` (class id to name) has allocations.
@@ -236,18 +213,18 @@ fn check_unused(
 /// Deletes the provider's inventory of the classes `to_delete`.
 async fn delete_classes(
     store: &Store,
-    tx: &mut Tx,
+    tx: &mut Conn<'_>,
     provider_id: i64,
     to_delete: &BTreeMap<i64, String>,
 ) -> Result<(), WriteError> {
     for id in to_delete.keys() {
-        sqlx::query(sql!(
-            store,
-            "DELETE FROM inventories WHERE resource_provider_id = ? AND resource_class_id = ?"
-        ))
-        .bind(provider_id)
-        .bind(*id)
-        .execute(&mut **tx)
+        tx.execute(
+            sql!(
+                store,
+                "DELETE FROM inventories WHERE resource_provider_id = ? AND resource_class_id = ?"
+            ),
+            &[Bind::Int(provider_id), Bind::Int(*id)],
+        )
         .await?;
     }
     Ok(())
@@ -255,7 +232,7 @@ async fn delete_classes(
 
 async fn insert(
     store: &Store,
-    tx: &mut Tx,
+    tx: &mut Conn<'_>,
     provider_id: i64,
     class_id: i64,
     inv: &Inventory,
@@ -267,23 +244,20 @@ async fn insert(
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, {})",
         d.timestamp_param()
     ));
-    let done = sqlx::query(&query)
-        .bind(provider_id)
-        .bind(class_id)
-        .bind(inv.total)
-        .bind(inv.reserved)
-        .bind(inv.min_unit)
-        .bind(inv.max_unit)
-        .bind(inv.step_size)
-        .bind(inv.allocation_ratio)
-        .bind(db::now_text())
-        .execute(&mut **tx)
-        .await;
-    match done {
+    let binds = [
+        Bind::Int(provider_id),
+        Bind::Int(class_id),
+        Bind::Int(inv.total),
+        Bind::Int(inv.reserved),
+        Bind::Int(inv.min_unit),
+        Bind::Int(inv.max_unit),
+        Bind::Int(inv.step_size),
+        Bind::Float(inv.allocation_ratio),
+        Bind::from(db::now_text()),
+    ];
+    match tx.execute(&query, &binds).await {
         Ok(_) => Ok(()),
-        Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
-            Err(WriteError::Exists(inv.resource_class.clone()))
-        }
+        Err(e) if e.is_unique_violation() => Err(WriteError::Exists(inv.resource_class.clone())),
         Err(e) => Err(e.into()),
     }
 }
@@ -292,7 +266,7 @@ async fn insert(
 /// exceed the new capacity.
 async fn update_record(
     store: &Store,
-    tx: &mut Tx,
+    tx: &mut Conn<'_>,
     (provider_id, uuid): (i64, &str),
     class_id: i64,
     inv: &Inventory,
@@ -312,23 +286,45 @@ async fn update_record(
          WHERE resource_provider_id = ? AND resource_class_id = ?",
         d.timestamp_param()
     ));
-    let done = sqlx::query(&query)
-        .bind(inv.total)
-        .bind(inv.reserved)
-        .bind(inv.min_unit)
-        .bind(inv.max_unit)
-        .bind(inv.step_size)
-        .bind(inv.allocation_ratio)
-        .bind(db::now_text())
-        .bind(provider_id)
-        .bind(class_id)
-        .execute(&mut **tx)
-        .await?;
-    if done.rows_affected() == 0 {
+    let binds = [
+        Bind::Int(inv.total),
+        Bind::Int(inv.reserved),
+        Bind::Int(inv.min_unit),
+        Bind::Int(inv.max_unit),
+        Bind::Int(inv.step_size),
+        Bind::Float(inv.allocation_ratio),
+        Bind::from(db::now_text()),
+        Bind::Int(provider_id),
+        Bind::Int(class_id),
+    ];
+    if tx.execute(&query, &binds).await?.rows_affected == 0 {
         return Err(WriteError::NoInventory(inv.resource_class.clone()));
     }
     Ok(())
 }
+
+/// Runs `work` in one write transaction (see [`Store::writing`]) and
+/// commits it.
+async fn in_transaction<T, F>(store: &Store, work: F) -> Result<T, WriteError>
+where
+    T: Send + 'static,
+    F: for<'a> FnOnce(&'a Store, &'a mut Conn<'a>) -> InventoryWork<'a, T> + Send + 'static,
+{
+    let owned = store.clone();
+    store
+        .writing(move |mut writer| async move {
+            let mut tx = writer.begin().await?;
+            let mut conn = tx.conn();
+            let done = work(&owned, &mut conn).await?;
+            tx.commit().await?;
+            Ok(done)
+        })
+        .await
+}
+
+/// The work of one inventory write, as [`in_transaction`] runs it.
+type InventoryWork<'a, T> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, WriteError>> + Send + 'a>>;
 
 /// Adds one inventory the provider lacks; returns the new generation.
 pub(crate) async fn add(
@@ -336,18 +332,22 @@ pub(crate) async fn add(
     provider: &ProviderRef,
     inv: &Inventory,
 ) -> Result<i64, WriteError> {
-    let mut tx = store.begin().await?;
-    let class_id = class_ids(store, &mut tx, &[inv.resource_class.as_str()]).await?[0];
-    if existing_classes(store, &mut tx, provider.id)
-        .await?
-        .contains(&class_id)
-    {
-        return Err(WriteError::Exists(inv.resource_class.clone()));
-    }
-    let generation = bump(store, &mut tx, provider).await?;
-    insert(store, &mut tx, provider.id, class_id, inv).await?;
-    tx.commit().await?;
-    Ok(generation)
+    let (provider, inv) = (provider.clone(), inv.clone());
+    in_transaction(store, move |store, tx| {
+        Box::pin(async move {
+            let class_id = class_ids(store, tx, &[inv.resource_class.as_str()]).await?[0];
+            if existing_classes(store, tx, provider.id)
+                .await?
+                .contains(&class_id)
+            {
+                return Err(WriteError::Exists(inv.resource_class.clone()));
+            }
+            let generation = bump(store, tx, &provider).await?;
+            insert(store, tx, provider.id, class_id, &inv).await?;
+            Ok(generation)
+        })
+    })
+    .await
 }
 
 /// Replaces one inventory the provider has; returns the new generation.
@@ -356,27 +356,31 @@ pub(crate) async fn update(
     provider: &ProviderRef,
     inv: &Inventory,
 ) -> Result<i64, WriteError> {
-    let mut tx = store.begin().await?;
-    let class_id = class_ids(store, &mut tx, &[inv.resource_class.as_str()]).await?[0];
-    if !existing_classes(store, &mut tx, provider.id)
-        .await?
-        .contains(&class_id)
-    {
-        return Err(WriteError::NoInventory(inv.resource_class.clone()));
-    }
-    let used = usage(store, &mut tx, provider.id).await?;
-    let generation = bump(store, &mut tx, provider).await?;
-    update_record(
-        store,
-        &mut tx,
-        (provider.id, &provider.uuid),
-        class_id,
-        inv,
-        &used,
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(generation)
+    let (provider, inv) = (provider.clone(), inv.clone());
+    in_transaction(store, move |store, tx| {
+        Box::pin(async move {
+            let class_id = class_ids(store, tx, &[inv.resource_class.as_str()]).await?[0];
+            if !existing_classes(store, tx, provider.id)
+                .await?
+                .contains(&class_id)
+            {
+                return Err(WriteError::NoInventory(inv.resource_class.clone()));
+            }
+            let used = usage(store, tx, provider.id).await?;
+            let generation = bump(store, tx, &provider).await?;
+            update_record(
+                store,
+                tx,
+                (provider.id, &provider.uuid),
+                class_id,
+                &inv,
+                &used,
+            )
+            .await?;
+            Ok(generation)
+        })
+    })
+    .await
 }
 
 /// Deletes the provider's inventory of `class`; returns the new
@@ -386,23 +390,27 @@ pub(crate) async fn delete(
     provider: &ProviderRef,
     class: &str,
 ) -> Result<i64, WriteError> {
-    let mut tx = store.begin().await?;
-    let class_id = class_ids(store, &mut tx, &[class]).await?[0];
-    if !existing_classes(store, &mut tx, provider.id)
-        .await?
-        .contains(&class_id)
-    {
-        return Err(WriteError::NoInventory(class.to_owned()));
-    }
-    let used = usage(store, &mut tx, provider.id).await?;
-    let to_delete = BTreeMap::from([(class_id, class.to_owned())]);
-    check_unused(&to_delete, &used)?;
-    // The provider's row is locked before its inventory rows, as by every
-    // writer.
-    let generation = bump(store, &mut tx, provider).await?;
-    delete_classes(store, &mut tx, provider.id, &to_delete).await?;
-    tx.commit().await?;
-    Ok(generation)
+    let (provider, class) = (provider.clone(), class.to_owned());
+    in_transaction(store, move |store, tx| {
+        Box::pin(async move {
+            let class_id = class_ids(store, tx, &[class.as_str()]).await?[0];
+            if !existing_classes(store, tx, provider.id)
+                .await?
+                .contains(&class_id)
+            {
+                return Err(WriteError::NoInventory(class.clone()));
+            }
+            let used = usage(store, tx, provider.id).await?;
+            let to_delete = BTreeMap::from([(class_id, class.clone())]);
+            check_unused(&to_delete, &used)?;
+            // The provider's row is locked before its inventory rows, as by
+            // every writer.
+            let generation = bump(store, tx, &provider).await?;
+            delete_classes(store, tx, provider.id, &to_delete).await?;
+            Ok(generation)
+        })
+    })
+    .await
 }
 
 /// Makes `inventories` the provider's whole inventory: adds, updates and
@@ -412,14 +420,18 @@ pub(crate) async fn replace(
     provider: &ProviderRef,
     inventories: &[Inventory],
 ) -> Result<i64, WriteError> {
-    let mut tx = store.begin().await?;
-    let plan = Replacement::plan(store, &mut tx, provider.id, inventories).await?;
-    // The provider's row is locked before its inventory rows, as by every
-    // writer.
-    let generation = bump(store, &mut tx, provider).await?;
-    plan.apply(store, &mut tx, &provider.uuid).await?;
-    tx.commit().await?;
-    Ok(generation)
+    let (provider, inventories) = (provider.clone(), Arc::new(inventories.to_vec()));
+    in_transaction(store, move |store, tx| {
+        Box::pin(async move {
+            let plan = Replacement::plan(store, tx, provider.id, &inventories).await?;
+            // The provider's row is locked before its inventory rows, as by
+            // every writer.
+            let generation = bump(store, tx, &provider).await?;
+            plan.apply(store, tx, &provider.uuid).await?;
+            Ok(generation)
+        })
+    })
+    .await
 }
 
 /// A provider's whole inventory about to be replaced, read and checked in
@@ -439,7 +451,7 @@ impl<'a> Replacement<'a> {
     /// Fails when a class does not exist or a class to remove is in use.
     pub(crate) async fn plan(
         store: &Store,
-        tx: &mut Tx,
+        tx: &mut Conn<'_>,
         provider_id: i64,
         inventories: &'a [Inventory],
     ) -> Result<Replacement<'a>, WriteError> {
@@ -475,7 +487,7 @@ impl<'a> Replacement<'a> {
     pub(crate) async fn apply(
         &self,
         store: &Store,
-        tx: &mut Tx,
+        tx: &mut Conn<'_>,
         uuid: &str,
     ) -> Result<(), WriteError> {
         delete_classes(store, tx, self.provider_id, &self.to_delete).await?;
@@ -499,18 +511,22 @@ impl<'a> Replacement<'a> {
 }
 
 /// Every resource class name by id.
-async fn class_names(store: &Store, tx: &mut Tx) -> Result<HashMap<i64, String>, sqlx::Error> {
-    let rows = sqlx::query(sql!(store, "SELECT id, name FROM resource_classes"))
-        .fetch_all(&mut **tx)
-        .await?;
-    rows.iter()
-        .map(|r| Ok((r.try_get::<i64, _>("id")?, r.try_get::<String, _>("name")?)))
-        .collect()
+async fn class_names(store: &Store, tx: &mut Conn<'_>) -> Result<HashMap<i64, String>> {
+    tx.fold(
+        sql!(store, "SELECT id, name FROM resource_classes"),
+        &[],
+        HashMap::new(),
+        |names: &mut HashMap<i64, String>, row| {
+            names.insert(row.required_int(0)?, row.required_text(1)?.to_owned());
+            Ok(())
+        },
+    )
+    .await
 }
 
 /// Moves the provider's generation on from the one the caller read.
-async fn bump(store: &Store, tx: &mut Tx, provider: &ProviderRef) -> Result<i64, WriteError> {
-    provider::bump_generation(store, tx, provider, provider.generation)
+async fn bump(store: &Store, tx: &mut Conn<'_>, provider: &ProviderRef) -> Result<i64, WriteError> {
+    provider::bump_generation(store, &mut *tx, provider, provider.generation)
         .await
         .map_err(|e| match e {
             Error::Api(_) => WriteError::Concurrent,

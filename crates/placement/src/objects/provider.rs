@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use crate::db::{self, Bind, Columns, Store, sql};
+use crate::db::{self, Bind, Columns, Conn, Store, sql};
 use crate::error::{Error, Result, code};
 
 /// The identity of a provider and its current generation.
@@ -19,49 +19,40 @@ pub(crate) struct ProviderRef {
     pub(crate) generation: i64,
 }
 
-/// The provider with `uuid`, read within `conn` (a transaction or a pool
-/// connection), or `None`.
-pub(crate) async fn find<'c, E>(store: &Store, conn: E, uuid: &str) -> Result<Option<ProviderRef>>
-where
-    E: sqlx::Executor<'c, Database = sqlx::Any>,
-{
-    let row = sqlx::query(sql!(
-        store,
-        "SELECT id, uuid, generation FROM resource_providers WHERE uuid = ?"
-    ))
-    .bind(uuid)
-    .fetch_optional(conn)
-    .await?;
-    row.map(|row| {
-        Ok(ProviderRef {
-            id: row.try_get("id")?,
-            uuid: row.try_get("uuid")?,
-            generation: row.try_get::<Option<i64>, _>("generation")?.unwrap_or(0),
-        })
-    })
-    .transpose()
+/// The provider with `uuid`, read within `conn` (a transaction or a pool),
+/// or `None`.
+pub(crate) async fn find<'c>(
+    store: &Store,
+    conn: impl Into<Conn<'c>>,
+    uuid: &str,
+) -> Result<Option<ProviderRef>> {
+    conn.into()
+        .row(
+            sql!(
+                store,
+                "SELECT id, uuid, generation FROM resource_providers WHERE uuid = ?"
+            ),
+            &[Bind::from(uuid)],
+            |row| {
+                Ok(ProviderRef {
+                    id: row.required_int(0)?,
+                    uuid: row.required_text(1)?.to_owned(),
+                    generation: row.int(2)?.unwrap_or(0),
+                })
+            },
+        )
+        .await
 }
 
 /// Moves the provider's generation from `expected` to the next one, in the
 /// transaction `tx`; 409 when someone changed it meanwhile.
-pub(crate) async fn bump_generation(
+pub(crate) async fn bump_generation<'c>(
     store: &Store,
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tx: impl Into<Conn<'c>>,
     provider: &ProviderRef,
     expected: i64,
 ) -> Result<i64> {
-    let update = store.dialect().placeholders(format!(
-        "UPDATE resource_providers SET generation = ?, updated_at = {} WHERE id = ? AND generation = ?",
-        store.dialect().timestamp_param()
-    ));
-    let done = sqlx::query(&update)
-        .bind(expected + 1)
-        .bind(crate::db::now_text())
-        .bind(provider.id)
-        .bind(expected)
-        .execute(&mut **tx)
-        .await?;
-    if done.rows_affected() == 1 {
+    if try_bump_generation(store, tx, provider.id, expected).await? {
         Ok(expected + 1)
     } else {
         Err(concurrent_update(&provider.uuid))
@@ -79,9 +70,9 @@ pub(crate) fn concurrent_update(uuid: &str) -> Error {
 /// Moves the generation of the provider with id `id` from `expected` to
 /// the next one, in `tx`; `false` (nothing changed) when another
 /// transaction changed it meanwhile, for callers that try again.
-pub(crate) async fn try_bump_generation(
+pub(crate) async fn try_bump_generation<'c>(
     store: &Store,
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tx: impl Into<Conn<'c>>,
     id: i64,
     expected: i64,
 ) -> Result<bool> {
@@ -89,14 +80,13 @@ pub(crate) async fn try_bump_generation(
         "UPDATE resource_providers SET generation = ?, updated_at = {} WHERE id = ? AND generation = ?",
         store.dialect().timestamp_param()
     ));
-    let done = sqlx::query(&update)
-        .bind(expected + 1)
-        .bind(crate::db::now_text())
-        .bind(id)
-        .bind(expected)
-        .execute(&mut **tx)
-        .await?;
-    Ok(done.rows_affected() == 1)
+    let binds = [
+        Bind::from(expected + 1),
+        Bind::from(db::now_text()),
+        Bind::from(id),
+        Bind::from(expected),
+    ];
+    Ok(tx.into().execute(&update, &binds).await?.rows_affected == 1)
 }
 
 /// A provider as the API shows it, with its place in its tree.
@@ -898,7 +888,7 @@ pub(crate) async fn update(
 /// an allocation written meanwhile (which moves it) makes it a conflict.
 pub(crate) async fn delete(store: &Store, uuid: &str) -> Result<(), WriteError> {
     let mut tx = store.begin().await?;
-    let me = find(store, &mut *tx, uuid)
+    let me = find(store, &mut tx, uuid)
         .await?
         .ok_or(WriteError::NotFound)?;
     let child = sqlx::query(sql!(

@@ -5,10 +5,10 @@
 //! replaced, then the inventory is set to what is asked (which fails if
 //! allocations still use a class being removed).
 
-use crate::db::Store;
+use crate::db::{Conn, Store};
 use crate::error::{Error, code};
 use crate::objects::allocation::{Attempt, PROVIDERS_CHANGED, WriteError};
-use crate::objects::inventory::{self, Inventory, Replacement, Tx};
+use crate::objects::inventory::{self, Inventory, Replacement};
 use crate::objects::provider;
 
 /// The inventories one provider should have after a reshape.
@@ -32,13 +32,13 @@ pub(crate) struct Reshaped<'a> {
 /// Finds every provider and checks the generation the client gave.
 pub(crate) async fn lookup<'a>(
     store: &Store,
-    tx: &mut Tx,
+    tx: &mut Conn<'_>,
     replacements: &'a [InventoryReplacement],
 ) -> Result<Vec<Reshaped<'a>>, WriteError> {
     let mut out = Vec::with_capacity(replacements.len());
     for r in replacements {
         let uuid = &r.provider_uuid;
-        let Some(rp) = provider::find(store, &mut **tx, uuid).await? else {
+        let Some(rp) = provider::find(store, &mut *tx, uuid).await? else {
             return Err(WriteError::Done(
                 Error::bad_request(format!(
                     "Resource provider {uuid} in inventories not found: No resource provider with uuid {uuid} found"
@@ -68,7 +68,7 @@ pub(crate) async fn lookup<'a>(
 /// of its inventories and those asked (the asked ones win).
 pub(crate) async fn set_interim(
     store: &Store,
-    tx: &mut Tx,
+    tx: &mut Conn<'_>,
     reshaped: &mut [Reshaped<'_>],
 ) -> Result<(), Attempt> {
     for rp in reshaped.iter_mut() {
@@ -76,7 +76,7 @@ pub(crate) async fn set_interim(
         if rp.replacement.inventories.is_empty() {
             continue;
         }
-        let mut union = inventory::list(store, &mut **tx, rp.id).await?;
+        let mut union = inventory::list(store, &mut *tx, rp.id).await?;
         for asked in &rp.replacement.inventories {
             match union
                 .iter_mut()
@@ -103,7 +103,7 @@ pub(crate) fn note_bumped(reshaped: &mut [Reshaped<'_>], bumped: &[i64]) {
 /// The final step: each provider gets exactly the inventories asked.
 pub(crate) async fn set_final(
     store: &Store,
-    tx: &mut Tx,
+    tx: &mut Conn<'_>,
     reshaped: &mut [Reshaped<'_>],
 ) -> Result<(), Attempt> {
     for rp in reshaped.iter_mut() {
@@ -117,7 +117,7 @@ pub(crate) async fn set_final(
 /// `records` and moves its generation.
 async fn set_inventory(
     store: &Store,
-    tx: &mut Tx,
+    tx: &mut Conn<'_>,
     rp: &mut Reshaped<'_>,
     records: &[Inventory],
 ) -> Result<(), Attempt> {
@@ -142,7 +142,7 @@ async fn set_inventory(
         inventory::WriteError::Concurrent => Attempt::Again,
         inventory::WriteError::Other(e) => Attempt::Failed(WriteError::Done(e)),
     })?;
-    if !provider::try_bump_generation(store, tx, rp.id, rp.generation).await? {
+    if !provider::try_bump_generation(store, &mut *tx, rp.id, rp.generation).await? {
         return Err(Attempt::Failed(WriteError::Concurrent(
             PROVIDERS_CHANGED.to_owned(),
         )));

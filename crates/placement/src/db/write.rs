@@ -1,0 +1,162 @@
+//! Write transactions: on the `Any` write pool, or, for an SQLite file,
+//! on the SQLite driver's own connection on a blocking thread.
+//!
+//! Through sqlx, every statement of an SQLite transaction is a round trip
+//! to the driver's worker thread and back; a write of a dozen statements
+//! spent most of its time in those hand-overs while it held the one write
+//! lock. [`Store::writing`] instead runs the whole of a write's work on one
+//! blocking thread, where each statement is a plain call, and keeps the
+//! write pool's connection meanwhile so that the two never write at once.
+
+use std::future::Future;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags};
+use sqlx::AnyPool;
+
+use super::Store;
+use super::conn::{Conn, lock};
+use super::sqlite_read::shutting_down;
+use crate::error::{Error, Result};
+
+/// The SQLite driver's own write connection to one file.
+pub(crate) struct SqliteWriter {
+    conn: Mutex<Connection>,
+}
+
+impl std::fmt::Debug for SqliteWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteWriter").finish_non_exhaustive()
+    }
+}
+
+impl SqliteWriter {
+    /// Opens the file at `path` (which exists, in WAL mode) for writing,
+    /// with the settings of the `Any` pools' connections.
+    pub(crate) fn open(path: &Path) -> rusqlite::Result<SqliteWriter> {
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(Duration::from_secs(30))?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "foreign_keys", false)?;
+        conn.set_prepared_statement_cache_capacity(64);
+        Ok(SqliteWriter {
+            conn: Mutex::new(conn),
+        })
+    }
+}
+
+/// Begins the write transactions of one [`Store::writing`].
+pub(crate) enum Writer {
+    Any(AnyPool),
+    Sqlite(Arc<SqliteWriter>),
+}
+
+impl Writer {
+    /// Begins a transaction (on SQLite, taking the write lock at once, so
+    /// that it never fails half-way for want of it).
+    ///
+    /// # Errors
+    ///
+    /// No connection could be had, or the lock not taken in time.
+    pub(crate) async fn begin(&mut self) -> Result<Transaction<'_>> {
+        match self {
+            Writer::Any(pool) => Ok(Transaction::Any(pool.begin().await?)),
+            Writer::Sqlite(writer) => {
+                lock(&writer.conn).execute_batch("BEGIN IMMEDIATE")?;
+                Ok(Transaction::Sqlite(SqliteTransaction {
+                    conn: &writer.conn,
+                    open: true,
+                }))
+            }
+        }
+    }
+}
+
+/// One write transaction; dropped without [`Transaction::commit`], it is
+/// rolled back.
+pub(crate) enum Transaction<'w> {
+    Any(sqlx::Transaction<'static, sqlx::Any>),
+    Sqlite(SqliteTransaction<'w>),
+}
+
+/// A transaction begun on [`SqliteWriter`]'s connection.
+pub(crate) struct SqliteTransaction<'w> {
+    conn: &'w Mutex<Connection>,
+    open: bool,
+}
+
+impl Drop for SqliteTransaction<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            // Fails only when there is no transaction left to roll back.
+            let _ = lock(self.conn).execute_batch("ROLLBACK");
+        }
+    }
+}
+
+impl Transaction<'_> {
+    /// Where the transaction's statements run.
+    pub(crate) fn conn(&mut self) -> Conn<'_> {
+        match self {
+            Transaction::Any(tx) => Conn::Tx(tx),
+            Transaction::Sqlite(tx) => Conn::Sqlite(tx.conn),
+        }
+    }
+
+    /// Commits the transaction.
+    ///
+    /// # Errors
+    ///
+    /// The database failed to commit; nothing was written.
+    pub(crate) async fn commit(self) -> Result<()> {
+        match self {
+            Transaction::Any(tx) => Ok(tx.commit().await?),
+            Transaction::Sqlite(mut tx) => {
+                lock(tx.conn).execute_batch("COMMIT")?;
+                tx.open = false;
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Store {
+    /// Runs `work`, which writes through the [`Writer`] it is given. For
+    /// an SQLite file, `work` runs on a blocking thread with the SQLite
+    /// driver's own connection (its statements never wait on another
+    /// thread), holding the write pool's one connection meanwhile, so that
+    /// it never writes beside a transaction of that pool. Elsewhere it
+    /// runs here, on the write pool.
+    ///
+    /// # Errors
+    ///
+    /// Those of `work`, and a failure to take the write pool's connection.
+    pub(crate) async fn writing<T, E, F, Fut>(&self, work: F) -> Result<T, E>
+    where
+        F: FnOnce(Writer) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<T, E>> + Send,
+        T: Send + 'static,
+        E: From<Error> + Send + 'static,
+    {
+        let Some(writer) = self.sqlite_write.clone() else {
+            return work(Writer::Any(self.write.clone())).await;
+        };
+        let lock = self.write.acquire().await.map_err(Error::from)?;
+        let runtime = tokio::runtime::Handle::current();
+        let done =
+            tokio::task::spawn_blocking(move || runtime.block_on(work(Writer::Sqlite(writer))))
+                .await;
+        drop(lock);
+        match done {
+            Ok(result) => result,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            // Blocking tasks are only cancelled when the runtime shuts down.
+            Err(_) => Err(shutting_down().into()),
+        }
+    }
+}
