@@ -7,7 +7,7 @@ use std::sync::{Mutex, PoisonError};
 
 use sqlx::AnyPool;
 
-use super::rows::{Bind, Columns, bind_all};
+use super::rows::{Bind, Columns, bind_all, fold_sqlite};
 use crate::error::Result;
 
 /// Where a statement runs. Text is written for the store's dialect (as
@@ -83,15 +83,7 @@ impl Conn<'_> {
         let rows = match self {
             Conn::Pool(pool) => query().fetch_all(*pool).await?,
             Conn::Tx(tx) => query().fetch_all(&mut ***tx).await?,
-            Conn::Sqlite(conn) => {
-                let conn = lock(conn);
-                let mut statement = conn.prepare_cached(sql)?;
-                let mut rows = statement.query(rusqlite::params_from_iter(binds))?;
-                while let Some(row) = rows.next()? {
-                    step(&mut acc, row)?;
-                }
-                return Ok(acc);
-            }
+            Conn::Sqlite(conn) => return fold_sqlite(&lock(conn), sql, binds, acc, step),
         };
         for row in &rows {
             step(&mut acc, row)?;

@@ -419,21 +419,36 @@ fn sqlite_pool(size: u32) -> AnyPoolOptions {
 ///
 /// # Errors
 ///
-/// Fails when the column is missing or not a number.
-pub(crate) fn read_float(row: &sqlx::any::AnyRow, column: &str) -> Result<f64, sqlx::Error> {
+/// Fails when the column is missing, NULL or not a number.
+pub(crate) fn read_float<I>(row: &sqlx::any::AnyRow, column: I) -> Result<f64, sqlx::Error>
+where
+    I: sqlx::ColumnIndex<sqlx::any::AnyRow> + Copy + std::fmt::Display,
+{
+    read_optional_float(row, column)?.ok_or_else(|| sqlx::Error::ColumnDecode {
+        index: column.to_string(),
+        source: "unexpected NULL".into(),
+    })
+}
+
+/// [`read_float`], `None` for NULL.
+pub(crate) fn read_optional_float<I>(
+    row: &sqlx::any::AnyRow,
+    column: I,
+) -> Result<Option<f64>, sqlx::Error>
+where
+    I: sqlx::ColumnIndex<sqlx::any::AnyRow> + Copy,
+{
     use sqlx::Row;
-    if let Ok(single) = row.try_get::<f32, _>(column) {
-        return Ok(single
-            .to_string()
-            .parse::<f64>()
-            .unwrap_or(f64::from(single)));
+    if let Ok(single) = row.try_get::<Option<f32>, _>(column) {
+        return Ok(single.map(|s| s.to_string().parse::<f64>().unwrap_or(f64::from(s))));
     }
-    match row.try_get::<f64, _>(column) {
+    match row.try_get::<Option<f64>, _>(column) {
         Ok(double) => Ok(double),
         // SQLite keeps a whole number written as an integer as one.
+        #[allow(clippy::cast_precision_loss)]
         Err(e) => row
-            .try_get::<i64, _>(column)
-            .map(|i| i as f64)
+            .try_get::<Option<i64>, _>(column)
+            .map(|i| i.map(|i| i as f64))
             .map_err(|_| e),
     }
 }

@@ -6,7 +6,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::Store;
+use super::{Conn, Store};
 use crate::error::Result;
 
 /// A value bound to a query built at run time.
@@ -121,21 +121,7 @@ impl Columns for AnyRow {
     }
 
     fn float(&self, column: usize) -> Result<Option<f64>> {
-        // MySQL's `FLOAT` is single precision: read as `f32`, it is given
-        // the shortest decimal that reads back as the same `f32`, so a
-        // stored 1.1 is 1.1 (not 1.100000023841858).
-        if let Ok(single) = self.try_get::<Option<f32>, _>(column) {
-            return Ok(single.map(|s| s.to_string().parse::<f64>().unwrap_or(f64::from(s))));
-        }
-        match self.try_get::<Option<f64>, _>(column) {
-            Ok(double) => Ok(double),
-            // SQLite keeps a whole number written as an integer as one.
-            #[allow(clippy::cast_precision_loss)]
-            Err(e) => match self.try_get::<Option<i64>, _>(column) {
-                Ok(whole) => Ok(whole.map(|i| i as f64)),
-                Err(_) => Err(e.into()),
-            },
-        }
+        Ok(super::read_optional_float(self, column)?)
     }
 }
 
@@ -186,30 +172,38 @@ impl Store {
         query: String,
         binds: Vec<Bind>,
         init: A,
-        mut step: F,
+        step: F,
     ) -> Result<A>
     where
         A: Send + 'static,
         F: FnMut(&mut A, &dyn Columns) -> Result<()> + Send + 'static,
     {
-        let mut acc = init;
         if let Some(reader) = self.sqlite_reader() {
             return reader
-                .read(move |conn| {
-                    let mut statement = conn.prepare_cached(&query)?;
-                    let mut rows = statement.query(rusqlite::params_from_iter(&binds))?;
-                    while let Some(row) = rows.next()? {
-                        step(&mut acc, row)?;
-                    }
-                    Ok(acc)
-                })
+                .read(move |conn| fold_sqlite(conn, &query, &binds, init, step))
                 .await;
         }
         let query = self.dialect().placeholders(query);
-        let q = bind_all(sqlx::query(&query), &binds);
-        for row in &q.fetch_all(self.reader()).await? {
-            step(&mut acc, row)?;
-        }
-        Ok(acc)
+        Conn::Pool(self.reader())
+            .fold(&query, &binds, init, step)
+            .await
     }
+}
+
+/// Runs the query `sql` with `binds` on an SQLite driver connection,
+/// folding its rows into `init` with `step` as they are stepped.
+pub(super) fn fold_sqlite<A>(
+    conn: &rusqlite::Connection,
+    sql: &str,
+    binds: &[Bind],
+    init: A,
+    mut step: impl FnMut(&mut A, &dyn Columns) -> Result<()>,
+) -> Result<A> {
+    let mut acc = init;
+    let mut statement = conn.prepare_cached(sql)?;
+    let mut rows = statement.query(rusqlite::params_from_iter(binds))?;
+    while let Some(row) = rows.next()? {
+        step(&mut acc, row)?;
+    }
+    Ok(acc)
 }
