@@ -148,10 +148,16 @@ impl Store {
         };
         let lock = self.write.acquire().await.map_err(Error::from)?;
         let runtime = tokio::runtime::Handle::current();
-        let done =
-            tokio::task::spawn_blocking(move || runtime.block_on(work(Writer::Sqlite(writer))))
-                .await;
-        drop(lock);
+        // The lock goes with the work: should this task be dropped (its
+        // client gone), the work still runs to its end, holding the lock.
+        let done = tokio::task::spawn_blocking(move || {
+            runtime.block_on(async move {
+                let done = work(Writer::Sqlite(writer)).await;
+                drop(lock);
+                done
+            })
+        })
+        .await;
         match done {
             Ok(result) => result,
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
