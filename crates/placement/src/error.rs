@@ -83,6 +83,18 @@ impl Error {
             Error::Sqlite(_) | Error::Api(_) => false,
         }
     }
+
+    /// A write that a foreign key refused (where foreign keys are
+    /// enforced: not on SQLite, as upstream).
+    pub(crate) fn is_foreign_key_violation(&self) -> bool {
+        match self {
+            Error::Db(sqlx::Error::Database(e)) => e.is_foreign_key_violation(),
+            Error::Sqlite(rusqlite::Error::SqliteFailure(e, _)) => {
+                e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY
+            }
+            _ => false,
+        }
+    }
 }
 
 impl std::fmt::Display for Error {

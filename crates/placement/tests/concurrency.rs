@@ -268,9 +268,9 @@ async fn put_until_taken(s: &Server, rp: &str, path: &str, mut body: Value) -> u
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn inventory_and_trait_writers_of_one_provider_lose_no_update() {
-    // On SQLite the inventory writes and the trait writes go through
-    // different connections of the service; each write that succeeds
-    // moves the provider's generation exactly once.
+    // Two kinds of writers of one provider at once, each trying again on
+    // a conflict: only 200s and 409s, and each write that succeeds moves
+    // the provider's generation exactly once.
     let s = Arc::new(Server::start().await);
     let rp = uuid();
     s.provider(&rp, None).await;

@@ -4,8 +4,8 @@
 //! Queries are written once with `?` placeholders; the `sql!` macro rewrites them
 //! for PostgreSQL (`$1`, `$2`, ...) once per call site. A statement runs on
 //! a `Conn`: a pool, a transaction, or, for an SQLite file, the SQLite
-//! driver's own connections (reads of many rows, and the allocation and
-//! inventory writes, see `Store::writing`).
+//! driver's own connections (reads of many rows, and every write of a
+//! request, see `Store::writing`).
 
 mod conn;
 mod rows;
@@ -350,7 +350,8 @@ impl Store {
         self.sqlite_read.as_ref()
     }
 
-    /// Starts a write transaction.
+    /// Starts a write transaction on the write pool (for the start-up
+    /// work; requests write through `Store::writing`).
     ///
     /// # Errors
     ///

@@ -5,8 +5,11 @@
 //! to the driver's worker thread and back; a write of a dozen statements
 //! spent most of its time in those hand-overs while it held the one write
 //! lock. [`Store::writing`] instead runs the whole of a write's work on one
-//! blocking thread, where each statement is a plain call, and keeps the
-//! write pool's connection meanwhile so that the two never write at once.
+//! blocking thread, where each statement is a plain call. Every write of a
+//! request goes this way; the write pool is left to the start-up work
+//! (schema and standard rows). Its one connection is the lock: a write
+//! holds it throughout, so that one write at a time uses the SQLite
+//! connection and none writes beside a transaction of the pool.
 
 use std::future::Future;
 use std::path::Path;
@@ -125,13 +128,44 @@ impl Transaction<'_> {
     }
 }
 
+/// The work of one [`Store::transaction`]: a boxed future borrowing the
+/// store and the transaction's connection.
+pub(crate) type TransactionWork<'a, T, E> =
+    std::pin::Pin<Box<dyn Future<Output = Result<T, E>> + Send + 'a>>;
+
 impl Store {
+    /// Runs `work` in one write transaction (see [`Store::writing`]),
+    /// committed when `work` succeeds and rolled back when it fails.
+    ///
+    /// # Errors
+    ///
+    /// Those of `work`, and the database's (no connection, a failed
+    /// commit).
+    pub(crate) async fn transaction<T, E, F>(&self, work: F) -> Result<T, E>
+    where
+        F: for<'a> FnOnce(&'a Store, &'a mut Conn<'a>) -> TransactionWork<'a, T, E>
+            + Send
+            + 'static,
+        T: Send + 'static,
+        E: From<Error> + Send + 'static,
+    {
+        let store = self.clone();
+        self.writing(move |mut writer| async move {
+            let mut tx = writer.begin().await?;
+            let mut conn = tx.conn();
+            let done = work(&store, &mut conn).await?;
+            tx.commit().await?;
+            Ok(done)
+        })
+        .await
+    }
+
     /// Runs `work`, which writes through the [`Writer`] it is given. For
     /// an SQLite file, `work` runs on a blocking thread with the SQLite
     /// driver's own connection (its statements never wait on another
-    /// thread), holding the write pool's one connection meanwhile, so that
-    /// it never writes beside a transaction of that pool. Elsewhere it
-    /// runs here, on the write pool.
+    /// thread), holding the write pool's one connection meanwhile: one
+    /// `work` at a time, and never beside a transaction of that pool.
+    /// Elsewhere it runs here, on the write pool.
     ///
     /// # Errors
     ///

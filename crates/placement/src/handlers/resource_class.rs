@@ -16,7 +16,7 @@ use sqlx::Row;
 
 use crate::app::AppState;
 use crate::context::RequestContext;
-use crate::db::{self, Store, sql, standard};
+use crate::db::{self, Bind, Conn, Store, sql, standard};
 use crate::error::{Error, Result};
 use crate::handlers::util::{body_schemas, check_accept, json_body, json_response, later};
 
@@ -164,39 +164,45 @@ const CREATE_TRIES: usize = 100;
 /// exists. Concurrent creators may pick the same id: the loser tries again
 /// (and finds its name taken, if that was the race), as upstream does.
 async fn insert(store: &Store, name: &str) -> Result<Option<ResourceClass>> {
-    for _ in 0..CREATE_TRIES {
-        match try_insert(store, name).await {
-            Err(Error::Db(e)) if db::is_unique_violation(&e) || db::is_transient(&e) => {}
-            done => return done,
-        }
-    }
-    Err(Error::conflict(format!(
-        "Creating resource class {name} met {CREATE_TRIES} concurrent creations; please retry"
-    )))
+    let (owned, name) = (store.clone(), name.to_owned());
+    store
+        .writing(move |mut writer| async move {
+            for _ in 0..CREATE_TRIES {
+                let mut tx = writer.begin().await?;
+                let done = match try_insert(&owned, &mut tx.conn(), &name).await {
+                    Ok(Some(created)) => tx.commit().await.map(|()| Some(created)),
+                    other => other,
+                };
+                match done {
+                    Err(e) if e.is_unique_violation() || e.is_transient() => {}
+                    done => return done,
+                }
+            }
+            Err(Error::conflict(format!(
+                "Creating resource class {name} met {CREATE_TRIES} concurrent creations; please retry"
+            )))
+        })
+        .await
 }
 
-/// One try of [`insert`]: the class with the next free custom id, in a
-/// transaction of its own; `None` when the name is taken.
-async fn try_insert(store: &Store, name: &str) -> Result<Option<ResourceClass>> {
-    let mut tx = store.begin().await?;
-    let exists = sqlx::query(sql!(
-        store,
-        "SELECT id FROM resource_classes WHERE name = ?"
-    ))
-    .bind(name)
-    .fetch_optional(&mut *tx)
-    .await?;
+/// One try of [`insert`]: the class with the next free custom id, in the
+/// transaction `tx`; `None` when the name is taken.
+async fn try_insert(store: &Store, tx: &mut Conn<'_>, name: &str) -> Result<Option<ResourceClass>> {
+    let exists = tx
+        .row(
+            sql!(store, "SELECT id FROM resource_classes WHERE name = ?"),
+            &[Bind::from(name)],
+            |row| row.required_int(0),
+        )
+        .await?;
     if exists.is_some() {
         return Ok(None);
     }
     let max_query = format!(
-        "SELECT {} AS max_id FROM resource_classes",
+        "SELECT {} FROM resource_classes",
         store.dialect().int("MAX(id)")
     );
-    let max: Option<i64> = sqlx::query(&max_query)
-        .fetch_one(&mut *tx)
-        .await?
-        .try_get("max_id")?;
+    let max = tx.row(&max_query, &[], |row| row.int(0)).await?.flatten();
     let id = match max {
         Some(max) if max >= standard::MIN_CUSTOM_RESOURCE_CLASS_ID => max + 1,
         _ => standard::MIN_CUSTOM_RESOURCE_CLASS_ID,
@@ -205,13 +211,8 @@ async fn try_insert(store: &Store, name: &str) -> Result<Option<ResourceClass>> 
         "INSERT INTO resource_classes (id, name, created_at) VALUES (?, ?, {})",
         store.dialect().timestamp_param()
     ));
-    sqlx::query(&insert)
-        .bind(id)
-        .bind(name)
-        .bind(db::now_text())
-        .execute(&mut *tx)
-        .await?;
-    tx.commit().await?;
+    let binds = [Bind::Int(id), Bind::from(name), Bind::from(db::now_text())];
+    tx.execute(&insert, &binds).await?;
     Ok(Some(ResourceClass {
         id,
         name: name.to_owned(),
@@ -262,31 +263,39 @@ async fn update(
             "Cannot update standard resource class {name}"
         )));
     }
-    let mut tx = store.begin().await?;
-    let taken = sqlx::query(sql!(
-        store,
-        "SELECT id FROM resource_classes WHERE name = ? AND id <> ?"
-    ))
-    .bind(&new_name)
-    .bind(rc.id)
-    .fetch_optional(&mut *tx)
-    .await?;
-    if taken.is_some() {
-        return Err(Error::conflict(format!(
-            "Resource class already exists: {new_name}"
-        )));
-    }
-    let update = store.dialect().placeholders(format!(
-        "UPDATE resource_classes SET name = ?, updated_at = {} WHERE id = ?",
-        store.dialect().timestamp_param()
-    ));
-    sqlx::query(&update)
-        .bind(&new_name)
-        .bind(db::now_text())
-        .bind(rc.id)
-        .execute(&mut *tx)
+    let (id, renamed) = (rc.id, new_name.clone());
+    store
+        .transaction(move |store, tx| {
+            Box::pin(async move {
+                let taken = tx
+                    .row(
+                        sql!(
+                            store,
+                            "SELECT id FROM resource_classes WHERE name = ? AND id <> ?"
+                        ),
+                        &[Bind::from(renamed.as_str()), Bind::Int(id)],
+                        |row| row.required_int(0),
+                    )
+                    .await?;
+                if taken.is_some() {
+                    return Err(Error::conflict(format!(
+                        "Resource class already exists: {renamed}"
+                    )));
+                }
+                let update = store.dialect().placeholders(format!(
+                    "UPDATE resource_classes SET name = ?, updated_at = {} WHERE id = ?",
+                    store.dialect().timestamp_param()
+                ));
+                let binds = [
+                    Bind::from(renamed),
+                    Bind::from(db::now_text()),
+                    Bind::Int(id),
+                ];
+                tx.execute(&update, &binds).await?;
+                Ok(())
+            })
+        })
         .await?;
-    tx.commit().await?;
     let updated = ResourceClass {
         name: new_name,
         ..rc
@@ -335,26 +344,38 @@ async fn delete(
             "Error in delete resource class: Cannot delete standard resource class {name}."
         )));
     }
-    let mut tx = store.begin().await?;
-    let in_use = sqlx::query(sql!(
-        store,
-        "SELECT id FROM inventories WHERE resource_class_id = ? LIMIT 1"
-    ))
-    .bind(rc.id)
-    .fetch_optional(&mut *tx)
-    .await?;
-    if in_use.is_some() {
-        return Err(Error::conflict(format!(
-            "Error in delete resource class: Cannot delete resource class {name}. Class is in use in inventory."
-        )));
-    }
-    let deleted = sqlx::query(sql!(store, "DELETE FROM resource_classes WHERE id = ?"))
-        .bind(rc.id)
-        .execute(&mut *tx)
+    let id = rc.id;
+    let deleted = store
+        .transaction(move |store, tx| {
+            Box::pin(async move {
+                let in_use = tx
+                    .row(
+                        sql!(
+                            store,
+                            "SELECT id FROM inventories WHERE resource_class_id = ? LIMIT 1"
+                        ),
+                        &[Bind::Int(id)],
+                        |row| row.required_int(0),
+                    )
+                    .await?;
+                if in_use.is_some() {
+                    return Ok(None);
+                }
+                let done = tx
+                    .execute(
+                        sql!(store, "DELETE FROM resource_classes WHERE id = ?"),
+                        &[Bind::Int(id)],
+                    )
+                    .await?;
+                Ok::<_, Error>(Some(done.rows_affected))
+            })
+        })
         .await?;
-    tx.commit().await?;
-    if deleted.rows_affected() == 0 {
-        return Err(not_found(&name));
+    match deleted {
+        None => Err(Error::conflict(format!(
+            "Error in delete resource class: Cannot delete resource class {name}. Class is in use in inventory."
+        ))),
+        Some(0) => Err(not_found(&name)),
+        Some(_) => Ok(StatusCode::NO_CONTENT.into_response()),
     }
-    Ok(StatusCode::NO_CONTENT.into_response())
 }

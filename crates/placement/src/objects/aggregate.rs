@@ -4,81 +4,68 @@
 
 use std::collections::BTreeMap;
 
-use sqlx::Row;
-
-use crate::db::{self, Store, sql};
+use crate::db::{self, Bind, Conn, Store, sql};
 use crate::error::{Error, Result};
 use crate::objects::provider::{self, ProviderRef};
 
 /// The aggregate uuids of the provider `provider_id`.
-pub(crate) async fn of_provider<'c, E>(
+pub(crate) async fn of_provider<'c>(
     store: &Store,
-    conn: E,
+    conn: impl Into<Conn<'c>>,
     provider_id: i64,
-) -> Result<Vec<String>>
-where
-    E: sqlx::Executor<'c, Database = sqlx::Any>,
-{
-    Ok(ids_of_provider(store, conn, provider_id)
+) -> Result<Vec<String>> {
+    Ok(ids_of_provider(store, &mut conn.into(), provider_id)
         .await?
         .into_values()
         .collect())
 }
 
 /// The provider's aggregates: uuid by internal id.
-async fn ids_of_provider<'c, E>(
+async fn ids_of_provider(
     store: &Store,
-    conn: E,
+    conn: &mut Conn<'_>,
     provider_id: i64,
-) -> Result<BTreeMap<i64, String>, sqlx::Error>
-where
-    E: sqlx::Executor<'c, Database = sqlx::Any>,
-{
-    let rows = sqlx::query(sql!(
-        store,
-        "SELECT agg.id AS id, agg.uuid AS uuid FROM placement_aggregates agg \
-         JOIN resource_provider_aggregates rpa ON rpa.aggregate_id = agg.id \
-         WHERE rpa.resource_provider_id = ?"
-    ))
-    .bind(provider_id)
-    .fetch_all(conn)
-    .await?;
-    rows.iter()
-        .map(|r| {
-            Ok((
-                r.try_get::<i64, _>("id")?,
-                r.try_get::<Option<String>, _>("uuid")?.unwrap_or_default(),
-            ))
-        })
-        .collect()
+) -> Result<BTreeMap<i64, String>> {
+    conn.fold(
+        sql!(
+            store,
+            "SELECT agg.id, agg.uuid FROM placement_aggregates agg \
+             JOIN resource_provider_aggregates rpa ON rpa.aggregate_id = agg.id \
+             WHERE rpa.resource_provider_id = ?"
+        ),
+        &[Bind::Int(provider_id)],
+        BTreeMap::new(),
+        |ids: &mut BTreeMap<i64, String>, row| {
+            ids.insert(
+                row.required_int(0)?,
+                row.text(1)?.unwrap_or_default().to_owned(),
+            );
+            Ok(())
+        },
+    )
+    .await
 }
 
-type Tx = sqlx::Transaction<'static, sqlx::Any>;
-
 /// The id of the aggregate `uuid`, made if new.
-async fn ensure(store: &Store, tx: &mut Tx, uuid: &str) -> Result<i64, sqlx::Error> {
+async fn ensure(store: &Store, tx: &mut Conn<'_>, uuid: &str) -> Result<i64> {
     let find = sql!(store, "SELECT id FROM placement_aggregates WHERE uuid = ?");
-    if let Some(row) = sqlx::query(find)
-        .bind(uuid)
-        .fetch_optional(&mut **tx)
-        .await?
-    {
-        return row.try_get("id");
+    let binds = [Bind::from(uuid)];
+    if let Some(id) = tx.row(find, &binds, |row| row.required_int(0)).await? {
+        return Ok(id);
     }
     let insert = store.dialect().placeholders(format!(
         "INSERT INTO placement_aggregates (uuid, created_at) VALUES (?, {})",
         store.dialect().timestamp_param()
     ));
-    sqlx::query(&insert)
-        .bind(uuid)
-        .bind(db::now_text())
-        .execute(&mut **tx)
+    tx.execute(&insert, &[Bind::from(uuid), Bind::from(db::now_text())])
         .await?;
-    sqlx::query(find)
-        .bind(uuid)
-        .fetch_one(&mut **tx)
+    tx.row(find, &binds, |row| row.required_int(0))
         .await?
-        .try_get("id")
+        .ok_or_else(|| {
+            Error::Db(sqlx::Error::Protocol(format!(
+                "the aggregate {uuid} just inserted cannot be read back"
+            )))
+        })
 }
 
 /// Why setting aggregates failed.
@@ -90,6 +77,12 @@ pub(crate) enum SetError {
     Duplicate(String),
     /// Anything else (the database failed).
     Other(Error),
+}
+
+impl From<Error> for SetError {
+    fn from(e: Error) -> Self {
+        SetError::Other(e)
+    }
 }
 
 /// Makes `uuids` the provider's aggregates. With `bump` (from 1.19) the
@@ -105,30 +98,50 @@ pub(crate) async fn set(
     uuids: &[String],
     bump: bool,
 ) -> Result<i64, SetError> {
-    let mut last = String::new();
-    for _ in 0..10 {
-        match try_set(store, provider, uuids, bump).await {
-            Err(SetError::Other(Error::Db(sqlx::Error::Database(e))))
-                if e.is_unique_violation() =>
-            {
-                last = e.message().to_owned();
+    let (owned, provider, uuids) = (store.clone(), provider.clone(), uuids.to_vec());
+    store
+        .writing(move |mut writer| async move {
+            let mut last = String::new();
+            for _ in 0..10 {
+                let mut tx = writer.begin().await?;
+                let done = match try_set(&owned, &mut tx.conn(), &provider, &uuids, bump).await {
+                    Ok(generation) => tx
+                        .commit()
+                        .await
+                        .map(|()| generation)
+                        .map_err(SetError::from),
+                    Err(e) => Err(e),
+                };
+                match done {
+                    Err(SetError::Other(e)) if e.is_unique_violation() => {
+                        last = database_message(&e);
+                    }
+                    other => return other,
+                }
             }
-            other => return other,
-        }
+            Err(SetError::Duplicate(last))
+        })
+        .await
+}
+
+/// What the database said of a failed statement.
+fn database_message(e: &Error) -> String {
+    match e {
+        Error::Db(sqlx::Error::Database(db)) => db.message().to_owned(),
+        Error::Sqlite(rusqlite::Error::SqliteFailure(_, Some(message))) => message.clone(),
+        other => other.to_string(),
     }
-    Err(SetError::Duplicate(last))
 }
 
 async fn try_set(
     store: &Store,
+    tx: &mut Conn<'_>,
     provider: &ProviderRef,
     uuids: &[String],
     bump: bool,
 ) -> Result<i64, SetError> {
-    let db_err = |e: sqlx::Error| SetError::Other(e.into());
-    let mut tx = store.begin().await.map_err(db_err)?;
     let generation = if bump {
-        provider::bump_generation(store, &mut tx, provider, provider.generation)
+        provider::bump_generation(store, &mut *tx, provider, provider.generation)
             .await
             .map_err(|e| match e {
                 Error::Api(_) => SetError::Concurrent,
@@ -137,50 +150,45 @@ async fn try_set(
     } else {
         // Take the provider's row lock, so that concurrent writers of its
         // associations wait for each other.
-        sqlx::query(sql!(
-            store,
-            "UPDATE resource_providers SET generation = generation WHERE id = ?"
-        ))
-        .bind(provider.id)
-        .execute(&mut *tx)
-        .await
-        .map_err(db_err)?;
+        tx.execute(
+            sql!(
+                store,
+                "UPDATE resource_providers SET generation = generation WHERE id = ?"
+            ),
+            &[Bind::Int(provider.id)],
+        )
+        .await?;
         provider.generation
     };
-    let existing = ids_of_provider(store, &mut *tx, provider.id)
-        .await
-        .map_err(db_err)?;
+    let existing = ids_of_provider(store, tx, provider.id).await?;
+    let insert = store.dialect().placeholders(format!(
+        "INSERT INTO resource_provider_aggregates (resource_provider_id, aggregate_id, created_at) \
+         VALUES (?, ?, {})",
+        store.dialect().timestamp_param()
+    ));
     for uuid in uuids {
         if existing.values().any(|u| u == uuid) {
             continue;
         }
-        let id = ensure(store, &mut tx, uuid).await.map_err(db_err)?;
-        let insert = store.dialect().placeholders(format!(
-            "INSERT INTO resource_provider_aggregates (resource_provider_id, aggregate_id, created_at) \
-             VALUES (?, ?, {})",
-            store.dialect().timestamp_param()
-        ));
-        sqlx::query(&insert)
-            .bind(provider.id)
-            .bind(id)
-            .bind(db::now_text())
-            .execute(&mut *tx)
-            .await
-            .map_err(db_err)?;
+        let id = ensure(store, tx, uuid).await?;
+        let binds = [
+            Bind::Int(provider.id),
+            Bind::Int(id),
+            Bind::from(db::now_text()),
+        ];
+        tx.execute(&insert, &binds).await?;
     }
     for (id, uuid) in &existing {
         if !uuids.contains(uuid) {
-            sqlx::query(sql!(
-                store,
-                "DELETE FROM resource_provider_aggregates WHERE resource_provider_id = ? AND aggregate_id = ?"
-            ))
-            .bind(provider.id)
-            .bind(*id)
-            .execute(&mut *tx)
-            .await
-            .map_err(db_err)?;
+            tx.execute(
+                sql!(
+                    store,
+                    "DELETE FROM resource_provider_aggregates WHERE resource_provider_id = ? AND aggregate_id = ?"
+                ),
+                &[Bind::Int(provider.id), Bind::Int(*id)],
+            )
+            .await?;
         }
     }
-    tx.commit().await.map_err(db_err)?;
     Ok(generation)
 }

@@ -303,29 +303,6 @@ async fn update_record(
     Ok(())
 }
 
-/// Runs `work` in one write transaction (see [`Store::writing`]) and
-/// commits it.
-async fn in_transaction<T, F>(store: &Store, work: F) -> Result<T, WriteError>
-where
-    T: Send + 'static,
-    F: for<'a> FnOnce(&'a Store, &'a mut Conn<'a>) -> InventoryWork<'a, T> + Send + 'static,
-{
-    let owned = store.clone();
-    store
-        .writing(move |mut writer| async move {
-            let mut tx = writer.begin().await?;
-            let mut conn = tx.conn();
-            let done = work(&owned, &mut conn).await?;
-            tx.commit().await?;
-            Ok(done)
-        })
-        .await
-}
-
-/// The work of one inventory write, as [`in_transaction`] runs it.
-type InventoryWork<'a, T> =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, WriteError>> + Send + 'a>>;
-
 /// Adds one inventory the provider lacks; returns the new generation.
 pub(crate) async fn add(
     store: &Store,
@@ -333,21 +310,22 @@ pub(crate) async fn add(
     inv: &Inventory,
 ) -> Result<i64, WriteError> {
     let (provider, inv) = (provider.clone(), inv.clone());
-    in_transaction(store, move |store, tx| {
-        Box::pin(async move {
-            let class_id = class_ids(store, tx, &[inv.resource_class.as_str()]).await?[0];
-            if existing_classes(store, tx, provider.id)
-                .await?
-                .contains(&class_id)
-            {
-                return Err(WriteError::Exists(inv.resource_class.clone()));
-            }
-            let generation = bump(store, tx, &provider).await?;
-            insert(store, tx, provider.id, class_id, &inv).await?;
-            Ok(generation)
+    store
+        .transaction(move |store, tx| {
+            Box::pin(async move {
+                let class_id = class_ids(store, tx, &[inv.resource_class.as_str()]).await?[0];
+                if existing_classes(store, tx, provider.id)
+                    .await?
+                    .contains(&class_id)
+                {
+                    return Err(WriteError::Exists(inv.resource_class.clone()));
+                }
+                let generation = bump(store, tx, &provider).await?;
+                insert(store, tx, provider.id, class_id, &inv).await?;
+                Ok(generation)
+            })
         })
-    })
-    .await
+        .await
 }
 
 /// Replaces one inventory the provider has; returns the new generation.
@@ -357,30 +335,31 @@ pub(crate) async fn update(
     inv: &Inventory,
 ) -> Result<i64, WriteError> {
     let (provider, inv) = (provider.clone(), inv.clone());
-    in_transaction(store, move |store, tx| {
-        Box::pin(async move {
-            let class_id = class_ids(store, tx, &[inv.resource_class.as_str()]).await?[0];
-            if !existing_classes(store, tx, provider.id)
-                .await?
-                .contains(&class_id)
-            {
-                return Err(WriteError::NoInventory(inv.resource_class.clone()));
-            }
-            let used = usage(store, tx, provider.id).await?;
-            let generation = bump(store, tx, &provider).await?;
-            update_record(
-                store,
-                tx,
-                (provider.id, &provider.uuid),
-                class_id,
-                &inv,
-                &used,
-            )
-            .await?;
-            Ok(generation)
+    store
+        .transaction(move |store, tx| {
+            Box::pin(async move {
+                let class_id = class_ids(store, tx, &[inv.resource_class.as_str()]).await?[0];
+                if !existing_classes(store, tx, provider.id)
+                    .await?
+                    .contains(&class_id)
+                {
+                    return Err(WriteError::NoInventory(inv.resource_class.clone()));
+                }
+                let used = usage(store, tx, provider.id).await?;
+                let generation = bump(store, tx, &provider).await?;
+                update_record(
+                    store,
+                    tx,
+                    (provider.id, &provider.uuid),
+                    class_id,
+                    &inv,
+                    &used,
+                )
+                .await?;
+                Ok(generation)
+            })
         })
-    })
-    .await
+        .await
 }
 
 /// Deletes the provider's inventory of `class`; returns the new
@@ -391,26 +370,27 @@ pub(crate) async fn delete(
     class: &str,
 ) -> Result<i64, WriteError> {
     let (provider, class) = (provider.clone(), class.to_owned());
-    in_transaction(store, move |store, tx| {
-        Box::pin(async move {
-            let class_id = class_ids(store, tx, &[class.as_str()]).await?[0];
-            if !existing_classes(store, tx, provider.id)
-                .await?
-                .contains(&class_id)
-            {
-                return Err(WriteError::NoInventory(class.clone()));
-            }
-            let used = usage(store, tx, provider.id).await?;
-            let to_delete = BTreeMap::from([(class_id, class.clone())]);
-            check_unused(&to_delete, &used)?;
-            // The provider's row is locked before its inventory rows, as by
-            // every writer.
-            let generation = bump(store, tx, &provider).await?;
-            delete_classes(store, tx, provider.id, &to_delete).await?;
-            Ok(generation)
+    store
+        .transaction(move |store, tx| {
+            Box::pin(async move {
+                let class_id = class_ids(store, tx, &[class.as_str()]).await?[0];
+                if !existing_classes(store, tx, provider.id)
+                    .await?
+                    .contains(&class_id)
+                {
+                    return Err(WriteError::NoInventory(class.clone()));
+                }
+                let used = usage(store, tx, provider.id).await?;
+                let to_delete = BTreeMap::from([(class_id, class.clone())]);
+                check_unused(&to_delete, &used)?;
+                // The provider's row is locked before its inventory rows, as by
+                // every writer.
+                let generation = bump(store, tx, &provider).await?;
+                delete_classes(store, tx, provider.id, &to_delete).await?;
+                Ok(generation)
+            })
         })
-    })
-    .await
+        .await
 }
 
 /// Makes `inventories` the provider's whole inventory: adds, updates and
@@ -421,17 +401,18 @@ pub(crate) async fn replace(
     inventories: &[Inventory],
 ) -> Result<i64, WriteError> {
     let (provider, inventories) = (provider.clone(), Arc::new(inventories.to_vec()));
-    in_transaction(store, move |store, tx| {
-        Box::pin(async move {
-            let plan = Replacement::plan(store, tx, provider.id, &inventories).await?;
-            // The provider's row is locked before its inventory rows, as by
-            // every writer.
-            let generation = bump(store, tx, &provider).await?;
-            plan.apply(store, tx, &provider.uuid).await?;
-            Ok(generation)
+    store
+        .transaction(move |store, tx| {
+            Box::pin(async move {
+                let plan = Replacement::plan(store, tx, provider.id, &inventories).await?;
+                // The provider's row is locked before its inventory rows, as by
+                // every writer.
+                let generation = bump(store, tx, &provider).await?;
+                plan.apply(store, tx, &provider.uuid).await?;
+                Ok(generation)
+            })
         })
-    })
-    .await
+        .await
 }
 
 /// A provider's whole inventory about to be replaced, read and checked in

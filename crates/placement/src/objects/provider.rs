@@ -6,7 +6,6 @@ use std::collections::{BTreeSet, HashSet};
 use std::time::SystemTime;
 
 use sqlx::Row;
-use sqlx::any::AnyRow;
 
 use crate::db::{self, Bind, Columns, Conn, Store, sql};
 use crate::error::{Error, Result, code};
@@ -165,7 +164,7 @@ fn read_provider_row(row: &dyn Columns) -> Result<(i64, ProviderView<'_>, Option
 }
 
 /// A row of [`provider_select`] as an owned [`Provider`].
-fn row_to_provider(row: &AnyRow) -> Result<Provider> {
+fn read_provider(row: &dyn Columns) -> Result<Provider> {
     let (id, view, last_modified) = read_provider_row(row)?;
     Ok(Provider {
         id,
@@ -193,15 +192,17 @@ pub(crate) async fn updated_at(store: &Store, uuid: &str) -> Result<Option<Optio
 }
 
 /// The provider with `uuid`, with its tree, read within `conn`.
-pub(crate) async fn load<'c, E>(store: &Store, conn: E, uuid: &str) -> Result<Option<Provider>>
-where
-    E: sqlx::Executor<'c, Database = sqlx::Any>,
-{
+pub(crate) async fn load<'c>(
+    store: &Store,
+    conn: impl Into<Conn<'c>>,
+    uuid: &str,
+) -> Result<Option<Provider>> {
     let query = store
         .dialect()
         .placeholders(format!("{} WHERE rp.uuid = ?", provider_select(store)));
-    let row = sqlx::query(&query).bind(uuid).fetch_optional(conn).await?;
-    row.as_ref().map(row_to_provider).transpose()
+    conn.into()
+        .row(&query, &[Bind::from(uuid)], read_provider)
+        .await
 }
 
 /// A provider's internal ids and those of its parent and root.
@@ -215,31 +216,29 @@ pub(crate) struct TreeIds {
 }
 
 /// The ids of the provider with `uuid` in its tree, or `None`.
-pub(crate) async fn tree_ids<'c, E>(store: &Store, conn: E, uuid: &str) -> Result<Option<TreeIds>>
-where
-    E: sqlx::Executor<'c, Database = sqlx::Any>,
-{
-    let row = sqlx::query(sql!(
+pub(crate) async fn tree_ids<'c>(
+    store: &Store,
+    conn: impl Into<Conn<'c>>,
+    uuid: &str,
+) -> Result<Option<TreeIds>> {
+    let query = sql!(
         store,
-        "SELECT me.id AS id, me.uuid AS uuid, me.parent_provider_id AS parent_id, \
-         root.id AS root_id, root.uuid AS root_uuid \
+        "SELECT me.id, me.uuid, me.parent_provider_id, root.id, root.uuid \
          FROM resource_providers me \
          JOIN resource_providers root ON me.root_provider_id = root.id \
          WHERE me.uuid = ?"
-    ))
-    .bind(uuid)
-    .fetch_optional(conn)
-    .await?;
-    row.map(|row| {
-        Ok(TreeIds {
-            id: row.try_get("id")?,
-            uuid: row.try_get("uuid")?,
-            parent_id: row.try_get("parent_id")?,
-            root_id: row.try_get("root_id")?,
-            root_uuid: row.try_get("root_uuid")?,
+    );
+    conn.into()
+        .row(query, &[Bind::from(uuid)], |row| {
+            Ok(TreeIds {
+                id: row.required_int(0)?,
+                uuid: row.required_text(1)?.to_owned(),
+                parent_id: row.int(2)?,
+                root_id: row.required_int(3)?,
+                root_uuid: row.required_text(4)?.to_owned(),
+            })
         })
-    })
-    .transpose()
+        .await
 }
 
 /// What `GET /resource_providers` filters on (upstream's
@@ -522,19 +521,13 @@ pub(crate) enum WriteError {
     Other(Error),
 }
 
-impl From<sqlx::Error> for WriteError {
-    fn from(e: sqlx::Error) -> Self {
-        if crate::db::is_transient(&e) {
-            WriteError::Concurrent
-        } else {
-            WriteError::Other(e.into())
-        }
-    }
-}
-
 impl From<Error> for WriteError {
     fn from(e: Error) -> Self {
-        WriteError::Other(e)
+        if e.is_transient() {
+            WriteError::Concurrent
+        } else {
+            WriteError::Other(e)
+        }
     }
 }
 
@@ -558,10 +551,6 @@ impl std::fmt::Display for WriteError {
     }
 }
 
-fn is_foreign_key_violation(e: &sqlx::Error) -> bool {
-    matches!(e, sqlx::Error::Database(db) if db.is_foreign_key_violation())
-}
-
 /// The parent went away between the check and the write (the foreign key,
 /// where enforced).
 const PARENT_GONE: &str = "parent provider UUID does not exist.";
@@ -569,36 +558,40 @@ const PARENT_GONE: &str = "parent provider UUID does not exist.";
 /// Which of `uuid` and `name` are taken, within `tx`.
 async fn taken_columns(
     store: &Store,
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tx: &mut Conn<'_>,
     uuid: &str,
     name: &str,
     except_id: Option<i64>,
-) -> Result<Vec<&'static str>, sqlx::Error> {
+) -> Result<Vec<&'static str>> {
     let mut taken = Vec::new();
-    let by_uuid = sqlx::query(sql!(
-        store,
-        "SELECT id FROM resource_providers WHERE uuid = ?"
-    ))
-    .bind(uuid)
-    .fetch_optional(&mut **tx)
-    .await?;
+    let by_uuid = tx
+        .row(
+            sql!(store, "SELECT id FROM resource_providers WHERE uuid = ?"),
+            &[Bind::from(uuid)],
+            |row| row.required_int(0),
+        )
+        .await?;
     if by_uuid.is_some() && except_id.is_none() {
         taken.push("uuid");
     }
-    let by_name = sqlx::query(sql!(
-        store,
-        "SELECT id FROM resource_providers WHERE name = ?"
-    ))
-    .bind(name)
-    .fetch_optional(&mut **tx)
-    .await?;
-    if let Some(row) = by_name {
-        let id: i64 = row.try_get("id")?;
-        if except_id != Some(id) {
-            taken.push("name");
-        }
+    let by_name = tx
+        .row(
+            sql!(store, "SELECT id FROM resource_providers WHERE name = ?"),
+            &[Bind::from(name)],
+            |row| row.required_int(0),
+        )
+        .await?;
+    if by_name.is_some_and(|id| except_id != Some(id)) {
+        taken.push("name");
     }
     Ok(taken)
+}
+
+/// What [`create`] asks.
+struct Creation {
+    uuid: String,
+    name: String,
+    parent: Option<String>,
 }
 
 /// Creates a provider (under `parent`, a uuid, when given) in one
@@ -615,25 +608,65 @@ pub(crate) async fn create(
             reason: "name is required",
         });
     }
-    let mut tx = store.begin().await?;
+    if parent == Some(uuid) {
+        return Err(WriteError::Action {
+            action: "create",
+            reason: "parent provider UUID cannot be same as UUID. Please set parent provider UUID to None if there is no parent.",
+        });
+    }
+    let asked = Creation {
+        uuid: uuid.to_owned(),
+        name: name.to_owned(),
+        parent: parent.map(str::to_owned),
+    };
+    let owned = store.clone();
+    store
+        .writing(move |mut writer| async move {
+            let mut tx = writer.begin().await?;
+            match try_create(&owned, &mut tx.conn(), &asked).await {
+                Ok(created) => {
+                    tx.commit().await?;
+                    Ok(created)
+                }
+                // Someone else took the uuid or the name meanwhile: say
+                // which, as a new transaction sees it.
+                Err(WriteError::Other(e)) if e.is_unique_violation() => {
+                    drop(tx);
+                    let mut tx = writer.begin().await?;
+                    let taken =
+                        taken_columns(&owned, &mut tx.conn(), &asked.uuid, &asked.name, None)
+                            .await?;
+                    Err(WriteError::Duplicate(if taken.is_empty() {
+                        vec!["uuid"]
+                    } else {
+                        taken
+                    }))
+                }
+                Err(e) => Err(e),
+            }
+        })
+        .await
+}
+
+/// One try of [`create`], in `tx`.
+async fn try_create(
+    store: &Store,
+    tx: &mut Conn<'_>,
+    asked: &Creation,
+) -> Result<Provider, WriteError> {
+    let parent_gone = WriteError::Action {
+        action: "create",
+        reason: PARENT_GONE,
+    };
     let mut parent_ids = None;
-    if let Some(parent) = parent {
-        if parent == uuid {
-            return Err(WriteError::Action {
-                action: "create",
-                reason: "parent provider UUID cannot be same as UUID. Please set parent provider UUID to None if there is no parent.",
-            });
-        }
+    if let Some(parent) = &asked.parent {
         parent_ids = Some(
             tree_ids(store, &mut *tx, parent)
                 .await?
-                .ok_or(WriteError::Action {
-                    action: "create",
-                    reason: PARENT_GONE,
-                })?,
+                .ok_or(parent_gone)?,
         );
     }
-    let taken = taken_columns(store, &mut tx, uuid, name, None).await?;
+    let taken = taken_columns(store, tx, &asked.uuid, &asked.name, None).await?;
     if !taken.is_empty() {
         return Err(WriteError::Duplicate(taken));
     }
@@ -646,33 +679,23 @@ pub(crate) async fn create(
          VALUES (?, ?, 0, ?, ?, {})",
         d.timestamp_param()
     ));
-    let inserted = sqlx::query(&insert)
-        .bind(uuid)
-        .bind(name)
-        .bind(parent_ids.as_ref().map(|p| p.root_id))
-        .bind(parent_ids.as_ref().map(|p| p.id))
-        .bind(&now)
-        .execute(&mut *tx)
-        .await;
-    match inserted {
+    let binds = [
+        Bind::from(asked.uuid.as_str()),
+        Bind::from(asked.name.as_str()),
+        Bind::from(parent_ids.as_ref().map(|p| p.root_id)),
+        Bind::from(parent_ids.as_ref().map(|p| p.id)),
+        Bind::from(now.as_str()),
+    ];
+    match tx.execute(&insert, &binds).await {
         Ok(_) => {}
-        // Someone else took the uuid or the name meanwhile.
-        Err(e) if crate::db::is_unique_violation(&e) => {
-            drop(tx);
-            let mut tx = store.begin().await?;
-            let taken = taken_columns(store, &mut tx, uuid, name, None).await?;
-            return Err(WriteError::Duplicate(if taken.is_empty() {
-                vec!["uuid"]
-            } else {
-                taken
-            }));
-        }
-        Err(e) if is_foreign_key_violation(&e) => {
+        Err(e) if e.is_foreign_key_violation() => {
             return Err(WriteError::Action {
                 action: "create",
                 reason: PARENT_GONE,
             });
         }
+        // A unique violation stays `Other`: the caller looks again.
+        Err(e) if e.is_unique_violation() => return Err(WriteError::Other(e)),
         Err(e) => return Err(e.into()),
     }
     if parent_ids.is_none() {
@@ -680,41 +703,39 @@ pub(crate) async fn create(
             "UPDATE resource_providers SET root_provider_id = id, updated_at = {} WHERE uuid = ?",
             d.timestamp_param()
         ));
-        sqlx::query(&own_root)
-            .bind(&now)
-            .bind(uuid)
-            .execute(&mut *tx)
-            .await?;
+        tx.execute(
+            &own_root,
+            &[Bind::from(now), Bind::from(asked.uuid.as_str())],
+        )
+        .await?;
     }
-    let created = load(store, &mut *tx, uuid).await?;
-    tx.commit().await?;
-    created.ok_or(WriteError::NotFound)
+    load(store, tx, &asked.uuid)
+        .await?
+        .ok_or(WriteError::NotFound)
 }
 
 /// The ids of the provider `root_of_subtree` and of every provider below
 /// it, read within `tx`.
-async fn subtree_ids(
-    store: &Store,
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
-    me: &TreeIds,
-) -> Result<Vec<(i64, String)>, sqlx::Error> {
-    let rows = sqlx::query(sql!(
-        store,
-        "SELECT id, uuid, parent_provider_id FROM resource_providers WHERE root_provider_id = ?"
-    ))
-    .bind(me.root_id)
-    .fetch_all(&mut **tx)
-    .await?;
-    let mut children: std::collections::HashMap<i64, Vec<(i64, String)>> =
-        std::collections::HashMap::new();
-    for row in &rows {
-        if let Some(parent) = row.try_get::<Option<i64>, _>("parent_provider_id")? {
-            children
-                .entry(parent)
-                .or_default()
-                .push((row.try_get("id")?, row.try_get("uuid")?));
-        }
-    }
+async fn subtree_ids(store: &Store, tx: &mut Conn<'_>, me: &TreeIds) -> Result<Vec<(i64, String)>> {
+    let children = tx
+        .fold(
+            sql!(
+                store,
+                "SELECT id, uuid, parent_provider_id FROM resource_providers WHERE root_provider_id = ?"
+            ),
+            &[Bind::Int(me.root_id)],
+            std::collections::HashMap::new(),
+            |children: &mut std::collections::HashMap<i64, Vec<(i64, String)>>, row| {
+                if let Some(parent) = row.int(2)? {
+                    children
+                        .entry(parent)
+                        .or_default()
+                        .push((row.required_int(0)?, row.required_text(1)?.to_owned()));
+                }
+                Ok(())
+            },
+        )
+        .await?;
     let mut subtree = vec![(me.id, me.uuid.clone())];
     let mut next = 0;
     while next < subtree.len() {
@@ -750,7 +771,20 @@ pub(crate) async fn update(
     uuid: &str,
     change: &Update,
 ) -> Result<Provider, WriteError> {
-    let mut tx = store.begin().await?;
+    let (uuid, change) = (uuid.to_owned(), change.clone());
+    store
+        .transaction(move |store, tx| {
+            Box::pin(async move { try_update(store, tx, &uuid, &change).await })
+        })
+        .await
+}
+
+async fn try_update(
+    store: &Store,
+    tx: &mut Conn<'_>,
+    uuid: &str,
+    change: &Update,
+) -> Result<Provider, WriteError> {
     let me = tree_ids(store, &mut *tx, uuid)
         .await?
         .ok_or(WriteError::NotFound)?;
@@ -759,17 +793,12 @@ pub(crate) async fn update(
         Some(p) => p.clone(),
         None => match me.parent_id {
             Some(parent_id) => {
-                let row = sqlx::query(sql!(
-                    store,
-                    "SELECT uuid FROM resource_providers WHERE id = ?"
-                ))
-                .bind(parent_id)
-                .fetch_optional(&mut *tx)
-                .await?;
-                match row {
-                    Some(row) => Some(row.try_get::<String, _>("uuid")?),
-                    None => None,
-                }
+                tx.row(
+                    sql!(store, "SELECT uuid FROM resource_providers WHERE id = ?"),
+                    &[Bind::Int(parent_id)],
+                    |row| Ok(row.required_text(0)?.to_owned()),
+                )
+                .await?
             }
             None => None,
         },
@@ -794,7 +823,7 @@ pub(crate) async fn update(
                     reason: "re-parenting a provider is not currently allowed.",
                 });
             }
-            let subtree = subtree_ids(store, &mut tx, &me).await?;
+            let subtree = subtree_ids(store, tx, &me).await?;
             if subtree.iter().any(|(_, u)| *u == parent.uuid) {
                 return Err(WriteError::Action {
                     action: "update",
@@ -817,7 +846,7 @@ pub(crate) async fn update(
             }
         }
     }
-    let taken = taken_columns(store, &mut tx, uuid, &change.name, Some(me.id)).await?;
+    let taken = taken_columns(store, tx, uuid, &change.name, Some(me.id)).await?;
     if !taken.is_empty() {
         return Err(WriteError::Duplicate(taken));
     }
@@ -829,33 +858,33 @@ pub(crate) async fn update(
                 "UPDATE resource_providers SET name = ?, parent_provider_id = ?, updated_at = {} WHERE id = ?",
                 d.timestamp_param()
             ));
-            sqlx::query(&query)
-                .bind(&change.name)
-                .bind(parent)
-                .bind(&now)
-                .bind(me.id)
-                .execute(&mut *tx)
-                .await
+            let binds = [
+                Bind::from(change.name.as_str()),
+                Bind::from(parent),
+                Bind::from(now.as_str()),
+                Bind::Int(me.id),
+            ];
+            tx.execute(&query, &binds).await
         }
         None => {
             let query = d.placeholders(format!(
                 "UPDATE resource_providers SET name = ?, updated_at = {} WHERE id = ?",
                 d.timestamp_param()
             ));
-            sqlx::query(&query)
-                .bind(&change.name)
-                .bind(&now)
-                .bind(me.id)
-                .execute(&mut *tx)
-                .await
+            let binds = [
+                Bind::from(change.name.as_str()),
+                Bind::from(now.as_str()),
+                Bind::Int(me.id),
+            ];
+            tx.execute(&query, &binds).await
         }
     };
     match renamed {
         Ok(_) => {}
-        Err(e) if crate::db::is_unique_violation(&e) => {
+        Err(e) if e.is_unique_violation() => {
             return Err(WriteError::Duplicate(vec!["name"]));
         }
-        Err(e) if is_foreign_key_violation(&e) => {
+        Err(e) if e.is_foreign_key_violation() => {
             return Err(WriteError::Action {
                 action: "update",
                 reason: PARENT_GONE,
@@ -868,18 +897,12 @@ pub(crate) async fn update(
             "UPDATE resource_providers SET root_provider_id = ?, updated_at = {} WHERE id = ?",
             d.timestamp_param()
         ));
-        for (id, _) in subtree_ids(store, &mut tx, &me).await? {
-            sqlx::query(&query)
-                .bind(root)
-                .bind(&now)
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
+        for (id, _) in subtree_ids(store, tx, &me).await? {
+            let binds = [Bind::Int(root), Bind::from(now.as_str()), Bind::Int(id)];
+            tx.execute(&query, &binds).await?;
         }
     }
-    let updated = load(store, &mut *tx, uuid).await?;
-    tx.commit().await?;
-    updated.ok_or(WriteError::NotFound)
+    load(store, tx, uuid).await?.ok_or(WriteError::NotFound)
 }
 
 /// Deletes the provider `uuid` with its inventories and its aggregate and
@@ -887,42 +910,56 @@ pub(crate) async fn update(
 /// or allocations. The delete is guarded by the generation read here, so
 /// an allocation written meanwhile (which moves it) makes it a conflict.
 pub(crate) async fn delete(store: &Store, uuid: &str) -> Result<(), WriteError> {
-    let mut tx = store.begin().await?;
-    let me = find(store, &mut tx, uuid)
+    let uuid = uuid.to_owned();
+    store
+        .transaction(move |store, tx| Box::pin(async move { try_delete(store, tx, &uuid).await }))
+        .await
+}
+
+async fn try_delete(store: &Store, tx: &mut Conn<'_>, uuid: &str) -> Result<(), WriteError> {
+    let me = find(store, &mut *tx, uuid)
         .await?
         .ok_or(WriteError::NotFound)?;
-    let child = sqlx::query(sql!(
-        store,
-        "SELECT id FROM resource_providers WHERE parent_provider_id = ? LIMIT 1"
-    ))
-    .bind(me.id)
-    .fetch_optional(&mut *tx)
-    .await?;
+    let id = [Bind::Int(me.id)];
+    let child = tx
+        .row(
+            sql!(
+                store,
+                "SELECT id FROM resource_providers WHERE parent_provider_id = ? LIMIT 1"
+            ),
+            &id,
+            |row| row.required_int(0),
+        )
+        .await?;
     if child.is_some() {
         return Err(WriteError::HasChildren);
     }
-    let allocation = sqlx::query(sql!(
-        store,
-        "SELECT id FROM allocations WHERE resource_provider_id = ? LIMIT 1"
-    ))
-    .bind(me.id)
-    .fetch_optional(&mut *tx)
-    .await?;
+    let allocation = tx
+        .row(
+            sql!(
+                store,
+                "SELECT id FROM allocations WHERE resource_provider_id = ? LIMIT 1"
+            ),
+            &id,
+            |row| row.required_int(0),
+        )
+        .await?;
     if allocation.is_some() {
         return Err(WriteError::InUse);
     }
     // Lock the provider's row first (as every writer of its inventory,
     // traits or aggregates does), checking that its generation did not
     // move meanwhile: an allocation written since moved it.
-    let locked = sqlx::query(sql!(
-        store,
-        "UPDATE resource_providers SET generation = generation WHERE id = ? AND generation = ?"
-    ))
-    .bind(me.id)
-    .bind(me.generation)
-    .execute(&mut *tx)
-    .await?;
-    if locked.rows_affected() != 1 {
+    let locked = tx
+        .execute(
+            sql!(
+                store,
+                "UPDATE resource_providers SET generation = generation WHERE id = ? AND generation = ?"
+            ),
+            &[Bind::Int(me.id), Bind::Int(me.generation)],
+        )
+        .await?;
+    if locked.rows_affected != 1 {
         return Err(WriteError::Concurrent);
     }
     for statement in [
@@ -943,21 +980,19 @@ pub(crate) async fn delete(store: &Store, uuid: &str) -> Result<(), WriteError> 
             "UPDATE resource_providers SET root_provider_id = NULL WHERE id = ? AND root_provider_id = id"
         ),
     ] {
-        sqlx::query(statement).bind(me.id).execute(&mut *tx).await?;
+        tx.execute(statement, &id).await?;
     }
-    let deleted = sqlx::query(sql!(store, "DELETE FROM resource_providers WHERE id = ?"))
-        .bind(me.id)
-        .execute(&mut *tx)
-        .await;
-    match deleted {
-        Ok(done) if done.rows_affected() == 1 => {}
-        Ok(_) => return Err(WriteError::Concurrent),
+    match tx
+        .execute(
+            sql!(store, "DELETE FROM resource_providers WHERE id = ?"),
+            &id,
+        )
+        .await
+    {
+        Ok(done) if done.rows_affected == 1 => Ok(()),
+        Ok(_) => Err(WriteError::Concurrent),
         // A child added meanwhile (the foreign key, where enforced).
-        Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => {
-            return Err(WriteError::HasChildren);
-        }
-        Err(e) => return Err(e.into()),
+        Err(e) if e.is_foreign_key_violation() => Err(WriteError::HasChildren),
+        Err(e) => Err(e.into()),
     }
-    tx.commit().await?;
-    Ok(())
 }

@@ -4,10 +4,7 @@
 use std::collections::BTreeSet;
 use std::time::SystemTime;
 
-use sqlx::Row;
-use sqlx::any::AnyRow;
-
-use crate::db::{self, Store, sql};
+use crate::db::{self, Bind, Columns, Conn, Store, sql};
 use crate::error::{Error, Result};
 use crate::objects::provider::{self, ProviderRef};
 
@@ -33,47 +30,52 @@ impl Trait {
 fn select(store: &Store, alias: &str) -> String {
     let d = store.dialect();
     format!(
-        "SELECT {alias}.id AS id, {alias}.name AS name, {} AS created_at, {} AS updated_at FROM traits {alias}",
+        "SELECT {alias}.id, {alias}.name, {}, {} FROM traits {alias}",
         d.timestamp_text(&format!("{alias}.created_at")),
         d.timestamp_text(&format!("{alias}.updated_at")),
     )
 }
 
-fn row_to_trait(row: &AnyRow) -> Result<Trait> {
-    let stamp = |column: &str| -> Result<Option<SystemTime>> {
-        let text: Option<String> = row.try_get(column)?;
-        Ok(text.as_deref().and_then(db::parse_timestamp))
+/// A row of [`select`].
+fn read_trait(row: &dyn Columns) -> Result<Trait> {
+    let stamp = |column: usize| -> Result<Option<SystemTime>> {
+        Ok(row.text(column)?.and_then(db::parse_timestamp))
     };
     Ok(Trait {
-        id: row.try_get("id")?,
-        name: row.try_get("name")?,
-        created_at: stamp("created_at")?,
-        updated_at: stamp("updated_at")?,
+        id: row.required_int(0)?,
+        name: row.required_text(1)?.to_owned(),
+        created_at: stamp(2)?,
+        updated_at: stamp(3)?,
     })
 }
 
 /// The trait `name`, or `None`.
-pub(crate) async fn find<'c, E>(store: &Store, conn: E, name: &str) -> Result<Option<Trait>>
-where
-    E: sqlx::Executor<'c, Database = sqlx::Any>,
-{
+pub(crate) async fn find<'c>(
+    store: &Store,
+    conn: impl Into<Conn<'c>>,
+    name: &str,
+) -> Result<Option<Trait>> {
     let query = store
         .dialect()
         .placeholders(format!("{} WHERE t.name = ?", select(store, "t")));
-    let row = sqlx::query(&query).bind(name).fetch_optional(conn).await?;
-    row.as_ref().map(row_to_trait).transpose()
+    conn.into()
+        .row(&query, &[Bind::from(name)], read_trait)
+        .await
 }
 
 /// The id of the trait `name`, or `None`.
-pub(crate) async fn id_of<'c, E>(store: &Store, conn: E, name: &str) -> Result<Option<i64>>
-where
-    E: sqlx::Executor<'c, Database = sqlx::Any>,
-{
-    let row = sqlx::query(sql!(store, "SELECT id FROM traits WHERE name = ?"))
-        .bind(name)
-        .fetch_optional(conn)
-        .await?;
-    Ok(row.map(|r| r.try_get::<i64, _>("id")).transpose()?)
+pub(crate) async fn id_of<'c>(
+    store: &Store,
+    conn: impl Into<Conn<'c>>,
+    name: &str,
+) -> Result<Option<i64>> {
+    conn.into()
+        .row(
+            sql!(store, "SELECT id FROM traits WHERE name = ?"),
+            &[Bind::from(name)],
+            |row| row.required_int(0),
+        )
+        .await
 }
 
 /// What `GET /traits` filters on.
@@ -92,7 +94,7 @@ pub(crate) struct Filters {
 pub(crate) async fn list(store: &Store, filters: &Filters) -> Result<Vec<Trait>> {
     let mut query = select(store, "t");
     let mut conditions: Vec<String> = Vec::new();
-    let mut binds: Vec<String> = Vec::new();
+    let mut binds: Vec<Bind> = Vec::new();
     match filters.associated {
         Some(true) => conditions.push(
             "EXISTS (SELECT 1 FROM resource_provider_traits rpt WHERE rpt.trait_id = t.id)"
@@ -109,11 +111,11 @@ pub(crate) async fn list(store: &Store, filters: &Filters) -> Result<Vec<Trait>>
             return Ok(Vec::new());
         }
         conditions.push(format!("t.name IN ({})", vec!["?"; names.len()].join(", ")));
-        binds.extend(names.iter().cloned());
+        binds.extend(names.iter().map(|n| Bind::from(n.as_str())));
     }
     if let Some(prefix) = &filters.prefix {
         conditions.push("t.name LIKE ?".to_owned());
-        binds.push(format!("{prefix}%"));
+        binds.push(Bind::Text(format!("{prefix}%")));
     }
     if !conditions.is_empty() {
         query.push_str(" WHERE ");
@@ -121,59 +123,51 @@ pub(crate) async fn list(store: &Store, filters: &Filters) -> Result<Vec<Trait>>
     }
     query.push_str(" ORDER BY t.id");
     let query = store.dialect().placeholders(query);
-    let mut q = sqlx::query(&query);
-    for bind in binds {
-        q = q.bind(bind);
-    }
-    let rows = q.fetch_all(store.reader()).await?;
-    rows.iter().map(row_to_trait).collect()
+    Conn::from(store.reader())
+        .rows(&query, &binds, read_trait)
+        .await
 }
 
 /// The traits of the provider `provider_id`, by id.
-pub(crate) async fn of_provider<'c, E>(
+pub(crate) async fn of_provider<'c>(
     store: &Store,
-    conn: E,
+    conn: impl Into<Conn<'c>>,
     provider_id: i64,
-) -> Result<Vec<Trait>>
-where
-    E: sqlx::Executor<'c, Database = sqlx::Any>,
-{
+) -> Result<Vec<Trait>> {
     let query = store.dialect().placeholders(format!(
         "{} JOIN resource_provider_traits rpt ON rpt.trait_id = t.id \
          WHERE rpt.resource_provider_id = ? ORDER BY t.id",
         select(store, "t")
     ));
-    let rows = sqlx::query(&query)
-        .bind(provider_id)
-        .fetch_all(conn)
-        .await?;
-    rows.iter().map(row_to_trait).collect()
+    conn.into()
+        .rows(&query, &[Bind::Int(provider_id)], read_trait)
+        .await
 }
 
 /// Creates the custom trait `name`: `Some` when made here, `None` when it
 /// already existed (or another request made it meanwhile).
 pub(crate) async fn create(store: &Store, name: &str) -> Result<Option<Trait>> {
-    let mut tx = store.begin().await?;
-    if find(store, &mut *tx, name).await?.is_some() {
-        return Ok(None);
-    }
-    let insert = store.dialect().placeholders(format!(
-        "INSERT INTO traits (name, created_at) VALUES (?, {})",
-        store.dialect().timestamp_param()
-    ));
-    match sqlx::query(&insert)
-        .bind(name)
-        .bind(db::now_text())
-        .execute(&mut *tx)
+    let name = name.to_owned();
+    store
+        .transaction(move |store, tx| {
+            Box::pin(async move {
+                if find(store, &mut *tx, &name).await?.is_some() {
+                    return Ok(None);
+                }
+                let insert = store.dialect().placeholders(format!(
+                    "INSERT INTO traits (name, created_at) VALUES (?, {})",
+                    store.dialect().timestamp_param()
+                ));
+                let binds = [Bind::from(name.as_str()), Bind::from(db::now_text())];
+                match tx.execute(&insert, &binds).await {
+                    Ok(_) => {}
+                    Err(e) if e.is_unique_violation() => return Ok(None),
+                    Err(e) => return Err(e),
+                }
+                find(store, &mut *tx, &name).await
+            })
+        })
         .await
-    {
-        Ok(_) => {}
-        Err(sqlx::Error::Database(e)) if e.is_unique_violation() => return Ok(None),
-        Err(e) => return Err(e.into()),
-    }
-    let created = find(store, &mut *tx, name).await?;
-    tx.commit().await?;
-    Ok(created)
 }
 
 /// Why a trait could not be deleted.
@@ -191,46 +185,48 @@ impl From<Error> for DeleteError {
     }
 }
 
-impl From<sqlx::Error> for DeleteError {
-    fn from(e: sqlx::Error) -> Self {
-        DeleteError::Other(e.into())
-    }
-}
-
 /// Deletes the custom trait `name` unless a provider has it.
 pub(crate) async fn delete(store: &Store, name: &str) -> Result<(), DeleteError> {
-    let mut tx = store.begin().await?;
-    let found = find(store, &mut *tx, name)
-        .await?
-        .ok_or(DeleteError::NotFound)?;
-    if !name.starts_with(CUSTOM_NAMESPACE) {
-        return Err(DeleteError::Standard);
-    }
-    let used = sqlx::query(sql!(
-        store,
-        "SELECT trait_id FROM resource_provider_traits WHERE trait_id = ? LIMIT 1"
-    ))
-    .bind(found.id)
-    .fetch_optional(&mut *tx)
-    .await?;
-    if used.is_some() {
-        return Err(DeleteError::InUse);
-    }
-    match sqlx::query(sql!(store, "DELETE FROM traits WHERE id = ?"))
-        .bind(found.id)
-        .execute(&mut *tx)
+    let name = name.to_owned();
+    store
+        .transaction(move |store, tx| {
+            Box::pin(async move {
+                let found = find(store, &mut *tx, &name)
+                    .await?
+                    .ok_or(DeleteError::NotFound)?;
+                if !name.starts_with(CUSTOM_NAMESPACE) {
+                    return Err(DeleteError::Standard);
+                }
+                let used = tx
+                    .row(
+                        sql!(
+                            store,
+                            "SELECT trait_id FROM resource_provider_traits WHERE trait_id = ? LIMIT 1"
+                        ),
+                        &[Bind::Int(found.id)],
+                        |row| row.required_int(0),
+                    )
+                    .await?;
+                if used.is_some() {
+                    return Err(DeleteError::InUse);
+                }
+                match tx
+                    .execute(
+                        sql!(store, "DELETE FROM traits WHERE id = ?"),
+                        &[Bind::Int(found.id)],
+                    )
+                    .await
+                {
+                    Ok(done) if done.rows_affected == 1 => Ok(()),
+                    Ok(_) => Err(DeleteError::NotFound),
+                    // A provider got it meanwhile (the foreign key, where
+                    // enforced).
+                    Err(e) if e.is_foreign_key_violation() => Err(DeleteError::InUse),
+                    Err(e) => Err(e.into()),
+                }
+            })
+        })
         .await
-    {
-        Ok(done) if done.rows_affected() == 1 => {}
-        Ok(_) => return Err(DeleteError::NotFound),
-        // A provider got it meanwhile (the foreign key, where enforced).
-        Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => {
-            return Err(DeleteError::InUse);
-        }
-        Err(e) => return Err(e.into()),
-    }
-    tx.commit().await?;
-    Ok(())
 }
 
 /// Why setting a provider's traits failed.
@@ -242,19 +238,13 @@ pub(crate) enum SetError {
     Other(Error),
 }
 
-impl From<sqlx::Error> for SetError {
-    fn from(e: sqlx::Error) -> Self {
-        if crate::db::is_transient(&e) {
-            SetError::Concurrent
-        } else {
-            SetError::Other(e.into())
-        }
-    }
-}
-
 impl From<Error> for SetError {
     fn from(e: Error) -> Self {
-        SetError::Other(e)
+        if e.is_transient() {
+            SetError::Concurrent
+        } else {
+            SetError::Other(e)
+        }
     }
 }
 
@@ -266,50 +256,59 @@ pub(crate) async fn set_for_provider(
     provider: &ProviderRef,
     traits: &[Trait],
 ) -> Result<i64, SetError> {
-    let mut tx = store.begin().await?;
-    let rows = sqlx::query(sql!(
-        store,
-        "SELECT trait_id FROM resource_provider_traits WHERE resource_provider_id = ?"
-    ))
-    .bind(provider.id)
-    .fetch_all(&mut *tx)
-    .await?;
-    let existing: BTreeSet<i64> = rows
-        .iter()
-        .map(|r| r.try_get::<i64, _>("trait_id"))
-        .collect::<Result<_, _>>()?;
+    let provider = provider.clone();
     let wanted: BTreeSet<i64> = traits.iter().map(|t| t.id).collect();
-    if existing == wanted {
-        return Ok(provider.generation);
-    }
-    let generation = provider::bump_generation(store, &mut tx, provider, provider.generation)
+    store
+        .transaction(move |store, tx| {
+            Box::pin(async move {
+                let existing: BTreeSet<i64> = tx
+                    .fold(
+                        sql!(
+                            store,
+                            "SELECT trait_id FROM resource_provider_traits WHERE resource_provider_id = ?"
+                        ),
+                        &[Bind::Int(provider.id)],
+                        BTreeSet::new(),
+                        |ids: &mut BTreeSet<i64>, row| {
+                            ids.insert(row.required_int(0)?);
+                            Ok(())
+                        },
+                    )
+                    .await?;
+                if existing == wanted {
+                    return Ok(provider.generation);
+                }
+                let generation =
+                    provider::bump_generation(store, &mut *tx, &provider, provider.generation)
+                        .await
+                        .map_err(|e| match e {
+                            Error::Api(_) => SetError::Concurrent,
+                            other => SetError::from(other),
+                        })?;
+                for id in existing.difference(&wanted) {
+                    tx.execute(
+                        sql!(
+                            store,
+                            "DELETE FROM resource_provider_traits WHERE resource_provider_id = ? AND trait_id = ?"
+                        ),
+                        &[Bind::Int(provider.id), Bind::Int(*id)],
+                    )
+                    .await?;
+                }
+                let insert = store.dialect().placeholders(format!(
+                    "INSERT INTO resource_provider_traits (trait_id, resource_provider_id, created_at) VALUES (?, ?, {})",
+                    store.dialect().timestamp_param()
+                ));
+                for id in wanted.difference(&existing) {
+                    let binds = [
+                        Bind::Int(*id),
+                        Bind::Int(provider.id),
+                        Bind::from(db::now_text()),
+                    ];
+                    tx.execute(&insert, &binds).await?;
+                }
+                Ok(generation)
+            })
+        })
         .await
-        .map_err(|e| match e {
-            Error::Api(_) => SetError::Concurrent,
-            other => SetError::Other(other),
-        })?;
-    for id in existing.difference(&wanted) {
-        sqlx::query(sql!(
-            store,
-            "DELETE FROM resource_provider_traits WHERE resource_provider_id = ? AND trait_id = ?"
-        ))
-        .bind(provider.id)
-        .bind(*id)
-        .execute(&mut *tx)
-        .await?;
-    }
-    let insert = store.dialect().placeholders(format!(
-        "INSERT INTO resource_provider_traits (trait_id, resource_provider_id, created_at) VALUES (?, ?, {})",
-        store.dialect().timestamp_param()
-    ));
-    for id in wanted.difference(&existing) {
-        sqlx::query(&insert)
-            .bind(*id)
-            .bind(provider.id)
-            .bind(db::now_text())
-            .execute(&mut *tx)
-            .await?;
-    }
-    tx.commit().await?;
-    Ok(generation)
 }
