@@ -7,5 +7,6 @@ pub(crate) mod consumer;
 pub(crate) mod inventory;
 pub(crate) mod provider;
 pub(crate) mod reshaper;
+pub(crate) mod resource_class;
 pub(crate) mod traits;
 pub(crate) mod usage;
