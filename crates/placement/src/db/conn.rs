@@ -22,12 +22,6 @@ pub(crate) enum Conn<'a> {
     Sqlite(&'a Mutex<rusqlite::Connection>),
 }
 
-impl<'a> From<&'a mut sqlx::Transaction<'static, sqlx::Any>> for Conn<'a> {
-    fn from(tx: &'a mut sqlx::Transaction<'static, sqlx::Any>) -> Self {
-        Conn::Tx(tx)
-    }
-}
-
 impl<'a, 'b> From<&'a mut Conn<'b>> for Conn<'a> {
     /// The same connection, for one more call.
     fn from(conn: &'a mut Conn<'b>) -> Self {

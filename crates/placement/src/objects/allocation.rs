@@ -91,12 +91,6 @@ impl From<Error> for WriteError {
     }
 }
 
-impl From<sqlx::Error> for WriteError {
-    fn from(e: sqlx::Error) -> Self {
-        WriteError::Done(Error::Db(e))
-    }
-}
-
 /// Why one try of a write's transaction did not complete: it failed, or
 /// it met a concurrent writer and the write is to be tried again.
 #[derive(Debug)]
@@ -116,12 +110,6 @@ impl From<WriteError> for Attempt {
 
 impl From<Error> for Attempt {
     fn from(e: Error) -> Self {
-        WriteError::from(e).into()
-    }
-}
-
-impl From<sqlx::Error> for Attempt {
-    fn from(e: sqlx::Error) -> Self {
         WriteError::from(e).into()
     }
 }
