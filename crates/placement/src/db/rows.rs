@@ -102,6 +102,12 @@ pub(crate) trait Columns {
     fn required_float(&self, column: usize) -> Result<f64> {
         self.float(column)?.ok_or_else(|| null_column(column))
     }
+
+    /// A timestamp column read as text (`Dialect::timestamp_text`);
+    /// `None` for NULL or text that is not a timestamp.
+    fn timestamp(&self, column: usize) -> Result<Option<std::time::SystemTime>> {
+        Ok(self.text(column)?.and_then(super::parse_timestamp))
+    }
 }
 
 fn null_column(column: usize) -> crate::error::Error {

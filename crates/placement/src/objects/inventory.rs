@@ -56,6 +56,20 @@ impl Inventory {
         capacity(self.total, self.reserved, self.allocation_ratio)
     }
 
+    /// The record's values in the order the inventory statements write
+    /// them: total, reserved, min_unit, max_unit, step_size,
+    /// allocation_ratio.
+    fn record_binds(&self) -> [Bind; 6] {
+        [
+            Bind::Int(self.total),
+            Bind::Int(self.reserved),
+            Bind::Int(self.min_unit),
+            Bind::Int(self.max_unit),
+            Bind::Int(self.step_size),
+            Bind::Float(self.allocation_ratio),
+        ]
+    }
+
     /// When it last changed (`updated_at`, else `created_at`).
     pub(crate) fn last_modified(&self) -> Option<SystemTime> {
         self.updated_at.or(self.created_at)
@@ -63,9 +77,6 @@ impl Inventory {
 }
 
 fn read_inventory(row: &dyn Columns) -> Result<Inventory> {
-    let stamp = |column: usize| -> Result<Option<SystemTime>> {
-        Ok(row.text(column)?.and_then(db::parse_timestamp))
-    };
     Ok(Inventory {
         resource_class: row.required_text(0)?.to_owned(),
         total: row.required_int(1)?,
@@ -74,8 +85,8 @@ fn read_inventory(row: &dyn Columns) -> Result<Inventory> {
         max_unit: row.required_int(4)?,
         step_size: row.required_int(5)?,
         allocation_ratio: row.required_float(6)?,
-        created_at: stamp(7)?,
-        updated_at: stamp(8)?,
+        created_at: row.timestamp(7)?,
+        updated_at: row.timestamp(8)?,
     })
 }
 
@@ -244,17 +255,9 @@ async fn insert(
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, {})",
         d.timestamp_param()
     ));
-    let binds = [
-        Bind::Int(provider_id),
-        Bind::Int(class_id),
-        Bind::Int(inv.total),
-        Bind::Int(inv.reserved),
-        Bind::Int(inv.min_unit),
-        Bind::Int(inv.max_unit),
-        Bind::Int(inv.step_size),
-        Bind::Float(inv.allocation_ratio),
-        Bind::from(db::now_text()),
-    ];
+    let mut binds = vec![Bind::Int(provider_id), Bind::Int(class_id)];
+    binds.extend(inv.record_binds());
+    binds.push(Bind::from(db::now_text()));
     match tx.execute(&query, &binds).await {
         Ok(_) => Ok(()),
         Err(e) if e.is_unique_violation() => Err(WriteError::Exists(inv.resource_class.clone())),
@@ -286,17 +289,12 @@ async fn update_record(
          WHERE resource_provider_id = ? AND resource_class_id = ?",
         d.timestamp_param()
     ));
-    let binds = [
-        Bind::Int(inv.total),
-        Bind::Int(inv.reserved),
-        Bind::Int(inv.min_unit),
-        Bind::Int(inv.max_unit),
-        Bind::Int(inv.step_size),
-        Bind::Float(inv.allocation_ratio),
+    let mut binds = inv.record_binds().to_vec();
+    binds.extend([
         Bind::from(db::now_text()),
         Bind::Int(provider_id),
         Bind::Int(class_id),
-    ];
+    ]);
     if tx.execute(&query, &binds).await?.rows_affected == 0 {
         return Err(WriteError::NoInventory(inv.resource_class.clone()));
     }

@@ -6,6 +6,7 @@ use std::time::SystemTime;
 
 use crate::db::{self, Bind, Columns, Conn, Store, sql, standard};
 use crate::error::{Error, Result};
+use crate::objects::inventory;
 
 /// A row of `resource_classes`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,13 +35,10 @@ fn select_columns(store: &Store) -> String {
 
 /// A row of [`select_columns`].
 fn read_class(row: &dyn Columns) -> Result<ResourceClass> {
-    let stamp = |column: usize| -> Result<Option<SystemTime>> {
-        Ok(row.text(column)?.and_then(db::parse_timestamp))
-    };
     Ok(ResourceClass {
         id: row.required_int(0)?,
         name: row.required_text(1)?.to_owned(),
-        updated: stamp(2)?.max(stamp(3)?),
+        updated: row.timestamp(2)?.max(row.timestamp(3)?),
     })
 }
 
@@ -93,14 +91,10 @@ pub(crate) async fn create(store: &Store, name: &str) -> Result<Option<ResourceC
 /// One try of [`create`]: the class with the next free custom id, in the
 /// transaction `tx`; `None` when the name is taken.
 async fn try_create(store: &Store, tx: &mut Conn<'_>, name: &str) -> Result<Option<ResourceClass>> {
-    let exists = tx
-        .row(
-            sql!(store, "SELECT id FROM resource_classes WHERE name = ?"),
-            &[Bind::from(name)],
-            |row| row.required_int(0),
-        )
-        .await?;
-    if exists.is_some() {
+    if inventory::resource_class_id(store, &mut *tx, name)
+        .await?
+        .is_some()
+    {
         return Ok(None);
     }
     let max_query = format!(

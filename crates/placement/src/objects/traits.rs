@@ -38,14 +38,11 @@ fn select(store: &Store, alias: &str) -> String {
 
 /// A row of [`select`].
 fn read_trait(row: &dyn Columns) -> Result<Trait> {
-    let stamp = |column: usize| -> Result<Option<SystemTime>> {
-        Ok(row.text(column)?.and_then(db::parse_timestamp))
-    };
     Ok(Trait {
         id: row.required_int(0)?,
         name: row.required_text(1)?.to_owned(),
-        created_at: stamp(2)?,
-        updated_at: stamp(3)?,
+        created_at: row.timestamp(2)?,
+        updated_at: row.timestamp(3)?,
     })
 }
 
