@@ -1,6 +1,9 @@
 //! Requests through one route, in process, for counting instructions with
-//! callgrind (BENCHMARKS.md, "What falls short"): the route bare, behind
-//! `MicroversionLayer`, or behind the layer with versioned dispatch.
+//! callgrind (BENCHMARKS.md, "What falls short"): the route bare
+//! (`bare`), behind `MicroversionLayer` (`layered`), or behind the layer
+//! with versioned dispatch (`versioned`), the layer applied with
+//! `Router::layer`; or the same two with the layer wrapped around the whole
+//! router (`wrapped-layered`, `wrapped-versioned`).
 //!
 //! ```text
 //! cargo build --release -p microversion-server --example layer_requests
@@ -18,7 +21,7 @@ use axum::routing::get;
 use http::{Request, StatusCode};
 use microversion::VersionRange;
 use microversion_server::{MicroversionLayer, Microversions, Profile, VersionedRouter, Versions};
-use tower::ServiceExt;
+use tower::{Layer, ServiceExt};
 
 async fn handler() -> &'static str {
     "{}"
@@ -26,7 +29,8 @@ async fn handler() -> &'static str {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let usage = "usage: layer_requests bare|layered|versioned COUNT";
+    let usage =
+        "usage: layer_requests bare|layered|versioned|wrapped-layered|wrapped-versioned COUNT";
     let kind = args.next().ok_or(usage)?;
     let count: usize = args.next().ok_or(usage)?.parse()?;
     let api = Microversions::builder("placement", VersionRange::from_static("1.0", "1.39"))
@@ -42,9 +46,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .get("/resource", Versions::since("1.20"), handler)
             .build()?
             .layer(MicroversionLayer::new(api)),
+        "wrapped-versioned" => {
+            let router: Router = VersionedRouter::new()
+                .get("/resource", Versions::between("1.0", "1.19"), handler)
+                .get("/resource", Versions::since("1.20"), handler)
+                .build()?
+                .with_state(());
+            return send(&MicroversionLayer::new(api).layer(router), count);
+        }
+        "wrapped-layered" => {
+            let router: Router = Router::new()
+                .route("/resource", get(handler))
+                .with_state(());
+            return send(&MicroversionLayer::new(api).layer(router), count);
+        }
         _ => return Err(usage.into()),
     };
-    let app = app.with_state(());
+    send(&app.with_state(()), count)
+}
+
+fn send<S>(app: &S, count: usize) -> Result<(), Box<dyn std::error::Error>>
+where
+    S: tower::Service<Request<Body>, Response = axum::response::Response> + Clone,
+    S::Error: std::error::Error + 'static,
+{
     let runtime = tokio::runtime::Builder::new_current_thread().build()?;
     for _ in 0..16 + count {
         let request = Request::get("/resource")

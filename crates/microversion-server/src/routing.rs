@@ -24,6 +24,7 @@
 //! [`VersionedRouter::methods_at_every_version`] makes a path's unknown
 //! methods 405 at every version (Placement's routing).
 
+use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::future::Future;
@@ -211,6 +212,27 @@ struct Entry<S> {
     handler: BoxedHandler<S>,
 }
 
+/// `future` as a [`BoxFuture`], without boxing it again when it already is
+/// one: axum's handlers made from `async fn`s answer with exactly that type,
+/// so a second box would cost every request an allocation for nothing.
+fn boxed<F>(future: F) -> BoxFuture
+where
+    F: Future<Output = Response> + Send + 'static,
+{
+    let mut slot = Some(future);
+    let already = (&mut slot as &mut dyn Any)
+        .downcast_mut::<Option<BoxFuture>>()
+        .and_then(Option::take);
+    match (already, slot) {
+        (Some(future), _) => future,
+        (None, Some(future)) => Box::pin(future),
+        // The slot is only emptied when the downcast took the future.
+        (None, None) => Box::pin(std::future::ready(
+            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "handler future lost").into_response(),
+        )),
+    }
+}
+
 /// One row of the route table.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct RouteInfo {
@@ -321,7 +343,7 @@ where
         T: 'static,
     {
         let handler: BoxedHandler<S> =
-            Arc::new(move |req, state| Box::pin(handler.clone().call(req, state)));
+            Arc::new(move |req, state| boxed(handler.clone().call(req, state)));
         self.entries.push(Entry {
             path: path.to_owned(),
             method,
