@@ -8,6 +8,7 @@ use microversion::VersionStatus;
 use microversion_server::{
     ApiVersionSpec, Discovery, MicroversionLayer, Microversions, Profile, VersionedRouter,
 };
+use tower::ServiceBuilder;
 
 use crate::config::Config;
 use crate::context::RequestContext;
@@ -100,32 +101,34 @@ pub fn router(state: AppState) -> anyhow::Result<Router> {
     let api = microversions()?;
     let limit = state.config.max_body_size;
     let state_cors = state.config.cors.clone();
-    let routes = handlers::routes(VersionedRouter::new());
-    let app = routes
+    let routes = handlers::routes(VersionedRouter::new())
         .build()?
-        .with_state(state)
-        .layer(middleware::from_fn(require_content_type))
-        .layer(middleware::from_fn(refuse_large_body))
-        .layer(middleware::from_fn(crate::auth::noauth2))
-        .layer(MicroversionLayer::new(api))
-        // Outermost: the body is read before a version or auth check can
-        // refuse the request.
-        .layer(middleware::from_fn(move |req, next| {
-            read_body(limit, req, next)
-        }));
+        .with_state(state);
     // Outside everything, as upstream puts oslo.middleware's CORS: a
     // preflight is answered before authentication or versioning.
-    let app = match state_cors {
-        Some(cors) => {
-            let cors = Arc::new(cors);
-            app.layer(middleware::from_fn(move |req, next| {
-                let cors = Arc::clone(&cors);
-                async move { crate::cors::cors(&cors, req, next).await }
-            }))
-        }
-        None => app,
-    };
-    Ok(app)
+    let cors = state_cors.map(|cors| {
+        let cors = Arc::new(cors);
+        middleware::from_fn(move |req, next| {
+            let cors = Arc::clone(&cors);
+            async move { crate::cors::cors(&cors, req, next).await }
+        })
+    });
+    // One stack around the whole router, outermost first. `Router::layer`
+    // would wrap every route apart, and each request would pay a clone of
+    // the wrapped route and a boxed future for every layer.
+    let stack = ServiceBuilder::new()
+        .option_layer(cors)
+        // The body is read before a version or auth check can refuse the
+        // request.
+        .layer(middleware::from_fn(move |req, next| {
+            read_body(limit, req, next)
+        }))
+        .layer(MicroversionLayer::new(api))
+        .layer(middleware::from_fn(crate::auth::noauth2))
+        .layer(middleware::from_fn(refuse_large_body))
+        .layer(middleware::from_fn(require_content_type))
+        .service(routes);
+    Ok(Router::new().fallback_service(stack))
 }
 
 /// The versions document of `GET /`: one API version, `v1.0`, whose
