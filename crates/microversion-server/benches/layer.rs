@@ -6,14 +6,18 @@
 //!   `OpenStack-API-Version: placement 1.20`);
 //! - `versioned`: the layer and a `VersionedRouter` choosing between two
 //!   handlers by version;
+//! - `wrapped`: the same, the layer wrapped around the whole router
+//!   instead of applied with `Router::layer`;
 //! - `not_acceptable`: the layer answering a version out of range (406);
 //!
+//! every router after `with_state`, as `axum::serve` runs it;
 //! then the same route behind the layer in each profile,
 //! `Microversions::negotiate` alone on typical headers, and the request id
 //! the layer makes for every request.
 //!
 //! `cargo bench -p microversion-server --bench layer`
 
+use std::convert::Infallible;
 use std::hint::black_box;
 
 use axum::Router;
@@ -25,7 +29,7 @@ use microversion::VersionRange;
 use microversion_server::{
     MicroversionLayer, Microversions, Profile, RequestId, VersionedRouter, Versions,
 };
-use tower::ServiceExt;
+use tower::{Layer, Service, ServiceExt};
 
 const BODY: &str = r#"{"resource_providers": []}"#;
 
@@ -63,7 +67,10 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// Sends one request through `app` and checks the status.
-async fn call(app: &Router, version: Option<&'static str>, want: StatusCode) {
+async fn call<S>(app: &S, version: Option<&'static str>, want: StatusCode)
+where
+    S: Service<Request<Body>, Response = axum::response::Response, Error = Infallible> + Clone,
+{
     let response = app
         .clone()
         .oneshot(request(version))
@@ -75,20 +82,28 @@ async fn call(app: &Router, version: Option<&'static str>, want: StatusCode) {
 
 fn bench_layer(c: &mut Criterion) {
     let rt = runtime();
-    let bare = Router::new().route("/resource_providers", get(handler));
-    let layered = Router::new()
+    let bare: Router = Router::new()
         .route("/resource_providers", get(handler))
-        .layer(MicroversionLayer::new(placement()));
-    let versioned = VersionedRouter::new()
-        .get(
-            "/resource_providers",
-            Versions::between("1.0", "1.13"),
-            handler,
-        )
-        .get("/resource_providers", Versions::since("1.14"), handler_new)
-        .build()
-        .expect("no overlap")
-        .layer(MicroversionLayer::new(placement()));
+        .with_state(());
+    let layered: Router = Router::new()
+        .route("/resource_providers", get(handler))
+        .layer(MicroversionLayer::new(placement()))
+        .with_state(());
+    let routes = || {
+        VersionedRouter::new()
+            .get(
+                "/resource_providers",
+                Versions::between("1.0", "1.13"),
+                handler,
+            )
+            .get("/resource_providers", Versions::since("1.14"), handler_new)
+            .build()
+            .expect("no overlap")
+    };
+    let versioned: Router = routes()
+        .layer(MicroversionLayer::new(placement()))
+        .with_state(());
+    let wrapped = MicroversionLayer::new(placement()).layer(routes().with_state(()));
 
     let mut group = c.benchmark_group("request");
     group.bench_function("bare", |b| {
@@ -106,6 +121,10 @@ fn bench_layer(c: &mut Criterion) {
     group.bench_function("versioned", |b| {
         b.to_async(&rt)
             .iter(|| call(&versioned, Some("placement 1.20"), StatusCode::OK));
+    });
+    group.bench_function("wrapped", |b| {
+        b.to_async(&rt)
+            .iter(|| call(&wrapped, Some("placement 1.20"), StatusCode::OK));
     });
     group.bench_function("not_acceptable", |b| {
         b.to_async(&rt).iter(|| {
@@ -144,9 +163,10 @@ fn bench_layer(c: &mut Criterion) {
         ),
         (Profile::Cinder, "volume", "3.0", "3.71", "volume 3.20"),
     ] {
-        let app = Router::new()
+        let app: Router = Router::new()
             .route("/resource_providers", get(handler))
-            .layer(MicroversionLayer::new(api(profile, service, min, max)));
+            .layer(MicroversionLayer::new(api(profile, service, min, max)))
+            .with_state(());
         group.bench_function(profile.name(), |b| {
             b.to_async(&rt)
                 .iter(|| call(&app, Some(header), StatusCode::OK));
