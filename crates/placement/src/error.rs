@@ -27,6 +27,9 @@ pub(crate) enum Error {
     Db(sqlx::Error),
     /// The database failed, read through the SQLite driver's own rows.
     Sqlite(rusqlite::Error),
+    /// The database answered what cannot be: a row this transaction has
+    /// just written is not there to read back.
+    Inconsistent(String),
 }
 
 pub(crate) type Result<T, E = Error> = std::result::Result<T, E>;
@@ -67,7 +70,7 @@ impl Error {
                 e.sqlite_error_code(),
                 Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
             ),
-            Error::Api(_) => false,
+            Error::Api(_) | Error::Inconsistent(_) => false,
         }
     }
 
@@ -80,7 +83,7 @@ impl Error {
                 rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
                     | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
             ),
-            Error::Sqlite(_) | Error::Api(_) => false,
+            Error::Sqlite(_) | Error::Api(_) | Error::Inconsistent(_) => false,
         }
     }
 
@@ -103,6 +106,7 @@ impl std::fmt::Display for Error {
             Error::Api(e) => f.write_str(e.detail()),
             Error::Db(e) => write!(f, "{e}"),
             Error::Sqlite(e) => write!(f, "{e}"),
+            Error::Inconsistent(what) => f.write_str(what),
         }
     }
 }
@@ -146,6 +150,7 @@ impl IntoResponse for Error {
             }
             Error::Sqlite(e) => database_failed(&e),
             Error::Db(e) => database_failed(&e),
+            Error::Inconsistent(what) => database_failed(&what),
         }
     }
 }
@@ -158,4 +163,26 @@ fn database_failed(cause: &dyn std::fmt::Display) -> Response {
         "The database failed to complete the request.",
     )
     .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_inconsistent_database_is_a_500_that_keeps_its_cause_to_the_log() {
+        let error = Error::Inconsistent("the consumer c1 just inserted cannot be read back".into());
+        assert!(!error.is_transient());
+        assert!(!error.is_unique_violation());
+        let response = error.into_response();
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let detail = response
+            .extensions()
+            .get::<ApiError>()
+            .map(|e| e.detail().to_owned());
+        assert_eq!(
+            detail.as_deref(),
+            Some("The database failed to complete the request.")
+        );
+    }
 }

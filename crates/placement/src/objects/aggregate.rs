@@ -62,9 +62,9 @@ async fn ensure(store: &Store, tx: &mut Conn<'_>, uuid: &str) -> Result<i64> {
     tx.row(find, &binds, |row| row.required_int(0))
         .await?
         .ok_or_else(|| {
-            Error::Db(sqlx::Error::Protocol(format!(
+            Error::Inconsistent(format!(
                 "the aggregate {uuid} just inserted cannot be read back"
-            )))
+            ))
         })
 }
 

@@ -301,9 +301,9 @@ async fn ensure_consumers(
 ) -> Result<Vec<(Consumer, Requested)>, Attempt> {
     let id_of = |map: &HashMap<String, i64>, name: &str| -> Result<i64, Attempt> {
         map.get(name).copied().ok_or_else(|| {
-            Attempt::Failed(WriteError::Done(Error::Db(sqlx::Error::Protocol(format!(
+            Attempt::Failed(WriteError::Done(Error::Inconsistent(format!(
                 "{name} was created but cannot be read back"
-            )))))
+            ))))
         })
     };
     let mut out = Vec::with_capacity(writes.len());
@@ -844,19 +844,18 @@ pub(crate) async fn delete_for_consumer(
     let (owned_store, consumer_uuid) = (store.clone(), consumer_uuid.to_owned());
     store
         .writing(move |mut writer| async move {
-            let mut last = None;
-            for _ in 0..tries {
+            let mut attempt = 1;
+            loop {
                 let mut tx = writer.begin().await?;
                 match try_delete_for_consumer(&owned_store, &mut tx.conn(), &consumer_uuid).await {
                     Ok(deleted) => {
                         tx.commit().await?;
                         return Ok(deleted);
                     }
-                    Err(e) if e.is_transient() => last = Some(e),
+                    Err(e) if e.is_transient() && attempt < tries => attempt += 1,
                     Err(e) => return Err(e),
                 }
             }
-            Err(last.unwrap_or(Error::Db(sqlx::Error::PoolTimedOut)))
         })
         .await
 }

@@ -220,9 +220,9 @@ pub(crate) async fn create(
         });
     }
     find(store, tx, uuid).await?.ok_or_else(|| {
-        crate::error::Error::Db(sqlx::Error::Protocol(format!(
+        crate::error::Error::Inconsistent(format!(
             "the consumer {uuid} just inserted cannot be read back"
-        )))
+        ))
     })
 }
 
