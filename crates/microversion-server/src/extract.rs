@@ -43,9 +43,9 @@ impl ServedVersion {
 /// What the layer settled for a request, kept as one request extension.
 ///
 /// One rather than a [`ServedVersion`] and a [`RequestId`] apart: each
-/// extension is an allocation, and axum adds two of its own, so a fourth
-/// would make the extension map grow on every request. Read through
-/// [`ServedVersion::from_extensions`] and [`RequestId::from_extensions`].
+/// extension is boxed on its own and hashed into the request's map, on
+/// every request. Read through [`ServedVersion::from_extensions`] and
+/// [`RequestId::from_extensions`].
 #[derive(Clone, Debug)]
 pub(crate) struct Negotiated {
     pub(crate) request_id: RequestId,
