@@ -36,33 +36,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let api = Microversions::builder("placement", VersionRange::from_static("1.0", "1.39"))
         .profile(Profile::Placement)
         .build()?;
-    let app: Router = match kind.as_str() {
-        "bare" => Router::new().route("/resource", get(handler)),
-        "layered" => Router::new()
-            .route("/resource", get(handler))
-            .layer(MicroversionLayer::new(api)),
-        "versioned" => VersionedRouter::new()
+    let layer = MicroversionLayer::new(api);
+    let plain = || Router::new().route("/resource", get(handler));
+    let versioned = || {
+        VersionedRouter::new()
             .get("/resource", Versions::between("1.0", "1.19"), handler)
             .get("/resource", Versions::since("1.20"), handler)
-            .build()?
-            .layer(MicroversionLayer::new(api)),
-        "wrapped-versioned" => {
-            let router: Router = VersionedRouter::new()
-                .get("/resource", Versions::between("1.0", "1.19"), handler)
-                .get("/resource", Versions::since("1.20"), handler)
-                .build()?
-                .with_state(());
-            return send(&MicroversionLayer::new(api).layer(router), count);
-        }
-        "wrapped-layered" => {
-            let router: Router = Router::new()
-                .route("/resource", get(handler))
-                .with_state(());
-            return send(&MicroversionLayer::new(api).layer(router), count);
-        }
-        _ => return Err(usage.into()),
+            .build()
     };
-    send(&app.with_state(()), count)
+    match kind.as_str() {
+        "bare" => send(&plain().with_state(()), count),
+        "layered" => send(&plain().layer(layer).with_state(()), count),
+        "versioned" => send(&versioned()?.layer(layer).with_state(()), count),
+        "wrapped-layered" => send(&layer.layer(plain().with_state(())), count),
+        "wrapped-versioned" => send(&layer.layer(versioned()?.with_state(())), count),
+        _ => Err(usage.into()),
+    }
 }
 
 fn send<S>(app: &S, count: usize) -> Result<(), Box<dyn std::error::Error>>
