@@ -18,10 +18,9 @@ use serde_json::{Value, json};
 use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
-use crate::handlers::resource_provider::missing;
+use crate::handlers::resource_provider::{Missing, existing};
 use crate::handlers::util::{body_schemas, check_accept, json_response_dated, require_json};
 use crate::objects::aggregate::{self, SetError};
-use crate::objects::provider;
 
 const AGGREGATES: &str = "/resource_providers/{uuid}/aggregates";
 
@@ -114,9 +113,7 @@ async fn list(
 ) -> Result<Response> {
     check_accept(&headers)?;
     state.authorize(&ctx, "placement:resource_providers:aggregates:list")?;
-    let rp = provider::find(&state.store, state.store.reader(), &uuid)
-        .await?
-        .ok_or_else(|| missing(&uuid))?;
+    let rp = existing(&state, &uuid, Missing::Plain).await?;
     let aggregates = aggregate::of_provider(&state.store, state.store.reader(), rp.id).await?;
     Ok(respond(*version, &aggregates, rp.generation))
 }
@@ -131,9 +128,7 @@ async fn replace(
 ) -> Result<Response> {
     require_json(&headers)?;
     state.authorize(&ctx, "placement:resource_providers:aggregates:update")?;
-    let rp = provider::find(&state.store, state.store.reader(), &uuid)
-        .await?
-        .ok_or_else(|| missing(&uuid))?;
+    let rp = existing(&state, &uuid, Missing::Plain).await?;
     let data = PUT_SCHEMA.parse(*version, &body)?;
     if let Some(generation) = data.generation() {
         if generation != rp.generation {

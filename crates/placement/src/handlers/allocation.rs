@@ -21,11 +21,11 @@ use serde_json::{Map, Value, json};
 use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
+use crate::handlers::resource_provider::{Missing, existing};
 use crate::handlers::util::{body_schemas, check_accept, json_response, require_json};
 use crate::objects::allocation::{
     self, ConsumerWrite, ProviderResources, Rules, WriteError, last_modified,
 };
-use crate::objects::provider;
 use crate::objects::usage::UNKNOWN_CONSUMER_TYPE;
 
 pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
@@ -410,13 +410,7 @@ async fn list_for_provider(
 ) -> Result<Response> {
     check_accept(&headers)?;
     state.authorize(&ctx, "placement:resource_providers:allocations:list")?;
-    let rp = provider::find(&state.store, state.store.reader(), &uuid)
-        .await?
-        .ok_or_else(|| {
-            Error::not_found(format!(
-                "Resource provider '{uuid}' not found: No resource provider with uuid {uuid} found"
-            ))
-        })?;
+    let rp = existing(&state, &uuid, Missing::Named).await?;
     let allocations = allocation::for_provider(&state.store, rp.id).await?;
     let show_generation = version.matches(CONSUMER_GENERATION, None);
     let mut by_consumer = Map::new();

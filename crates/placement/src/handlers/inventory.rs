@@ -19,12 +19,11 @@ use serde_json::{Map, Value, json};
 use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
-use crate::handlers::resource_provider::{self, missing};
+use crate::handlers::resource_provider::{self, Missing, existing};
 use crate::handlers::util::{
     absolute_url, body_schemas, check_accept, json_response_dated, require_json,
 };
 use crate::objects::inventory::{self, Inventory, WriteError};
-use crate::objects::provider::{self, ProviderRef};
 
 const INVENTORIES: &str = "/resource_providers/{uuid}/inventories";
 const INVENTORY: &str = "/resource_providers/{uuid}/inventories/{resource_class}";
@@ -278,24 +277,6 @@ fn check_capacity(
     Ok(())
 }
 
-/// The provider, or 404 in the words of the inventory GETs.
-async fn provider_for_get(state: &AppState, uuid: &str) -> Result<ProviderRef> {
-    provider::find(&state.store, state.store.reader(), uuid)
-        .await?
-        .ok_or_else(|| {
-            Error::not_found(format!(
-                "No resource provider with uuid {uuid} found : No resource provider with uuid {uuid} found"
-            ))
-        })
-}
-
-/// The provider, or 404 as upstream's lookup words it.
-async fn provider_for_write(state: &AppState, uuid: &str) -> Result<ProviderRef> {
-    provider::find(&state.store, state.store.reader(), uuid)
-        .await?
-        .ok_or_else(|| missing(uuid))
-}
-
 fn generation_conflict() -> Error {
     Error::conflict("resource provider generation conflict").with_code(code::CONCURRENT_UPDATE)
 }
@@ -309,7 +290,7 @@ async fn list(
 ) -> Result<Response> {
     check_accept(&headers)?;
     state.authorize(&ctx, "placement:resource_providers:inventories:list")?;
-    let rp = provider_for_get(&state, &uuid).await?;
+    let rp = existing(&state, &uuid, Missing::RepeatedSpaced).await?;
     let inventories = inventory::list(&state.store, state.store.reader(), rp.id).await?;
     let (body, last_modified) = render_all(&inventories, rp.generation);
     Ok(json_response_dated(
@@ -329,7 +310,7 @@ async fn show(
 ) -> Result<Response> {
     check_accept(&headers)?;
     state.authorize(&ctx, "placement:resource_providers:inventories:show")?;
-    let rp = provider_for_get(&state, &uuid).await?;
+    let rp = existing(&state, &uuid, Missing::RepeatedSpaced).await?;
     let inventories = inventory::list(&state.store, state.store.reader(), rp.id).await?;
     let inv = inventories
         .iter()
@@ -353,7 +334,7 @@ async fn create(
 ) -> Result<Response> {
     require_json(&headers)?;
     state.authorize(&ctx, "placement:resource_providers:inventories:create")?;
-    let rp = provider_for_write(&state, &uuid).await?;
+    let rp = existing(&state, &uuid, Missing::Plain).await?;
     let data = CREATE_SCHEMA.parse(*version, &body)?;
     let class = data.resource_class;
     let inv = data.fields.into_inventory(&class);
@@ -398,7 +379,7 @@ async fn update(
 ) -> Result<Response> {
     require_json(&headers)?;
     state.authorize(&ctx, "placement:resource_providers:inventories:update")?;
-    let rp = provider_for_write(&state, &uuid).await?;
+    let rp = existing(&state, &uuid, Missing::Plain).await?;
     let data = UPDATE_SCHEMA.parse(*version, &body)?;
     if data.resource_provider_generation != rp.generation {
         return Err(generation_conflict());
@@ -448,7 +429,7 @@ async fn replace(
 ) -> Result<Response> {
     require_json(&headers)?;
     state.authorize(&ctx, "placement:resource_providers:inventories:update")?;
-    let rp = provider_for_write(&state, &uuid).await?;
+    let rp = existing(&state, &uuid, Missing::Plain).await?;
     let data = REPLACE_SCHEMA.parse(*version, &body)?;
     if data.resource_provider_generation != rp.generation {
         return Err(generation_conflict());
@@ -503,7 +484,7 @@ async fn delete_all(
     Path(uuid): Path<String>,
 ) -> Result<Response> {
     state.authorize(&ctx, "placement:resource_providers:inventories:delete")?;
-    let rp = provider_for_write(&state, &uuid).await?;
+    let rp = existing(&state, &uuid, Missing::Plain).await?;
     inventory::replace(&state.store, &rp, &[])
         .await
         .map_err(|e| match e {
@@ -527,7 +508,7 @@ async fn delete(
     Path((uuid, class)): Path<(String, String)>,
 ) -> Result<Response> {
     state.authorize(&ctx, "placement:resource_providers:inventories:delete")?;
-    let rp = provider_for_write(&state, &uuid).await?;
+    let rp = existing(&state, &uuid, Missing::Plain).await?;
     inventory::delete(&state.store, &rp, &class)
         .await
         .map_err(|e| {

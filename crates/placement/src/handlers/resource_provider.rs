@@ -25,7 +25,7 @@ use crate::handlers::util::{
     absolute_url, body_schemas, cache_headers, check_accept, json_response_dated, require_json,
 };
 use crate::objects::provider::{
-    self, Filters, ListError, Provider, ProviderView, Update, WriteError,
+    self, Filters, ListError, Provider, ProviderRef, ProviderView, Update, WriteError,
 };
 
 pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
@@ -530,6 +530,45 @@ pub(crate) fn missing(uuid: &str) -> Error {
     Error::not_found(format!("No resource provider with uuid {uuid} found"))
 }
 
+/// How a handler words the 404 for a provider that does not exist.
+/// Upstream's handlers word it differently, and its tests match the words.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Missing {
+    /// The lookup's own words ([`missing`]).
+    Plain,
+    /// The lookup's words twice, joined by `": "` (the traits and usages
+    /// GETs).
+    Repeated,
+    /// The lookup's words twice, joined by `" : "` (the inventory GETs).
+    RepeatedSpaced,
+    /// `Resource provider 'U' not found: ` and the lookup's words (the
+    /// allocations GET).
+    Named,
+}
+
+impl Missing {
+    fn error(self, uuid: &str) -> Error {
+        let plain = format!("No resource provider with uuid {uuid} found");
+        Error::not_found(match self {
+            Missing::Plain => plain,
+            Missing::Repeated => format!("{plain}: {plain}"),
+            Missing::RepeatedSpaced => format!("{plain} : {plain}"),
+            Missing::Named => format!("Resource provider '{uuid}' not found: {plain}"),
+        })
+    }
+}
+
+/// The provider `uuid` names, or 404 in the words of `missing`.
+pub(crate) async fn existing(
+    state: &AppState,
+    uuid: &str,
+    missing: Missing,
+) -> Result<ProviderRef> {
+    provider::find(&state.store, state.store.reader(), uuid)
+        .await?
+        .ok_or_else(|| missing.error(uuid))
+}
+
 async fn show(
     State(state): State<AppState>,
     ctx: RequestContext,
@@ -631,6 +670,27 @@ async fn delete(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn missing_providers_are_worded_as_upstream_words_them() {
+        let u = "7d2bc3a1-86f6-4e3e-a3d5-7b0dd4c7b0a1";
+        let plain = format!("No resource provider with uuid {u} found");
+        for (missing, expected) in [
+            (Missing::Plain, plain.clone()),
+            (Missing::Repeated, format!("{plain}: {plain}")),
+            (Missing::RepeatedSpaced, format!("{plain} : {plain}")),
+            (
+                Missing::Named,
+                format!("Resource provider '{u}' not found: {plain}"),
+            ),
+        ] {
+            let Error::Api(e) = missing.error(u) else {
+                panic!("{missing:?}: not an API error");
+            };
+            assert_eq!(e.status(), StatusCode::NOT_FOUND, "{missing:?}");
+            assert_eq!(e.detail(), expected, "{missing:?}");
+        }
+    }
 
     /// The representation as it was built before [`Rendered`]: a `Value`
     /// per provider, keys in insertion order.

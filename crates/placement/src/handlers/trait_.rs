@@ -19,11 +19,10 @@ use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
 use crate::handlers::query::{self, QueryParams};
-use crate::handlers::resource_provider::missing;
+use crate::handlers::resource_provider::{Missing, existing};
 use crate::handlers::util::{
     absolute_url, body_schemas, cache_headers, check_accept, json_response_dated, require_json,
 };
-use crate::objects::provider;
 use crate::objects::traits::{self, CUSTOM_NAMESPACE, DeleteError, Filters, SetError, Trait};
 
 const PROVIDER_TRAITS: &str = "/resource_providers/{uuid}/traits";
@@ -241,13 +240,7 @@ async fn list_for_provider(
 ) -> Result<Response> {
     check_accept(&headers)?;
     state.authorize(&ctx, "placement:resource_providers:traits:list")?;
-    let rp = provider::find(&state.store, state.store.reader(), &uuid)
-        .await?
-        .ok_or_else(|| {
-            Error::not_found(format!(
-                "No resource provider with uuid {uuid} found: No resource provider with uuid {uuid} found"
-            ))
-        })?;
+    let rp = existing(&state, &uuid, Missing::Repeated).await?;
     let found = traits::of_provider(&state.store, state.store.reader(), rp.id).await?;
     Ok(provider_body(&found, rp.generation, *version))
 }
@@ -263,9 +256,7 @@ async fn set_for_provider(
     require_json(&headers)?;
     state.authorize(&ctx, "placement:resource_providers:traits:update")?;
     let data = SET_SCHEMA.parse(*version, &body)?;
-    let rp = provider::find(&state.store, state.store.reader(), &uuid)
-        .await?
-        .ok_or_else(|| missing(&uuid))?;
+    let rp = existing(&state, &uuid, Missing::Plain).await?;
     if data.resource_provider_generation != rp.generation {
         return Err(Error::conflict(
             "Resource provider's generation already changed. Please update the generation and try again.",
@@ -318,9 +309,7 @@ async fn clear_for_provider(
     Path(uuid): Path<String>,
 ) -> Result<Response> {
     state.authorize(&ctx, "placement:resource_providers:traits:delete")?;
-    let rp = provider::find(&state.store, state.store.reader(), &uuid)
-        .await?
-        .ok_or_else(|| missing(&uuid))?;
+    let rp = existing(&state, &uuid, Missing::Plain).await?;
     traits::set_for_provider(&state.store, &rp, &[])
         .await
         .map_err(|e| match e {

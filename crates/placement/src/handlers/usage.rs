@@ -13,9 +13,10 @@ use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
 use crate::context::RequestContext;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::handlers::resource_provider::{Missing, existing};
 use crate::handlers::util::{check_accept, json_response, validate_query};
-use crate::objects::{provider, usage};
+use crate::objects::usage;
 use crate::policy::Target;
 
 pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
@@ -74,13 +75,7 @@ async fn for_provider(
 ) -> Result<Response> {
     check_accept(&headers)?;
     state.authorize(&ctx, "placement:resource_providers:usages")?;
-    let rp = provider::find(&state.store, state.store.reader(), &uuid)
-        .await?
-        .ok_or_else(|| {
-            Error::not_found(format!(
-                "No resource provider with uuid {uuid} found: No resource provider with uuid {uuid} found"
-            ))
-        })?;
+    let rp = existing(&state, &uuid, Missing::Repeated).await?;
     let usages = usage::by_provider(&state.store, &uuid).await?;
     let body = json!({"resource_provider_generation": rp.generation, "usages": usages});
     // Usage is what it is now.
@@ -147,6 +142,7 @@ async fn total(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     #[test]
     fn the_last_value_of_a_key_counts() {
