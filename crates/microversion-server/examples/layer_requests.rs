@@ -3,7 +3,10 @@
 //! (`bare`), behind `MicroversionLayer` (`layered`), or behind the layer
 //! with versioned dispatch (`versioned`), the layer applied with
 //! `Router::layer`; or the same two with the layer wrapped around the whole
-//! router (`wrapped-layered`, `wrapped-versioned`).
+//! router (`wrapped-layered`, `wrapped-versioned`); or the bare route
+//! sending, from its handler, the three headers the layer adds (a fixed
+//! version, `Vary`, a new request id: `bare-headers`), to tell what the
+//! wire spec's headers cost apart from negotiation and dispatch.
 //!
 //! ```text
 //! cargo build --release -p microversion-server --example layer_requests
@@ -18,19 +21,34 @@
 use axum::Router;
 use axum::body::Body;
 use axum::routing::get;
-use http::{Request, StatusCode};
-use microversion::VersionRange;
-use microversion_server::{MicroversionLayer, Microversions, Profile, VersionedRouter, Versions};
+use http::header::VARY;
+use http::{HeaderValue, Request, StatusCode};
+use microversion::{OPENSTACK_API_VERSION, VersionRange};
+use microversion_server::{
+    MicroversionLayer, Microversions, Profile, REQUEST_ID, RequestId, VersionedRouter, Versions,
+};
 use tower::{Layer, ServiceExt};
 
 async fn handler() -> &'static str {
     "{}"
 }
 
+/// The bare handler, answering with the headers the layer would add.
+async fn handler_with_headers() -> impl axum::response::IntoResponse {
+    let headers = [
+        (
+            OPENSTACK_API_VERSION,
+            HeaderValue::from_static("placement 1.20"),
+        ),
+        (VARY, HeaderValue::from_static("OpenStack-API-Version")),
+        (REQUEST_ID, RequestId::generate().header_value().clone()),
+    ];
+    (headers, "{}")
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let usage =
-        "usage: layer_requests bare|layered|versioned|wrapped-layered|wrapped-versioned COUNT";
+    let usage = "usage: layer_requests bare|bare-headers|layered|versioned|wrapped-layered|wrapped-versioned COUNT";
     let kind = args.next().ok_or(usage)?;
     let count: usize = args.next().ok_or(usage)?.parse()?;
     let api = Microversions::builder("placement", VersionRange::from_static("1.0", "1.39"))
@@ -46,6 +64,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     match kind.as_str() {
         "bare" => send(&plain().with_state(()), count),
+        "bare-headers" => send(
+            &Router::new()
+                .route("/resource", get(handler_with_headers))
+                .with_state(()),
+            count,
+        ),
         "layered" => send(&plain().layer(layer).with_state(()), count),
         "versioned" => send(&versioned()?.layer(layer).with_state(()), count),
         "wrapped-layered" => send(&layer.layer(plain().with_state(())), count),
