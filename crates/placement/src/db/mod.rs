@@ -414,24 +414,13 @@ fn sqlite_pool(size: u32) -> AnyPoolOptions {
 }
 
 /// Reads a floating-point column (such as `allocation_ratio`) as upstream
-/// shows it. MySQL's `FLOAT` is single precision: read as `f32`, it is
-/// given the shortest decimal that reads back as the same `f32`, so a
-/// stored 1.1 is 1.1 (not 1.100000023841858).
+/// shows it, `None` for NULL. MySQL's `FLOAT` is single precision: read as
+/// `f32`, it is given the shortest decimal that reads back as the same
+/// `f32`, so a stored 1.1 is 1.1 (not 1.100000023841858).
 ///
 /// # Errors
 ///
-/// Fails when the column is missing, NULL or not a number.
-pub(crate) fn read_float<I>(row: &sqlx::any::AnyRow, column: I) -> Result<f64, sqlx::Error>
-where
-    I: sqlx::ColumnIndex<sqlx::any::AnyRow> + Copy + std::fmt::Display,
-{
-    read_optional_float(row, column)?.ok_or_else(|| sqlx::Error::ColumnDecode {
-        index: column.to_string(),
-        source: "unexpected NULL".into(),
-    })
-}
-
-/// [`read_float`], `None` for NULL.
+/// Fails when the column is missing or not a number.
 pub(crate) fn read_optional_float<I>(
     row: &sqlx::any::AnyRow,
     column: I,

@@ -194,6 +194,29 @@ impl Store {
             .fold(&query, &binds, init, step)
             .await
     }
+
+    /// Every row of the read `query`, each made into a `T` by `decode`, on
+    /// the read path of [`Store::fold_rows`].
+    ///
+    /// # Errors
+    ///
+    /// The database failed, or `decode` did.
+    pub(crate) async fn read_rows<T, F>(
+        &self,
+        query: String,
+        binds: Vec<Bind>,
+        mut decode: F,
+    ) -> Result<Vec<T>>
+    where
+        T: Send + 'static,
+        F: FnMut(&dyn Columns) -> Result<T> + Send + 'static,
+    {
+        self.fold_rows(query, binds, Vec::new(), move |out, row| {
+            out.push(decode(row)?);
+            Ok(())
+        })
+        .await
+    }
 }
 
 /// Runs the query `sql` with `binds` on an SQLite driver connection,

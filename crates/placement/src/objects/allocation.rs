@@ -17,10 +17,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use sqlx::Row;
-
 use crate::config::Config;
-use crate::db::{self, Bind, Conn, Store, sql};
+use crate::db::{self, Bind, Columns, Conn, Store, sql};
 use crate::error::{Error, Result};
 use crate::objects::consumer::{self, Consumer, Owners, Wanted};
 use crate::objects::provider;
@@ -721,13 +719,10 @@ pub(crate) struct ConsumerInfo {
     pub(crate) consumer_type: Option<String>,
 }
 
-fn modified(row: &sqlx::any::AnyRow) -> Result<Option<SystemTime>> {
-    let stamp = |column: &str| -> Result<Option<SystemTime>> {
-        let text: Option<String> = row.try_get(column)?;
-        Ok(text.as_deref().and_then(db::parse_timestamp))
-    };
-    // Upstream takes updated_at, else created_at.
-    Ok(stamp("updated_at")?.or(stamp("created_at")?))
+/// Upstream's modification time of an allocation row: `updated_at`, else
+/// `created_at` (the row's columns `updated` and `created`).
+fn modified(row: &dyn Columns, created: usize, updated: usize) -> Result<Option<SystemTime>> {
+    Ok(row.timestamp(updated)?.or(row.timestamp(created)?))
 }
 
 /// The allocations of `consumer_uuid` (empty when it has none).
@@ -736,10 +731,9 @@ pub(crate) async fn for_consumer(
     consumer_uuid: &str,
 ) -> Result<(Vec<ConsumerAllocation>, Option<ConsumerInfo>)> {
     let d = store.dialect();
-    let query = d.placeholders(format!(
-        "SELECT rp.uuid AS rp_uuid, rp.generation AS rp_generation, rc.name AS rc_name, a.used AS used, \
-         {} AS created_at, {} AS updated_at, c.generation AS consumer_generation, \
-         ct.name AS consumer_type, p.external_id AS project_id, u.external_id AS user_id \
+    let query = format!(
+        "SELECT rp.uuid, rp.generation, rc.name, a.used, {}, {}, c.generation, ct.name, \
+         p.external_id, u.external_id \
          FROM allocations a \
          JOIN resource_providers rp ON a.resource_provider_id = rp.id \
          JOIN consumers c ON a.consumer_id = c.uuid \
@@ -750,33 +744,32 @@ pub(crate) async fn for_consumer(
          WHERE a.consumer_id = ? ORDER BY a.id",
         d.timestamp_text("a.created_at"),
         d.timestamp_text("a.updated_at")
-    ));
-    let rows = sqlx::query(&query)
-        .bind(consumer_uuid)
-        .fetch_all(store.reader())
-        .await?;
-    let mut out = Vec::with_capacity(rows.len());
-    let mut info = None;
-    for row in &rows {
-        if info.is_none() {
-            info = Some(ConsumerInfo {
-                project_id: row.try_get("project_id")?,
-                user_id: row.try_get("user_id")?,
-                generation: row
-                    .try_get::<Option<i64>, _>("consumer_generation")?
-                    .unwrap_or(0),
-                consumer_type: row.try_get("consumer_type")?,
-            });
-        }
-        out.push(ConsumerAllocation {
-            provider_uuid: row.try_get("rp_uuid")?,
-            provider_generation: row.try_get::<Option<i64>, _>("rp_generation")?.unwrap_or(0),
-            class: row.try_get("rc_name")?,
-            used: row.try_get("used")?,
-            modified: modified(row)?,
-        });
-    }
-    Ok((out, info))
+    );
+    store
+        .fold_rows(
+            query,
+            vec![Bind::from(consumer_uuid)],
+            (Vec::new(), None),
+            |(out, info), row| {
+                if info.is_none() {
+                    *info = Some(ConsumerInfo {
+                        project_id: row.required_text(8)?.to_owned(),
+                        user_id: row.required_text(9)?.to_owned(),
+                        generation: row.int(6)?.unwrap_or(0),
+                        consumer_type: row.text(7)?.map(str::to_owned),
+                    });
+                }
+                out.push(ConsumerAllocation {
+                    provider_uuid: row.required_text(0)?.to_owned(),
+                    provider_generation: row.int(1)?.unwrap_or(0),
+                    class: row.required_text(2)?.to_owned(),
+                    used: row.required_int(3)?,
+                    modified: modified(row, 4, 5)?,
+                });
+                Ok(())
+            },
+        )
+        .await
 }
 
 /// One allocation from a provider, as
@@ -796,9 +789,8 @@ pub(crate) async fn for_provider(
     provider_id: i64,
 ) -> Result<Vec<ProviderAllocation>> {
     let d = store.dialect();
-    let query = d.placeholders(format!(
-        "SELECT c.uuid AS consumer_uuid, c.generation AS consumer_generation, rc.name AS rc_name, \
-         a.used AS used, {} AS created_at, {} AS updated_at \
+    let query = format!(
+        "SELECT c.uuid, c.generation, rc.name, a.used, {}, {} \
          FROM allocations a \
          JOIN consumers c ON a.consumer_id = c.uuid \
          JOIN projects p ON c.project_id = p.id \
@@ -807,24 +799,18 @@ pub(crate) async fn for_provider(
          WHERE a.resource_provider_id = ? ORDER BY a.id",
         d.timestamp_text("a.created_at"),
         d.timestamp_text("a.updated_at")
-    ));
-    let rows = sqlx::query(&query)
-        .bind(provider_id)
-        .fetch_all(store.reader())
-        .await?;
-    rows.iter()
-        .map(|row| {
+    );
+    store
+        .read_rows(query, vec![Bind::from(provider_id)], |row| {
             Ok(ProviderAllocation {
-                consumer_uuid: row.try_get("consumer_uuid")?,
-                consumer_generation: row
-                    .try_get::<Option<i64>, _>("consumer_generation")?
-                    .unwrap_or(0),
-                class: row.try_get("rc_name")?,
-                used: row.try_get("used")?,
-                modified: modified(row)?,
+                consumer_uuid: row.required_text(0)?.to_owned(),
+                consumer_generation: row.int(1)?.unwrap_or(0),
+                class: row.required_text(2)?.to_owned(),
+                used: row.required_int(3)?,
+                modified: modified(row, 4, 5)?,
             })
         })
-        .collect()
+        .await
 }
 
 /// The latest of the allocations' modification times.

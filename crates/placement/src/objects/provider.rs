@@ -2,10 +2,8 @@
 //! concurrent changes, trees (parent and root), listing with upstream's
 //! filters, and the writes of `/resource_providers`.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::SystemTime;
-
-use sqlx::Row;
 
 use crate::db::{self, Bind, Columns, Conn, Store, sql};
 use crate::error::{Error, Result, code};
@@ -180,15 +178,16 @@ fn read_provider(row: &dyn Columns) -> Result<Provider> {
 /// The `updated_at` of the provider `uuid` (itself none until the
 /// provider's first change), or `None` when there is no such provider.
 pub(crate) async fn updated_at(store: &Store, uuid: &str) -> Result<Option<Option<SystemTime>>> {
-    let query = store.dialect().placeholders(format!(
+    let query = format!(
         "SELECT {} FROM resource_providers WHERE uuid = ?",
         store.dialect().timestamp_text("updated_at")
-    ));
-    let text: Option<Option<String>> = sqlx::query_scalar(&query)
-        .bind(uuid)
-        .fetch_optional(store.reader())
-        .await?;
-    Ok(text.map(|t| t.as_deref().and_then(db::parse_timestamp)))
+    );
+    store
+        .fold_rows(query, vec![Bind::from(uuid)], None, |found, row| {
+            *found = Some(row.timestamp(0)?);
+            Ok(())
+        })
+        .await
 }
 
 /// The provider with `uuid`, with its tree, read within `conn`.
@@ -398,26 +397,28 @@ pub(crate) async fn providers_having_all(
     table: &str,
     column: &str,
     groups: &[Vec<i64>],
-) -> Result<HashSet<i64>, sqlx::Error> {
-    let mut query = String::from("SELECT rp.id AS id FROM resource_providers rp");
+) -> Result<HashSet<i64>> {
+    let mut query = String::from("SELECT rp.id FROM resource_providers rp");
     let mut binds = Vec::new();
     for (n, group) in groups.iter().enumerate() {
         if group.is_empty() {
             return Ok(HashSet::new());
         }
-        let marks = vec!["?"; group.len()].join(", ");
         query.push_str(&format!(
-            " JOIN {table} a{n} ON a{n}.resource_provider_id = rp.id AND a{n}.{column} IN ({marks})"
+            " JOIN {table} a{n} ON a{n}.resource_provider_id = rp.id AND a{n}.{column} IN ({})",
+            db::placeholder_list(group.len())
         ));
-        binds.extend(group.iter().copied());
+        binds.extend(group.iter().copied().map(Bind::from));
     }
-    let query = store.dialect().placeholders(query);
-    let mut q = sqlx::query(&query);
-    for id in binds {
-        q = q.bind(id);
-    }
-    let rows = q.fetch_all(store.reader()).await?;
-    rows.iter().map(|r| r.try_get::<i64, _>("id")).collect()
+    store
+        .fold_rows(query, binds, HashSet::new(), insert_id)
+        .await
+}
+
+/// Adds the id in the row's first column to `ids`.
+pub(crate) fn insert_id(ids: &mut HashSet<i64>, row: &dyn Columns) -> Result<()> {
+    ids.insert(row.required_int(0)?);
+    Ok(())
 }
 
 /// The ids of providers in at least one aggregate of each group (of
@@ -425,26 +426,22 @@ pub(crate) async fn providers_having_all(
 pub(crate) async fn providers_in_aggregates(
     store: &Store,
     groups: &[BTreeSet<String>],
-) -> Result<HashSet<i64>, sqlx::Error> {
+) -> Result<HashSet<i64>> {
     let all: BTreeSet<&String> = groups.iter().flatten().collect();
     if all.is_empty() {
         return Ok(HashSet::new());
     }
-    let marks = vec!["?"; all.len()].join(", ");
-    let query = store.dialect().placeholders(format!(
-        "SELECT id, uuid FROM placement_aggregates WHERE uuid IN ({marks})"
-    ));
-    let mut q = sqlx::query(&query);
-    for uuid in &all {
-        q = q.bind((*uuid).clone());
-    }
-    let mut ids_by_uuid = std::collections::HashMap::new();
-    for row in q.fetch_all(store.reader()).await? {
-        ids_by_uuid.insert(
-            row.try_get::<String, _>("uuid")?,
-            row.try_get::<i64, _>("id")?,
-        );
-    }
+    let query = format!(
+        "SELECT uuid, id FROM placement_aggregates WHERE uuid IN ({})",
+        db::placeholder_list(all.len())
+    );
+    let binds = all.iter().map(|uuid| Bind::from(uuid.as_str())).collect();
+    let ids_by_uuid = store
+        .fold_rows(query, binds, HashMap::new(), |ids, row| {
+            ids.insert(row.required_text(0)?.to_owned(), row.required_int(1)?);
+            Ok(())
+        })
+        .await?;
     let id_groups: Vec<Vec<i64>> = groups
         .iter()
         .map(|g| {
@@ -469,33 +466,27 @@ async fn providers_with_capacity(
     store: &Store,
     class_id: i64,
     amount: i64,
-) -> Result<HashSet<i64>, sqlx::Error> {
+) -> Result<HashSet<i64>> {
     // No inventory holds more than the database's 32-bit integers; asking
     // the database would overflow its arithmetic instead.
     if amount > i64::from(i32::MAX) {
         return Ok(HashSet::new());
     }
-    let d = store.dialect();
-    let query = d.placeholders(format!(
-        "SELECT inv.resource_provider_id AS id FROM inventories inv \
+    let query = format!(
+        "SELECT inv.resource_provider_id FROM inventories inv \
          LEFT JOIN (SELECT resource_provider_id, {} AS used FROM allocations \
                     WHERE resource_class_id = ? GROUP BY resource_provider_id) rp_used \
            ON rp_used.resource_provider_id = inv.resource_provider_id \
          WHERE inv.resource_class_id = ? \
            AND COALESCE(rp_used.used, 0) + ? <= (inv.total - inv.reserved) * inv.allocation_ratio \
            AND inv.min_unit <= ? AND inv.max_unit >= ? AND (? % inv.step_size) = 0",
-        d.int("SUM(used)")
-    ));
-    let rows = sqlx::query(&query)
-        .bind(class_id)
-        .bind(class_id)
-        .bind(amount)
-        .bind(amount)
-        .bind(amount)
-        .bind(amount)
-        .fetch_all(store.reader())
-        .await?;
-    rows.iter().map(|r| r.try_get::<i64, _>("id")).collect()
+        store.dialect().int("SUM(used)")
+    );
+    let mut binds = vec![Bind::from(class_id); 2];
+    binds.extend(std::iter::repeat_n(Bind::from(amount), 4));
+    store
+        .fold_rows(query, binds, HashSet::new(), insert_id)
+        .await
 }
 
 /// Why a provider could not be created, changed or deleted (upstream's

@@ -5,65 +5,59 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use sqlx::Row;
-
-use crate::db::{self, Store, placeholder_list, sql};
+use crate::db::{Bind, Columns, Store, placeholder_list};
 use crate::error::Result;
 use crate::objects::inventory;
+use crate::objects::provider::insert_id;
 
 /// The trait of providers that share their inventory with the trees in
 /// their aggregates.
 pub(super) const SHARES_VIA_AGGREGATE: &str = "MISC_SHARES_VIA_AGGREGATE";
 
-/// Runs `query` (with `?` for each of `ids`, given as `{ids}`) and reads
-/// the integer columns `columns` of every row.
-async fn ids_query<const N: usize>(
-    store: &Store,
-    query: &str,
-    binds: &[i64],
-    columns: [&str; N],
-) -> Result<Vec<[i64; N]>> {
-    let query = store.dialect().placeholders(query.to_owned());
-    let mut q = sqlx::query(&query);
-    for id in binds {
-        q = q.bind(*id);
-    }
-    let rows = q.fetch_all(store.reader()).await?;
-    let mut out = Vec::with_capacity(rows.len());
-    for row in &rows {
-        let mut values = [0; N];
-        for (value, column) in values.iter_mut().zip(columns) {
-            *value = row.try_get::<i64, _>(column)?;
-        }
-        out.push(values);
-    }
-    Ok(out)
+/// `ids` as values to bind.
+fn id_binds(ids: &[i64]) -> Vec<Bind> {
+    ids.iter().copied().map(Bind::from).collect()
+}
+
+/// The ids in the first column of `query`'s rows (`?` for each of `binds`).
+async fn id_set(store: &Store, query: String, binds: &[i64]) -> Result<HashSet<i64>> {
+    store
+        .fold_rows(query, id_binds(binds), HashSet::new(), insert_id)
+        .await
+}
+
+/// The `(first, second)` integer columns of `query`'s rows.
+async fn id_pairs(store: &Store, query: String, binds: &[i64]) -> Result<Vec<(i64, i64)>> {
+    store
+        .read_rows(query, id_binds(binds), |row| {
+            Ok((row.required_int(0)?, row.required_int(1)?))
+        })
+        .await
 }
 
 /// Whether any provider has a parent.
 pub(super) async fn has_trees(store: &Store) -> Result<bool> {
-    let row = sqlx::query(sql!(
-        store,
-        "SELECT id FROM resource_providers WHERE parent_provider_id IS NOT NULL LIMIT 1"
-    ))
-    .fetch_optional(store.reader())
-    .await?;
-    Ok(row.is_some())
+    let query = "SELECT id FROM resource_providers WHERE parent_provider_id IS NOT NULL LIMIT 1";
+    store
+        .fold_rows(query.to_owned(), Vec::new(), false, |found, _| {
+            *found = true;
+            Ok(())
+        })
+        .await
 }
 
 /// The providers marked as sharing their inventory.
 pub(super) async fn sharing_providers(store: &Store) -> Result<HashSet<i64>> {
-    let rows = sqlx::query(sql!(
-        store,
-        "SELECT rpt.resource_provider_id AS id FROM resource_provider_traits rpt \
-         JOIN traits t ON t.id = rpt.trait_id WHERE t.name = ?"
-    ))
-    .bind(SHARES_VIA_AGGREGATE)
-    .fetch_all(store.reader())
-    .await?;
-    rows.iter()
-        .map(|r| Ok(r.try_get::<i64, _>("id")?))
-        .collect()
+    let query = "SELECT rpt.resource_provider_id FROM resource_provider_traits rpt \
+                 JOIN traits t ON t.id = rpt.trait_id WHERE t.name = ?";
+    store
+        .fold_rows(
+            query.to_owned(),
+            vec![Bind::from(SHARES_VIA_AGGREGATE)],
+            HashSet::new(),
+            insert_id,
+        )
+        .await
 }
 
 /// `(provider, root)` of the providers whose inventory of `class_id` can
@@ -75,48 +69,46 @@ pub(super) async fn providers_with_resource(
     amount: i64,
     root: Option<i64>,
 ) -> Result<Vec<(i64, i64)>> {
-    let d = store.dialect();
     let mut query = format!(
-        "SELECT rp.id AS id, rp.root_provider_id AS root_id, inv.total AS total, \
-         inv.reserved AS reserved, inv.allocation_ratio AS allocation_ratio, \
-         inv.min_unit AS min_unit, inv.max_unit AS max_unit, inv.step_size AS step_size, \
-         {} AS used \
+        "SELECT rp.id, rp.root_provider_id, inv.total, inv.reserved, inv.allocation_ratio, \
+         inv.min_unit, inv.max_unit, inv.step_size, {} \
          FROM resource_providers rp \
          JOIN inventories inv ON inv.resource_provider_id = rp.id AND inv.resource_class_id = ? \
          LEFT JOIN (SELECT resource_provider_id, SUM(used) AS used FROM allocations \
                     WHERE resource_class_id = ? GROUP BY resource_provider_id) rp_used \
            ON rp_used.resource_provider_id = inv.resource_provider_id",
-        d.int("COALESCE(rp_used.used, 0)")
+        store.dialect().int("COALESCE(rp_used.used, 0)")
     );
-    if root.is_some() {
+    let mut binds = vec![Bind::from(class_id); 2];
+    if let Some(root) = root {
         query.push_str(" WHERE rp.root_provider_id = ?");
+        binds.push(Bind::from(root));
     }
     query.push_str(" ORDER BY rp.id");
-    let query = d.placeholders(query);
-    let mut q = sqlx::query(&query).bind(class_id).bind(class_id);
-    if let Some(root) = root {
-        q = q.bind(root);
-    }
-    let rows = q.fetch_all(store.reader()).await?;
-    let mut out = Vec::new();
-    for row in &rows {
-        let total: i64 = row.try_get("total")?;
-        let reserved: i64 = row.try_get("reserved")?;
-        let ratio = db::read_float(row, "allocation_ratio")?;
-        let min_unit: i64 = row.try_get("min_unit")?;
-        let max_unit: i64 = row.try_get("max_unit")?;
-        let step_size: i64 = row.try_get("step_size")?;
-        let used: i64 = row.try_get("used")?;
-        let fits = (used.saturating_add(amount)) as f64 <= (total - reserved) as f64 * ratio
+    store
+        .fold_rows(query, binds, Vec::new(), move |out, row| {
+            if fits(row, amount)? {
+                out.push((row.required_int(0)?, row.required_int(1)?));
+            }
+            Ok(())
+        })
+        .await
+}
+
+/// Whether the inventory in columns 2 to 8 of `row` (total, reserved,
+/// allocation ratio, min_unit, max_unit, step_size, used) can take
+/// `amount` more.
+fn fits(row: &dyn Columns, amount: i64) -> Result<bool> {
+    let int = |column| row.required_int(column);
+    let (total, reserved, ratio) = (int(2)?, int(3)?, row.required_float(4)?);
+    let (min_unit, max_unit, step_size, used) = (int(5)?, int(6)?, int(7)?, int(8)?);
+    Ok(
+        (used.saturating_add(amount)) as f64 <= (total - reserved) as f64 * ratio
             && min_unit <= amount
             && max_unit >= amount
             && step_size > 0
-            && amount % step_size == 0;
-        if fits {
-            out.push((row.try_get("id")?, row.try_get("root_id")?));
-        }
-    }
-    Ok(out)
+            && amount % step_size == 0,
+    )
 }
 
 /// The providers having at least one of the traits `trait_ids`.
@@ -129,15 +121,11 @@ pub(super) async fn providers_with_any_trait(
     }
     let ids: Vec<i64> = trait_ids.iter().copied().collect();
     let query = format!(
-        "SELECT DISTINCT resource_provider_id AS id FROM resource_provider_traits \
+        "SELECT DISTINCT resource_provider_id FROM resource_provider_traits \
          WHERE trait_id IN ({})",
         placeholder_list(ids.len())
     );
-    Ok(ids_query(store, &query, &ids, ["id"])
-        .await?
-        .into_iter()
-        .map(|[id]| id)
-        .collect())
+    id_set(store, query, &ids).await
 }
 
 /// The providers having at least one trait of each of `groups`.
@@ -153,13 +141,13 @@ pub(super) async fn providers_with_all_traits(
             ids
         })
         .collect();
-    Ok(crate::objects::provider::providers_having_all(
+    crate::objects::provider::providers_having_all(
         store,
         "resource_provider_traits",
         "trait_id",
         &groups,
     )
-    .await?)
+    .await
 }
 
 /// The providers in at least one aggregate of each of `groups`.
@@ -167,7 +155,7 @@ pub(super) async fn providers_in_aggregates(
     store: &Store,
     groups: &[BTreeSet<String>],
 ) -> Result<HashSet<i64>> {
-    Ok(crate::objects::provider::providers_in_aggregates(store, groups).await?)
+    crate::objects::provider::providers_in_aggregates(store, groups).await
 }
 
 /// `(sharing provider, anchor root)` for each of `sharing`: the roots of
@@ -178,7 +166,7 @@ pub(super) async fn anchors_for_sharing(store: &Store, sharing: &[i64]) -> Resul
         return Ok(Vec::new());
     }
     let query = format!(
-        "SELECT DISTINCT sps.id AS rp_id, rps.id AS anchor_id \
+        "SELECT DISTINCT sps.id, rps.id \
          FROM resource_providers sps \
          JOIN resource_provider_aggregates shr_aggs ON sps.id = shr_aggs.resource_provider_id \
          JOIN resource_provider_aggregates shr_with_sps_aggs \
@@ -189,11 +177,7 @@ pub(super) async fn anchors_for_sharing(store: &Store, sharing: &[i64]) -> Resul
          WHERE sps.id IN ({}) ORDER BY sps.id, rps.id",
         placeholder_list(sharing.len())
     );
-    Ok(ids_query(store, &query, sharing, ["rp_id", "anchor_id"])
-        .await?
-        .into_iter()
-        .map(|[rp, anchor]| (rp, anchor))
-        .collect())
+    id_pairs(store, query, sharing).await
 }
 
 /// The roots (providers without a parent) having every trait of
@@ -203,17 +187,12 @@ pub(super) async fn roots_with_traits(
     required: &HashSet<i64>,
     forbidden: &HashSet<i64>,
 ) -> Result<HashSet<i64>> {
-    let roots: HashSet<i64> = ids_query(
+    let mut matching = id_set(
         store,
-        "SELECT id FROM resource_providers WHERE parent_provider_id IS NULL",
+        "SELECT id FROM resource_providers WHERE parent_provider_id IS NULL".to_owned(),
         &[],
-        ["id"],
     )
-    .await?
-    .into_iter()
-    .map(|[id]| id)
-    .collect();
-    let mut matching = roots;
+    .await?;
     if !required.is_empty() {
         let groups: Vec<HashSet<i64>> = required.iter().map(|t| HashSet::from([*t])).collect();
         let having = providers_with_all_traits(store, &groups).await?;
@@ -232,31 +211,34 @@ pub(super) async fn roots_of(store: &Store, ids: &[i64]) -> Result<Vec<(i64, i64
         return Ok(Vec::new());
     }
     let query = format!(
-        "SELECT id, root_provider_id AS root_id FROM resource_providers WHERE id IN ({}) ORDER BY id",
+        "SELECT id, root_provider_id FROM resource_providers WHERE id IN ({}) ORDER BY id",
         placeholder_list(ids.len())
     );
-    Ok(ids_query(store, &query, ids, ["id", "root_id"])
-        .await?
-        .into_iter()
-        .map(|[id, root]| (id, root))
-        .collect())
+    id_pairs(store, query, ids).await
 }
 
 /// The trait ids of each of `ids`.
 pub(super) async fn trait_ids_of(store: &Store, ids: &[i64]) -> Result<HashMap<i64, HashSet<i64>>> {
-    let mut out: HashMap<i64, HashSet<i64>> = HashMap::new();
     if ids.is_empty() {
-        return Ok(out);
+        return Ok(HashMap::new());
     }
     let query = format!(
-        "SELECT resource_provider_id AS id, trait_id FROM resource_provider_traits \
+        "SELECT resource_provider_id, trait_id FROM resource_provider_traits \
          WHERE resource_provider_id IN ({})",
         placeholder_list(ids.len())
     );
-    for [id, t] in ids_query(store, &query, ids, ["id", "trait_id"]).await? {
-        out.entry(id).or_default().insert(t);
-    }
-    Ok(out)
+    store
+        .fold_rows(
+            query,
+            id_binds(ids),
+            HashMap::new(),
+            |out: &mut HashMap<i64, HashSet<i64>>, row| {
+                let (id, t) = (row.required_int(0)?, row.required_int(1)?);
+                out.entry(id).or_default().insert(t);
+                Ok(())
+            },
+        )
+        .await
 }
 
 /// A provider of the trees read for the summaries.
@@ -291,93 +273,91 @@ pub(super) struct Trees {
 /// Reads the trees rooted at `roots`.
 pub(super) async fn trees(store: &Store, roots: &[i64]) -> Result<Trees> {
     let marks = placeholder_list(roots.len());
-    let d = store.dialect();
-    let bind_all = |query: String| {
-        let query = d.placeholders(query);
-        (query, roots.to_vec())
-    };
-    let run = |(query, binds): (String, Vec<i64>)| async move {
-        let mut q = sqlx::query(&query);
-        for id in binds {
-            q = q.bind(id);
-        }
-        q.fetch_all(store.reader()).await
-    };
-    let provider_rows = run(bind_all(format!(
-        "SELECT rp.id AS id, rp.uuid AS uuid, rp.root_provider_id AS root_id, \
-         root.uuid AS root_uuid, parent.uuid AS parent_uuid \
-         FROM resource_providers rp \
-         JOIN resource_providers root ON rp.root_provider_id = root.id \
-         LEFT JOIN resource_providers parent ON rp.parent_provider_id = parent.id \
-         WHERE rp.root_provider_id IN ({marks}) ORDER BY rp.id"
-    )))
-    .await?;
-    let mut providers = Vec::with_capacity(provider_rows.len());
-    for row in &provider_rows {
-        providers.push(TreeProvider {
-            id: row.try_get("id")?,
-            uuid: row.try_get("uuid")?,
-            parent_uuid: row.try_get("parent_uuid")?,
-            root_id: row.try_get("root_id")?,
-            root_uuid: row.try_get("root_uuid")?,
-        });
-    }
-    let usage_rows = run(bind_all(format!(
-        "SELECT a.resource_provider_id AS id, a.resource_class_id AS class_id, {} AS used \
-         FROM allocations a JOIN resource_providers rp ON a.resource_provider_id = rp.id \
-         WHERE rp.root_provider_id IN ({marks}) \
-         GROUP BY a.resource_provider_id, a.resource_class_id",
-        d.int("SUM(a.used)")
-    )))
-    .await?;
-    let mut usage: HashMap<(i64, i64), i64> = HashMap::new();
-    for row in &usage_rows {
-        usage.insert(
-            (row.try_get("id")?, row.try_get("class_id")?),
-            row.try_get::<Option<i64>, _>("used")?.unwrap_or(0),
-        );
-    }
-    let inventory_rows = run(bind_all(format!(
-        "SELECT inv.resource_provider_id AS id, inv.resource_class_id AS class_id, \
-         rc.name AS class, inv.total AS total, inv.reserved AS reserved, \
-         inv.allocation_ratio AS allocation_ratio, inv.max_unit AS max_unit \
-         FROM inventories inv \
-         JOIN resource_providers rp ON inv.resource_provider_id = rp.id \
-         JOIN resource_classes rc ON rc.id = inv.resource_class_id \
-         WHERE rp.root_provider_id IN ({marks}) ORDER BY inv.resource_provider_id, inv.resource_class_id"
-    )))
-    .await?;
-    let mut inventories = Vec::with_capacity(inventory_rows.len());
-    for row in &inventory_rows {
-        let provider: i64 = row.try_get("id")?;
-        let class_id: i64 = row.try_get("class_id")?;
-        let total: i64 = row.try_get("total")?;
-        let reserved: i64 = row.try_get("reserved")?;
-        let ratio = db::read_float(row, "allocation_ratio")?;
-        inventories.push(TreeInventory {
-            provider,
-            class_id,
-            class: row.try_get("class")?,
-            capacity: inventory::capacity(total, reserved, ratio),
-            used: usage.get(&(provider, class_id)).copied().unwrap_or(0),
-            max_unit: row.try_get("max_unit")?,
-        });
-    }
-    let trait_rows = run(bind_all(format!(
-        "SELECT rpt.resource_provider_id AS id, t.name AS name \
-         FROM resource_provider_traits rpt \
-         JOIN resource_providers rp ON rpt.resource_provider_id = rp.id \
-         JOIN traits t ON t.id = rpt.trait_id \
-         WHERE rp.root_provider_id IN ({marks}) ORDER BY rpt.resource_provider_id, t.id"
-    )))
-    .await?;
-    let mut traits: HashMap<i64, Vec<String>> = HashMap::new();
-    for row in &trait_rows {
-        traits
-            .entry(row.try_get("id")?)
-            .or_default()
-            .push(row.try_get("name")?);
-    }
+    let providers = store
+        .read_rows(
+            format!(
+                "SELECT rp.id, rp.uuid, rp.root_provider_id, root.uuid, parent.uuid \
+                 FROM resource_providers rp \
+                 JOIN resource_providers root ON rp.root_provider_id = root.id \
+                 LEFT JOIN resource_providers parent ON rp.parent_provider_id = parent.id \
+                 WHERE rp.root_provider_id IN ({marks}) ORDER BY rp.id"
+            ),
+            id_binds(roots),
+            |row| {
+                Ok(TreeProvider {
+                    id: row.required_int(0)?,
+                    uuid: row.required_text(1)?.to_owned(),
+                    root_id: row.required_int(2)?,
+                    root_uuid: row.required_text(3)?.to_owned(),
+                    parent_uuid: row.text(4)?.map(str::to_owned),
+                })
+            },
+        )
+        .await?;
+    let usage = store
+        .fold_rows(
+            format!(
+                "SELECT a.resource_provider_id, a.resource_class_id, {} \
+                 FROM allocations a JOIN resource_providers rp ON a.resource_provider_id = rp.id \
+                 WHERE rp.root_provider_id IN ({marks}) \
+                 GROUP BY a.resource_provider_id, a.resource_class_id",
+                store.dialect().int("SUM(a.used)")
+            ),
+            id_binds(roots),
+            HashMap::new(),
+            |usage: &mut HashMap<(i64, i64), i64>, row| {
+                let key = (row.required_int(0)?, row.required_int(1)?);
+                usage.insert(key, row.int(2)?.unwrap_or(0));
+                Ok(())
+            },
+        )
+        .await?;
+    let inventories = store
+        .read_rows(
+            format!(
+                "SELECT inv.resource_provider_id, inv.resource_class_id, rc.name, inv.total, \
+                 inv.reserved, inv.allocation_ratio, inv.max_unit \
+                 FROM inventories inv \
+                 JOIN resource_providers rp ON inv.resource_provider_id = rp.id \
+                 JOIN resource_classes rc ON rc.id = inv.resource_class_id \
+                 WHERE rp.root_provider_id IN ({marks}) \
+                 ORDER BY inv.resource_provider_id, inv.resource_class_id"
+            ),
+            id_binds(roots),
+            move |row| {
+                let (provider, class_id) = (row.required_int(0)?, row.required_int(1)?);
+                let (total, reserved) = (row.required_int(3)?, row.required_int(4)?);
+                Ok(TreeInventory {
+                    provider,
+                    class_id,
+                    class: row.required_text(2)?.to_owned(),
+                    capacity: inventory::capacity(total, reserved, row.required_float(5)?),
+                    used: usage.get(&(provider, class_id)).copied().unwrap_or(0),
+                    max_unit: row.required_int(6)?,
+                })
+            },
+        )
+        .await?;
+    let traits = store
+        .fold_rows(
+            format!(
+                "SELECT rpt.resource_provider_id, t.name \
+                 FROM resource_provider_traits rpt \
+                 JOIN resource_providers rp ON rpt.resource_provider_id = rp.id \
+                 JOIN traits t ON t.id = rpt.trait_id \
+                 WHERE rp.root_provider_id IN ({marks}) ORDER BY rpt.resource_provider_id, t.id"
+            ),
+            id_binds(roots),
+            HashMap::new(),
+            |traits: &mut HashMap<i64, Vec<String>>, row| {
+                traits
+                    .entry(row.required_int(0)?)
+                    .or_default()
+                    .push(row.required_text(1)?.to_owned());
+                Ok(())
+            },
+        )
+        .await?;
     Ok(Trees {
         providers,
         inventories,
