@@ -12,6 +12,8 @@ use axum::response::Response;
 use http::{HeaderMap, StatusCode};
 use microversion::Version;
 use microversion_server::{BodySchemas, ServedVersion, VersionedRouter, Versions};
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
@@ -20,7 +22,9 @@ use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
 use crate::handlers::query::{self, QueryParams};
 use crate::handlers::util::{cache_headers, check_accept, is_uuid_like};
-use crate::objects::candidate::{self, Candidates, Group, RequestWide, SearchError};
+use crate::objects::candidate::{
+    self, AllocationRequest, Candidates, Group, RequestWide, SearchError, Summary,
+};
 
 pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
     router.get("/allocation_candidates", Versions::since("1.10"), list)
@@ -418,76 +422,230 @@ fn request_groups(
     Ok(groups)
 }
 
-/// The answer as the served version shows it.
-fn render(found: &Candidates, groups: &[Group], version: Version) -> Value {
-    let dict = version.matches(DICT_ALLOCATIONS, None);
-    let mappings = version.matches(MAPPINGS, None);
-    let requests: Vec<Value> = found
-        .requests
-        .iter()
-        .map(|request| {
-            // Providers in the order first met, with their classes.
-            let mut by_provider: Vec<(&str, Map<String, Value>)> = Vec::new();
-            for (uuid, class, amount) in &request.resources {
-                let n = match by_provider.iter().position(|(u, _)| u == uuid) {
-                    Some(n) => n,
-                    None => {
-                        by_provider.push((uuid, Map::new()));
-                        by_provider.len() - 1
-                    }
-                };
-                by_provider[n].1.insert(class.clone(), json!(amount));
-            }
-            if dict {
-                let mut allocations = Map::new();
-                for (uuid, resources) in by_provider {
-                    allocations.insert(uuid.to_owned(), json!({"resources": resources}));
-                }
-                let mut body = json!({"allocations": allocations});
-                if mappings {
-                    body["mappings"] = json!(request.mappings);
-                }
-                body
-            } else {
-                let allocations: Vec<Value> = by_provider
-                    .into_iter()
-                    .map(|(uuid, resources)| {
-                        json!({"resource_provider": {"uuid": uuid}, "resources": resources})
-                    })
-                    .collect();
-                json!({"allocations": allocations})
-            }
-        })
-        .collect();
-    let all_resources = version.matches(ALL_RESOURCES, None);
-    let asked: BTreeSet<&str> = groups
-        .iter()
-        .flat_map(|g| g.resources.iter().map(|(c, _)| c.as_str()))
-        .collect();
-    let traits = version.matches(SUMMARY_TRAITS, None);
-    let nested = version.matches(NESTED, None);
-    let mut summaries = Map::new();
-    for s in &found.summaries {
-        let mut resources = Map::new();
-        for r in &s.resources {
-            if all_resources || asked.contains(r.class.as_str()) {
-                resources.insert(
-                    r.class.clone(),
-                    json!({"capacity": r.capacity, "used": r.used}),
-                );
-            }
-        }
-        let mut summary = json!({"resources": resources});
-        if traits {
-            summary["traits"] = json!(s.traits);
-        }
-        if nested {
-            summary["parent_provider_uuid"] = json!(s.parent_uuid);
-            summary["root_provider_uuid"] = json!(s.root_uuid);
-        }
-        summaries.insert(s.uuid.clone(), summary);
+/// The answer as the served version shows it, written straight from the
+/// search's result: a thousand candidates would otherwise be tens of
+/// thousands of JSON values made and dropped for one response.
+struct Rendered<'a> {
+    found: &'a Candidates,
+    /// The classes summaries show: those asked for, before 1.27; `None`:
+    /// every class.
+    shown: Option<BTreeSet<&'a str>>,
+    dict: bool,
+    mappings: bool,
+    traits: bool,
+    nested: bool,
+}
+
+fn render<'a>(found: &'a Candidates, groups: &'a [Group], version: Version) -> Rendered<'a> {
+    let shown = (!version.matches(ALL_RESOURCES, None)).then(|| {
+        groups
+            .iter()
+            .flat_map(|g| g.resources.iter().map(|(c, _)| c.as_str()))
+            .collect()
+    });
+    Rendered {
+        found,
+        shown,
+        dict: version.matches(DICT_ALLOCATIONS, None),
+        mappings: version.matches(MAPPINGS, None),
+        traits: version.matches(SUMMARY_TRAITS, None),
+        nested: version.matches(NESTED, None),
     }
-    json!({"allocation_requests": requests, "provider_summaries": summaries})
+}
+
+impl Serialize for Rendered<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("allocation_requests", &Requests(self))?;
+        map.serialize_entry("provider_summaries", &Summaries(self))?;
+        map.end()
+    }
+}
+
+/// `allocation_requests`.
+struct Requests<'a>(&'a Rendered<'a>);
+
+impl Serialize for Requests<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.found.requests.iter().map(|request| RenderedRequest {
+            request,
+            dict: self.0.dict,
+            mappings: self.0.mappings,
+        }))
+    }
+}
+
+/// One allocation request: its providers in the order first met, each with
+/// its classes in the order given.
+struct RenderedRequest<'a> {
+    request: &'a AllocationRequest,
+    dict: bool,
+    mappings: bool,
+}
+
+impl Serialize for RenderedRequest<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut by_provider: Vec<(&str, Vec<(&str, i64)>)> = Vec::new();
+        for (uuid, class, amount) in &self.request.resources {
+            let n = match by_provider.iter().position(|(u, _)| u == uuid) {
+                Some(n) => n,
+                None => {
+                    by_provider.push((uuid, Vec::new()));
+                    by_provider.len() - 1
+                }
+            };
+            let classes = &mut by_provider[n].1;
+            match classes.iter_mut().find(|(c, _)| c == class) {
+                Some(entry) => entry.1 = *amount,
+                None => classes.push((class, *amount)),
+            }
+        }
+        let mut map = serializer.serialize_map(None)?;
+        if self.dict {
+            let allocations = MapOf(|| {
+                by_provider
+                    .iter()
+                    .map(|(uuid, classes)| (*uuid, ResourcesOnly(classes)))
+            });
+            map.serialize_entry("allocations", &allocations)?;
+            if self.mappings {
+                map.serialize_entry("mappings", &self.request.mappings)?;
+            }
+        } else {
+            let allocations = SeqOf(|| {
+                by_provider.iter().map(|(uuid, classes)| ProviderResources {
+                    uuid,
+                    resources: Amounts(classes),
+                })
+            });
+            map.serialize_entry("allocations", &allocations)?;
+        }
+        map.end()
+    }
+}
+
+/// Amounts by class, in order.
+struct Amounts<'a>(&'a [(&'a str, i64)]);
+
+impl Serialize for Amounts<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().copied())
+    }
+}
+
+/// `{"resources": {class: amount}}`, an allocation of the dict form.
+struct ResourcesOnly<'a>(&'a [(&'a str, i64)]);
+
+impl Serialize for ResourcesOnly<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry("resources", &Amounts(self.0))?;
+        map.end()
+    }
+}
+
+/// An allocation of the list form (before 1.12).
+#[derive(Serialize)]
+struct ProviderResources<'a> {
+    #[serde(rename = "resource_provider", serialize_with = "uuid_object")]
+    uuid: &'a str,
+    resources: Amounts<'a>,
+}
+
+/// `{"uuid": uuid}`.
+fn uuid_object<S: Serializer>(uuid: &&str, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+    let mut map = serializer.serialize_map(Some(1))?;
+    map.serialize_entry("uuid", uuid)?;
+    map.end()
+}
+
+/// `provider_summaries`, by provider uuid.
+struct Summaries<'a>(&'a Rendered<'a>);
+
+impl Serialize for Summaries<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let answer = self.0;
+        serializer.collect_map(
+            answer
+                .found
+                .summaries
+                .iter()
+                .map(|summary| (summary.uuid.as_str(), RenderedSummary { summary, answer })),
+        )
+    }
+}
+
+/// One provider summary: its classes (those shown), then from 1.17 its
+/// traits, from 1.29 its parent and root.
+struct RenderedSummary<'a> {
+    summary: &'a Summary,
+    answer: &'a Rendered<'a>,
+}
+
+impl Serialize for RenderedSummary<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let (summary, answer) = (self.summary, self.answer);
+        let resources = MapOf(|| {
+            summary
+                .resources
+                .iter()
+                .filter(|r| {
+                    answer
+                        .shown
+                        .as_ref()
+                        .is_none_or(|s| s.contains(r.class.as_str()))
+                })
+                .map(|r| {
+                    let (capacity, used) = (r.capacity, r.used);
+                    (r.class.as_str(), Capacity { capacity, used })
+                })
+        });
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("resources", &resources)?;
+        if answer.traits {
+            map.serialize_entry("traits", &summary.traits)?;
+        }
+        if answer.nested {
+            map.serialize_entry("parent_provider_uuid", &summary.parent_uuid)?;
+            map.serialize_entry("root_provider_uuid", &summary.root_uuid)?;
+        }
+        map.end()
+    }
+}
+
+#[derive(Serialize)]
+struct Capacity {
+    capacity: i64,
+    used: i64,
+}
+
+/// A JSON array of the items the closure yields.
+struct SeqOf<F>(F);
+
+impl<F, I> Serialize for SeqOf<F>
+where
+    F: Fn() -> I,
+    I: IntoIterator,
+    I::Item: Serialize,
+{
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_seq((self.0)())
+    }
+}
+
+/// A JSON object of the `(key, value)` pairs the closure yields.
+struct MapOf<F>(F);
+
+impl<F, I, K, V> Serialize for MapOf<F>
+where
+    F: Fn() -> I,
+    I: IntoIterator<Item = (K, V)>,
+    K: Serialize,
+    V: Serialize,
+{
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_map((self.0)())
+    }
 }
 
 #[cfg(test)]
@@ -507,6 +665,95 @@ mod tests {
         assert_eq!(group_key("limit", v(33)), None);
         let long = format!("resources{}", "a".repeat(65));
         assert_eq!(group_key(&long, v(33)), None);
+    }
+
+    /// Two requests over a parent and its child, one with a class not
+    /// asked for.
+    fn sample() -> (Candidates, Vec<Group>) {
+        use candidate::SummaryResource;
+        let (p1, p2) = ("p1", "p2");
+        let resources = |list: &[(&str, &str, i64)]| {
+            list.iter()
+                .map(|(u, c, n)| ((*u).to_owned(), (*c).to_owned(), *n))
+                .collect()
+        };
+        let mappings = |list: &[(&str, &[&str])]| {
+            list.iter()
+                .map(|(k, v)| ((*k).to_owned(), v.iter().map(|u| (*u).to_owned()).collect()))
+                .collect()
+        };
+        let class = |class: &str, capacity, used| SummaryResource {
+            class: class.to_owned(),
+            capacity,
+            used,
+        };
+        let found = Candidates {
+            requests: vec![
+                AllocationRequest {
+                    resources: resources(&[
+                        (p2, "VCPU", 1),
+                        (p1, "MEMORY_MB", 64),
+                        (p2, "DISK_GB", 5),
+                    ]),
+                    mappings: mappings(&[("", &[p1, p2]), ("_X", &[p2])]),
+                },
+                AllocationRequest {
+                    resources: resources(&[(p1, "VCPU", 1), (p1, "MEMORY_MB", 64)]),
+                    mappings: mappings(&[("", &[p1])]),
+                },
+            ],
+            summaries: vec![
+                Summary {
+                    uuid: p2.to_owned(),
+                    parent_uuid: Some(p1.to_owned()),
+                    root_uuid: p1.to_owned(),
+                    resources: vec![class("VCPU", 8, 1), class("DISK_GB", 100, 0)],
+                    traits: vec!["HW_CPU_X86_AVX".to_owned(), "HW_NIC".to_owned()],
+                },
+                Summary {
+                    uuid: p1.to_owned(),
+                    parent_uuid: None,
+                    root_uuid: p1.to_owned(),
+                    resources: vec![class("VCPU", 4, 0), class("MEMORY_MB", 1024, 128)],
+                    traits: Vec::new(),
+                },
+            ],
+        };
+        let groups = vec![Group {
+            resources: vec![("VCPU".to_owned(), 1), ("MEMORY_MB".to_owned(), 64)],
+            ..Group::default()
+        }];
+        (found, groups)
+    }
+
+    /// The answer's exact bytes (key order included) at the versions that
+    /// change its shape.
+    #[test]
+    fn rendered_answers() {
+        let (found, groups) = sample();
+        let text = |minor| {
+            let body = render(&found, &groups, Version::new(1, minor));
+            serde_json::to_string(&body).unwrap()
+        };
+        let list_requests = r#"{"allocation_requests":[{"allocations":[{"resource_provider":{"uuid":"p2"},"resources":{"VCPU":1,"DISK_GB":5}},{"resource_provider":{"uuid":"p1"},"resources":{"MEMORY_MB":64}}]},{"allocations":[{"resource_provider":{"uuid":"p1"},"resources":{"VCPU":1,"MEMORY_MB":64}}]}]"#;
+        let asked_summaries = r#""provider_summaries":{"p2":{"resources":{"VCPU":{"capacity":8,"used":1}}},"p1":{"resources":{"VCPU":{"capacity":4,"used":0},"MEMORY_MB":{"capacity":1024,"used":128}}}}}"#;
+        assert_eq!(text(10), format!("{list_requests},{asked_summaries}"));
+        let dict_requests = r#"{"allocation_requests":[{"allocations":{"p2":{"resources":{"VCPU":1,"DISK_GB":5}},"p1":{"resources":{"MEMORY_MB":64}}}},{"allocations":{"p1":{"resources":{"VCPU":1,"MEMORY_MB":64}}}}]"#;
+        assert_eq!(text(12), format!("{dict_requests},{asked_summaries}"));
+        assert_eq!(
+            text(17),
+            format!(
+                r#"{dict_requests},"provider_summaries":{{"p2":{{"resources":{{"VCPU":{{"capacity":8,"used":1}}}},"traits":["HW_CPU_X86_AVX","HW_NIC"]}},"p1":{{"resources":{{"VCPU":{{"capacity":4,"used":0}},"MEMORY_MB":{{"capacity":1024,"used":128}}}},"traits":[]}}}}}}"#
+            )
+        );
+        let all_summaries = r#""provider_summaries":{"p2":{"resources":{"VCPU":{"capacity":8,"used":1},"DISK_GB":{"capacity":100,"used":0}},"traits":["HW_CPU_X86_AVX","HW_NIC"],"parent_provider_uuid":"p1","root_provider_uuid":"p1"},"p1":{"resources":{"VCPU":{"capacity":4,"used":0},"MEMORY_MB":{"capacity":1024,"used":128}},"traits":[],"parent_provider_uuid":null,"root_provider_uuid":"p1"}}}"#;
+        assert_eq!(text(29), format!("{dict_requests},{all_summaries}"));
+        assert_eq!(
+            text(34),
+            format!(
+                r#"{{"allocation_requests":[{{"allocations":{{"p2":{{"resources":{{"VCPU":1,"DISK_GB":5}}}},"p1":{{"resources":{{"MEMORY_MB":64}}}}}},"mappings":{{"":["p1","p2"],"_X":["p2"]}}}},{{"allocations":{{"p1":{{"resources":{{"VCPU":1,"MEMORY_MB":64}}}}}},"mappings":{{"":["p1"]}}}}],{all_summaries}"#
+            )
+        );
     }
 
     #[test]
