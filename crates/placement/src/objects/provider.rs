@@ -474,15 +474,14 @@ async fn providers_with_capacity(
     }
     let query = format!(
         "SELECT inv.resource_provider_id FROM inventories inv \
-         LEFT JOIN (SELECT resource_provider_id, {} AS used FROM allocations \
-                    WHERE resource_class_id = ? GROUP BY resource_provider_id) rp_used \
-           ON rp_used.resource_provider_id = inv.resource_provider_id \
          WHERE inv.resource_class_id = ? \
-           AND COALESCE(rp_used.used, 0) + ? <= (inv.total - inv.reserved) * inv.allocation_ratio \
+           AND {} + ? <= (inv.total - inv.reserved) * inv.allocation_ratio \
            AND inv.min_unit <= ? AND inv.max_unit >= ? AND (? % inv.step_size) = 0",
-        store.dialect().int("SUM(used)")
+        store
+            .dialect()
+            .int(&format!("COALESCE({}, 0)", crate::objects::inventory::USED))
     );
-    let mut binds = vec![Bind::from(class_id); 2];
+    let mut binds = vec![Bind::from(class_id)];
     binds.extend(std::iter::repeat_n(Bind::from(amount), 4));
     store
         .fold_rows(query, binds, HashSet::new(), insert_id)

@@ -73,13 +73,12 @@ pub(super) async fn providers_with_resource(
         "SELECT rp.id, rp.root_provider_id, inv.total, inv.reserved, inv.allocation_ratio, \
          inv.min_unit, inv.max_unit, inv.step_size, {} \
          FROM resource_providers rp \
-         JOIN inventories inv ON inv.resource_provider_id = rp.id AND inv.resource_class_id = ? \
-         LEFT JOIN (SELECT resource_provider_id, SUM(used) AS used FROM allocations \
-                    WHERE resource_class_id = ? GROUP BY resource_provider_id) rp_used \
-           ON rp_used.resource_provider_id = inv.resource_provider_id",
-        store.dialect().int("COALESCE(rp_used.used, 0)")
+         JOIN inventories inv ON inv.resource_provider_id = rp.id AND inv.resource_class_id = ?",
+        store
+            .dialect()
+            .int(&format!("COALESCE({}, 0)", inventory::USED))
     );
-    let mut binds = vec![Bind::from(class_id); 2];
+    let mut binds = vec![Bind::from(class_id)];
     if let Some(root) = root {
         query.push_str(" WHERE rp.root_provider_id = ?");
         binds.push(Bind::from(root));
@@ -294,45 +293,27 @@ pub(super) async fn trees(store: &Store, roots: &[i64]) -> Result<Trees> {
             },
         )
         .await?;
-    let usage = store
-        .fold_rows(
-            format!(
-                "SELECT a.resource_provider_id, a.resource_class_id, {} \
-                 FROM allocations a JOIN resource_providers rp ON a.resource_provider_id = rp.id \
-                 WHERE rp.root_provider_id IN ({marks}) \
-                 GROUP BY a.resource_provider_id, a.resource_class_id",
-                store.dialect().int("SUM(a.used)")
-            ),
-            id_binds(roots),
-            HashMap::new(),
-            |usage: &mut HashMap<(i64, i64), i64>, row| {
-                let key = (row.required_int(0)?, row.required_int(1)?);
-                usage.insert(key, row.int(2)?.unwrap_or(0));
-                Ok(())
-            },
-        )
-        .await?;
     let inventories = store
         .read_rows(
             format!(
                 "SELECT inv.resource_provider_id, inv.resource_class_id, rc.name, inv.total, \
-                 inv.reserved, inv.allocation_ratio, inv.max_unit \
+                 inv.reserved, inv.allocation_ratio, inv.max_unit, {} \
                  FROM inventories inv \
                  JOIN resource_providers rp ON inv.resource_provider_id = rp.id \
                  JOIN resource_classes rc ON rc.id = inv.resource_class_id \
                  WHERE rp.root_provider_id IN ({marks}) \
-                 ORDER BY inv.resource_provider_id, inv.resource_class_id"
+                 ORDER BY inv.resource_provider_id, inv.resource_class_id",
+                store.dialect().int(inventory::USED)
             ),
             id_binds(roots),
-            move |row| {
-                let (provider, class_id) = (row.required_int(0)?, row.required_int(1)?);
+            |row| {
                 let (total, reserved) = (row.required_int(3)?, row.required_int(4)?);
                 Ok(TreeInventory {
-                    provider,
-                    class_id,
+                    provider: row.required_int(0)?,
+                    class_id: row.required_int(1)?,
                     class: row.required_text(2)?.to_owned(),
                     capacity: inventory::capacity(total, reserved, row.required_float(5)?),
-                    used: usage.get(&(provider, class_id)).copied().unwrap_or(0),
+                    used: row.int(7)?.unwrap_or(0),
                     max_unit: row.required_int(6)?,
                 })
             },
