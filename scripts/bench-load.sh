@@ -8,7 +8,7 @@
 #             sync workers, SQLite) against placement-api (SQLite), each on
 #             its own fresh database seeded through its API with the same
 #             data (scripts/bench_placement.py: 1,000 providers with
-#             inventory, 50 consumers of one project), on six requests.
+#             inventory, 50 consumers of one project), on seven requests.
 #
 # Reports req/s, p50 and p99 (medians over the rounds), non-2xx answers,
 # peak RSS (VmHWM; gunicorn: master and workers summed) and the ratios, as
@@ -163,7 +163,7 @@ CONF
   read -r RP PROJECT < <(python3 scripts/bench_placement.py ids)
 
   # row NAME: the URL path and wrk arguments of each measured request.
-  rows="root not_acceptable providers inventories allocations usages"
+  rows="root not_acceptable providers inventories allocations usages candidates"
   row_args() {
     local auth=(-H 'x-auth-token: admin')
     case $1 in
@@ -174,6 +174,9 @@ CONF
       allocations) echo_args /allocations "${auth[@]}" -H 'openstack-api-version: placement 1.38' \
         -H 'content-type: application/json' -s "$work/allocations.lua" ;;
       usages) echo_args "/usages?project_id=$PROJECT" "${auth[@]}" -H 'openstack-api-version: placement 1.38' ;;
+      # Nova's scheduler query: every provider fits, as many as Nova takes.
+      candidates) echo_args "/allocation_candidates?resources=VCPU:1,MEMORY_MB:64&limit=1000" "${auth[@]}" \
+        -H 'openstack-api-version: placement 1.39' ;;
     esac
   }
   echo_args() { printf '%s\0' "$@"; }
@@ -237,6 +240,7 @@ if part != "layer":
         "inventories": "GET /resource_providers/{uuid}/inventories",
         "allocations": "PUT /allocations/{consumer} (new consumer each)",
         "usages": "GET /usages?project_id= (50 consumers)",
+        "candidates": "GET /allocation_candidates (1,000 of 1,000 providers)",
     }
     print("| request | upstream req/s | ours req/s | req/s ratio | upstream p50 / p99 ms | ours p50 / p99 ms | p99 ratio ours/upstream | non-2xx upstream / ours (of total) |")
     print("|---|---|---|---|---|---|---|---|")
