@@ -494,6 +494,9 @@ impl Serialize for RenderedRequest<'_> {
                     by_provider.len() - 1
                 }
             };
+            // The search sums a provider's class into one part, so a class
+            // comes once; were it repeated, the last amount would count, in
+            // the first one's place, as in a JSON object built by inserting.
             let classes = &mut by_provider[n].1;
             match classes.iter_mut().find(|(c, _)| c == class) {
                 Some(entry) => entry.1 = *amount,
