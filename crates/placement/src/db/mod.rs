@@ -22,7 +22,7 @@ use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, ConnectOptions, Executor};
 
 pub(crate) use conn::Conn;
-pub(crate) use rows::{Bind, Columns};
+pub(crate) use rows::{Bind, Columns, insert_id};
 use sqlite_read::SqliteReader;
 use write::SqliteWriter;
 

@@ -110,6 +110,13 @@ pub(crate) trait Columns {
     }
 }
 
+/// A [`Store::fold_rows`] step adding the id in the row's first column to
+/// a set.
+pub(crate) fn insert_id(ids: &mut std::collections::HashSet<i64>, row: &dyn Columns) -> Result<()> {
+    ids.insert(row.required_int(0)?);
+    Ok(())
+}
+
 fn null_column(column: usize) -> crate::error::Error {
     crate::error::Error::Db(sqlx::Error::ColumnDecode {
         index: column.to_string(),

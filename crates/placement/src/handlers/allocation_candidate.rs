@@ -455,23 +455,29 @@ fn render<'a>(found: &'a Candidates, groups: &'a [Group], version: Version) -> R
 
 impl Serialize for Rendered<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let requests = SeqOf(|| {
+            self.found.requests.iter().map(|request| RenderedRequest {
+                request,
+                dict: self.dict,
+                mappings: self.mappings,
+            })
+        });
+        // By provider uuid.
+        let summaries = MapOf(|| {
+            self.found.summaries.iter().map(|summary| {
+                (
+                    summary.uuid.as_str(),
+                    RenderedSummary {
+                        summary,
+                        answer: self,
+                    },
+                )
+            })
+        });
         let mut map = serializer.serialize_map(Some(2))?;
-        map.serialize_entry("allocation_requests", &Requests(self))?;
-        map.serialize_entry("provider_summaries", &Summaries(self))?;
+        map.serialize_entry("allocation_requests", &requests)?;
+        map.serialize_entry("provider_summaries", &summaries)?;
         map.end()
-    }
-}
-
-/// `allocation_requests`.
-struct Requests<'a>(&'a Rendered<'a>);
-
-impl Serialize for Requests<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.found.requests.iter().map(|request| RenderedRequest {
-            request,
-            dict: self.0.dict,
-            mappings: self.0.mappings,
-        }))
     }
 }
 
@@ -560,22 +566,6 @@ fn uuid_object<S: Serializer>(uuid: &&str, serializer: S) -> std::result::Result
     let mut map = serializer.serialize_map(Some(1))?;
     map.serialize_entry("uuid", uuid)?;
     map.end()
-}
-
-/// `provider_summaries`, by provider uuid.
-struct Summaries<'a>(&'a Rendered<'a>);
-
-impl Serialize for Summaries<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        let answer = self.0;
-        serializer.collect_map(
-            answer
-                .found
-                .summaries
-                .iter()
-                .map(|summary| (summary.uuid.as_str(), RenderedSummary { summary, answer })),
-        )
-    }
 }
 
 /// One provider summary: its classes (those shown), then from 1.17 its

@@ -525,16 +525,12 @@ async fn create(
     }
 }
 
-/// 404 for a provider that does not exist, as upstream's lookup words it.
-pub(crate) fn missing(uuid: &str) -> Error {
-    Error::not_found(format!("No resource provider with uuid {uuid} found"))
-}
-
 /// How a handler words the 404 for a provider that does not exist.
 /// Upstream's handlers word it differently, and its tests match the words.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Missing {
-    /// The lookup's own words ([`missing`]).
+    /// The words of upstream's lookup: `No resource provider with uuid U
+    /// found`.
     Plain,
     /// The lookup's words twice, joined by `": "` (the traits and usages
     /// GETs).
@@ -580,7 +576,7 @@ async fn show(
     state.authorize(&ctx, "placement:resource_providers:show")?;
     let found = provider::load(&state.store, state.store.reader(), &uuid)
         .await?
-        .ok_or_else(|| missing(&uuid))?;
+        .ok_or_else(|| Missing::Plain.error(&uuid))?;
     Ok(json_response_dated(
         *version,
         StatusCode::OK,
@@ -602,7 +598,7 @@ async fn update(
     let version = *version;
     let before_updated_at = provider::updated_at(&state.store, &uuid)
         .await?
-        .ok_or_else(|| missing(&uuid))?;
+        .ok_or_else(|| Missing::Plain.error(&uuid))?;
     let data = UPDATE_SCHEMA.parse(version, &body)?;
     let change = Update {
         name: data.name.clone(),
@@ -612,7 +608,7 @@ async fn update(
     let updated = provider::update(&state.store, &uuid, &change)
         .await
         .map_err(|e| match e {
-            WriteError::NotFound => missing(&uuid),
+            WriteError::NotFound => Missing::Plain.error(&uuid),
             WriteError::Duplicate(_) => Error::conflict(format!(
                 "Conflicting resource provider {} already exists.",
                 data.name

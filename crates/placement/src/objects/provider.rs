@@ -411,14 +411,8 @@ pub(crate) async fn providers_having_all(
         binds.extend(group.iter().copied().map(Bind::from));
     }
     store
-        .fold_rows(query, binds, HashSet::new(), insert_id)
+        .fold_rows(query, binds, HashSet::new(), db::insert_id)
         .await
-}
-
-/// Adds the id in the row's first column to `ids`.
-pub(crate) fn insert_id(ids: &mut HashSet<i64>, row: &dyn Columns) -> Result<()> {
-    ids.insert(row.required_int(0)?);
-    Ok(())
 }
 
 /// The ids of providers in at least one aggregate of each group (of
@@ -484,7 +478,7 @@ async fn providers_with_capacity(
     let mut binds = vec![Bind::from(class_id)];
     binds.extend(std::iter::repeat_n(Bind::from(amount), 4));
     store
-        .fold_rows(query, binds, HashSet::new(), insert_id)
+        .fold_rows(query, binds, HashSet::new(), db::insert_id)
         .await
 }
 

@@ -5,10 +5,9 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use crate::db::{Bind, Columns, Store, placeholder_list};
+use crate::db::{Bind, Columns, Store, insert_id, placeholder_list};
 use crate::error::Result;
 use crate::objects::inventory;
-use crate::objects::provider::insert_id;
 
 /// The trait of providers that share their inventory with the trees in
 /// their aggregates.
