@@ -153,6 +153,111 @@ async fn racing_new_consumers_of_one_uuid() {
     assert_eq!(s.count("consumers", "uuid = ?", &consumer).await, 1);
 }
 
+/// `count` new providers with 100 VCPU each.
+async fn providers_of_100_vcpu(s: &Server, count: usize) -> Vec<String> {
+    let providers: Vec<String> = (0..count).map(|_| uuid()).collect();
+    for rp in &providers {
+        s.provider(rp, None).await;
+        s.simple_inventory(rp, "VCPU", 100).await;
+    }
+    providers
+}
+
+/// Consumer `n` of a run of neighbouring UUIDs, as a client counting its
+/// consumers would make them.
+fn neighbour(prefix: &str, n: usize) -> String {
+    format!("{prefix}-0000-4000-8000-{n:012x}")
+}
+
+/// A server whose allocation writes get one try: where writers share
+/// nothing, any conflict (a deadlock, say) is a 409 instead of a retry.
+async fn server_of_one_try() -> Arc<Server> {
+    Arc::new(Server::start_with(|c| c.allocation_conflict_retry_count = 1).await)
+}
+
+/// Writers of different new consumers, each on a provider of its own,
+/// share nothing and must all succeed at the first try. Their consumer
+/// UUIDs are neighbours: on MariaDB, deleting a new consumer's (absent)
+/// allocations by consumer used to lock the index gap they share, and
+/// most of these writers deadlocked into 409s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn writers_of_neighbouring_new_consumers_all_succeed() {
+    const WRITERS: usize = 96;
+    let s = server_of_one_try().await;
+    let providers = providers_of_100_vcpu(&s, WRITERS).await;
+    let prefix = &uuid()[..8];
+    let bodies = (0..WRITERS)
+        .map(|n| {
+            let body = asking(&providers[n], "VCPU", 1, json!(null));
+            (neighbour(prefix, n), body)
+        })
+        .collect();
+    let results = race(&s, bodies).await;
+    assert!(results.iter().all(|r| r.0 == 204), "{results:?}");
+    for rp in &providers {
+        assert_eq!(used(&s, rp, "VCPU").await, 1, "{rp}");
+    }
+    for n in 0..WRITERS {
+        let c = neighbour(prefix, n);
+        let r = s.get(&format!("/allocations/{c}"), "1.28").await;
+        assert_eq!(r.body["consumer_generation"], 1, "{c}");
+    }
+}
+
+/// Deleting some consumers' allocations while writing new neighbouring
+/// consumers, every consumer on a provider of its own: nothing is shared,
+/// so every request succeeds at the first try, and only the deleted
+/// consumers are gone.
+/// On MariaDB, deleting an emptied consumer with one statement that looked
+/// for its allocations share-locked them all, and these deadlocked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn deleters_and_writers_of_neighbouring_consumers_all_succeed() {
+    const CONSUMERS: usize = 192;
+    let s = server_of_one_try().await;
+    let providers = providers_of_100_vcpu(&s, CONSUMERS).await;
+    let prefix = &uuid()[..8];
+    // Even consumers exist first and are deleted; odd ones are new.
+    for n in (0..CONSUMERS).step_by(2) {
+        let r = s
+            .put(
+                &format!("/allocations/{}", neighbour(prefix, n)),
+                "1.28",
+                &asking(&providers[n], "VCPU", 1, json!(null)),
+            )
+            .await;
+        assert_eq!(r.status, 204, "{r:?}");
+    }
+    let mut set = JoinSet::new();
+    for (n, rp) in providers.iter().enumerate() {
+        let s = Arc::clone(&s);
+        let path = format!("/allocations/{}", neighbour(prefix, n));
+        let body = asking(rp, "VCPU", 1, json!(null));
+        set.spawn(async move {
+            let r = if n % 2 == 0 {
+                s.delete(&path, "1.28").await
+            } else {
+                s.put(&path, "1.28", &body).await
+            };
+            (n, r.status, r.text)
+        });
+    }
+    while let Some(done) = set.join_next().await {
+        let (n, status, text) = done.expect("the task completes");
+        assert_eq!(status, 204, "consumer {n}: {text}");
+    }
+    for (n, rp) in providers.iter().enumerate() {
+        let r = s
+            .get(&format!("/allocations/{}", neighbour(prefix, n)), "1.28")
+            .await;
+        let held = r.body["allocations"]
+            .as_object()
+            .map_or(0, serde_json::Map::len);
+        assert_eq!(held, n % 2, "consumer {n}: {r:?}");
+        let expected = if n % 2 == 0 { 0 } else { 1 };
+        assert_eq!(used(&s, rp, "VCPU").await, expected, "{rp}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn deleters_racing_allocators() {
     let s = Arc::new(Server::start().await);

@@ -25,6 +25,7 @@ pub(crate) use conn::Conn;
 pub(crate) use rows::{Bind, Columns, insert_id};
 use sqlite_read::SqliteReader;
 use write::SqliteWriter;
+pub(crate) use write::pause_before_retry;
 
 /// The database kinds served.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,6 +75,25 @@ impl Dialect {
             Dialect::Sqlite => format!("CAST({column} AS TEXT)"),
             Dialect::Postgres => format!("to_char({column}, 'YYYY-MM-DD HH24:MI:SS.US')"),
             Dialect::MySql => format!("DATE_FORMAT({column}, '%Y-%m-%d %H:%i:%s.%f')"),
+        }
+    }
+
+    /// The suffix making a `SELECT` lock the rows it reads for writing
+    /// (SQLite has no row locks: its writers are serialized).
+    pub(crate) fn for_update(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "",
+            Dialect::Postgres | Dialect::MySql => " FOR UPDATE",
+        }
+    }
+
+    /// The suffix making a `SELECT` read the latest committed rows and
+    /// keep writers off them until the transaction ends.
+    pub(crate) fn for_share(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "",
+            Dialect::Postgres => " FOR SHARE",
+            Dialect::MySql => " LOCK IN SHARE MODE",
         }
     }
 
@@ -300,20 +320,11 @@ impl Store {
                     .acquire_timeout(Duration::from_secs(30))
                     .after_connect(move |conn, _| {
                         Box::pin(async move {
-                            // Timestamps are written and read in UTC.
-                            match dialect {
-                                Dialect::Postgres => {
-                                    conn.execute("SET TIME ZONE 'UTC'").await?;
-                                }
-                                _ => {
-                                    conn.execute("SET time_zone = '+00:00'").await?;
-                                    // As upstream: strict modes, and id 0
-                                    // (VCPU) can be inserted explicitly.
-                                    conn.execute(
-                                        "SET SESSION sql_mode = 'TRADITIONAL,NO_AUTO_VALUE_ON_ZERO'",
-                                    )
-                                    .await?;
-                                }
+                            for statement in session_statements(dialect) {
+                                conn.execute(*statement).await?;
+                            }
+                            if dialect == Dialect::MySql {
+                                read_committed(conn).await?;
                             }
                             Ok(())
                         })
@@ -389,6 +400,41 @@ fn sqlite_file(driver_url: &str) -> Option<&str> {
     let rest = driver_url.strip_prefix("sqlite://")?;
     let path = rest.split_once('?').map_or(rest, |(path, _)| path);
     (!path.is_empty() && !path.contains('%')).then_some(path)
+}
+
+/// What every PostgreSQL or MySQL session runs first: timestamps are
+/// written and read in UTC; on MySQL, upstream's strict modes, with id 0
+/// (VCPU) insertable explicitly.
+fn session_statements(dialect: Dialect) -> &'static [&'static str] {
+    match dialect {
+        Dialect::Sqlite => &[],
+        Dialect::Postgres => &["SET TIME ZONE 'UTC'"],
+        Dialect::MySql => &[
+            "SET time_zone = '+00:00'",
+            "SET SESSION sql_mode = 'TRADITIONAL,NO_AUTO_VALUE_ON_ZERO'",
+        ],
+    }
+}
+
+/// Puts a MySQL or MariaDB session in read committed, PostgreSQL's
+/// default. Under InnoDB's repeatable read, a search that finds nothing
+/// locks the index gap where the row would be, and concurrent writers of
+/// neighbouring keys (new consumers, their allocations) deadlock on each
+/// other's gaps. No write here relies on a snapshot: the generations'
+/// compare-and-set and row locks decide, as on PostgreSQL. Statement-based
+/// binary logging refuses read committed writes, so with it the server's
+/// level is kept.
+async fn read_committed(conn: &mut sqlx::AnyConnection) -> sqlx::Result<()> {
+    let statement_binlog: i64 = sqlx::query_scalar(
+        "SELECT CAST(@@log_bin = 1 AND @@binlog_format = 'STATEMENT' AS SIGNED)",
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    if statement_binlog == 0 {
+        conn.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+            .await?;
+    }
+    Ok(())
 }
 
 fn sqlite_pool(size: u32) -> AnyPoolOptions {

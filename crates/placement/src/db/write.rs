@@ -12,6 +12,7 @@
 //! connection and none writes beside a transaction of the pool.
 
 use std::future::Future;
+use std::hash::{BuildHasher, RandomState};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -126,6 +127,18 @@ impl Transaction<'_> {
             }
         }
     }
+}
+
+/// Waits a little before a write's next try, after `tries` tries met a
+/// concurrent writer or a busy database: from about 1 ms, doubling to at
+/// most 64 ms, each wait drawn from its upper half so that writers that
+/// failed together do not try again together. Without it, the tries of a
+/// write can all be spent within the millisecond that the conflict lasts.
+pub(crate) async fn pause_before_retry(tries: u32) {
+    let longest = 1000u64 << tries.saturating_sub(1).min(6);
+    // A fresh `RandomState` hashes with new random keys: a cheap draw.
+    let draw = RandomState::new().hash_one(tries) % (longest / 2);
+    tokio::time::sleep(Duration::from_micros(longest / 2 + draw)).await;
 }
 
 /// The work of one [`Store::transaction`]: a boxed future borrowing the

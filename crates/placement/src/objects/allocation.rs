@@ -94,13 +94,14 @@ impl From<Error> for WriteError {
 #[derive(Debug)]
 pub(crate) enum Attempt {
     Failed(WriteError),
-    Again,
+    /// To be tried again, for this reason (logged).
+    Again(String),
 }
 
 impl From<WriteError> for Attempt {
     fn from(e: WriteError) -> Self {
         match e {
-            WriteError::Done(e) if e.is_transient() => Attempt::Again,
+            WriteError::Done(e) if e.is_transient() => Attempt::Again(e.to_string()),
             other => Attempt::Failed(other),
         }
     }
@@ -136,7 +137,11 @@ pub(crate) async fn write(
     store
         .writing(move |mut writer| async move {
             let store = &owned_store;
-            for _ in 0..tries {
+            let mut last = String::new();
+            for done in 0..tries {
+                if done > 0 {
+                    db::pause_before_retry(done).await;
+                }
                 let mut tx = writer.begin().await?;
                 let outcome = attempt(
                     store,
@@ -149,16 +154,19 @@ pub(crate) async fn write(
                     &reshape,
                 )
                 .await;
-                match outcome {
+                let again = match outcome {
                     Ok(()) => match tx.commit().await {
                         Ok(()) => return Ok(()),
-                        Err(e) if e.is_transient() => {}
+                        Err(e) if e.is_transient() => e.to_string(),
                         Err(e) => return Err(e.into()),
                     },
-                    Err(Attempt::Again) => {}
+                    Err(Attempt::Again(why)) => why,
                     Err(Attempt::Failed(e)) => return Err(e),
-                }
+                };
+                tracing::debug!(try_number = done + 1, tries, reason = %again, "allocation write met a concurrent writer");
+                last = again;
             }
+            tracing::warn!(tries, last_reason = %last, "allocation write gave up after every try met a concurrent writer");
             Err(WriteError::Concurrent(PROVIDERS_CHANGED.to_owned()))
         })
         .await
@@ -348,7 +356,12 @@ async fn ensure_consumers(
                 {
                     Ok(c) => c,
                     // Created by a concurrent write: try again, and meet it.
-                    Err(e) if e.is_unique_violation() => return Err(Attempt::Again),
+                    Err(e) if e.is_unique_violation() => {
+                        return Err(Attempt::Again(format!(
+                            "consumer {} was created concurrently",
+                            w.consumer_uuid
+                        )));
+                    }
                     Err(e) => return Err(e.into()),
                 }
             }
@@ -463,12 +476,21 @@ async fn set_allocations(
         .iter()
         .map(|a| consumers[a.consumer].0.uuid.as_str())
         .collect();
-    let delete = d.placeholders(format!(
-        "DELETE FROM allocations WHERE consumer_id IN ({})",
+    // Found by a plain read, deleted by primary key: on MySQL a DELETE
+    // searching the consumer index locks the index gap where a new
+    // consumer would go, and concurrent writers of new consumers then
+    // deadlock on each other's gaps. Allocations of these consumers that a
+    // concurrent writer adds in between are that writer's: it moved the
+    // consumer's generation, which the check below meets.
+    let existing = d.placeholders(format!(
+        "SELECT id FROM allocations WHERE consumer_id IN ({})",
         db::placeholder_list(consumer_uuids.len())
     ));
     let binds: Vec<Bind> = consumer_uuids.iter().map(|u| Bind::from(*u)).collect();
-    tx.execute(&delete, &binds).await?;
+    let old = tx
+        .rows(&existing, &binds, |row| row.required_int(0).map(Bind::Int))
+        .await?;
+    delete_by_id(store, tx, &old).await?;
 
     // Inventory, usage and generation in one statement: one consistent
     // view, whose generation guards the writes below.
@@ -548,7 +570,9 @@ async fn set_allocations(
     generations.sort_unstable();
     for (id, generation) in &generations {
         if !provider::try_bump_generation(store, &mut *tx, *id, *generation).await? {
-            return Err(Attempt::Again);
+            return Err(Attempt::Again(format!(
+                "the generation of provider {id} moved from {generation}"
+            )));
         }
     }
 
@@ -830,15 +854,23 @@ pub(crate) async fn delete_for_consumer(
     let (owned_store, consumer_uuid) = (store.clone(), consumer_uuid.to_owned());
     store
         .writing(move |mut writer| async move {
-            let mut attempt = 1;
+            let mut done = 0;
             loop {
+                if done > 0 {
+                    db::pause_before_retry(done).await;
+                }
                 let mut tx = writer.begin().await?;
-                match try_delete_for_consumer(&owned_store, &mut tx.conn(), &consumer_uuid).await {
-                    Ok(deleted) => {
-                        tx.commit().await?;
-                        return Ok(deleted);
+                let outcome =
+                    match try_delete_for_consumer(&owned_store, &mut tx.conn(), &consumer_uuid).await {
+                        Ok(deleted) => tx.commit().await.map(|()| deleted),
+                        Err(e) => Err(e),
+                    };
+                match outcome {
+                    Ok(deleted) => return Ok(deleted),
+                    Err(e) if e.is_transient() && done + 1 < tries => {
+                        done += 1;
+                        tracing::debug!(try_number = done, tries, reason = %e, "allocation delete tried again");
                     }
-                    Err(e) if e.is_transient() && attempt < tries => attempt += 1,
                     Err(e) => return Err(e),
                 }
             }
@@ -870,13 +902,23 @@ async fn try_delete_for_consumer(
     if ids.is_empty() {
         return Ok(false);
     }
+    delete_by_id(store, tx, &ids).await?;
+    consumer::delete_if_no_allocations(store, tx, &[consumer_uuid]).await?;
+    Ok(true)
+}
+
+/// Deletes the allocation rows of these ids (by primary key: on MySQL a
+/// delete that searches another index also locks its gaps).
+async fn delete_by_id(store: &Store, tx: &mut Conn<'_>, ids: &[Bind]) -> Result<()> {
+    if ids.is_empty() {
+        return Ok(());
+    }
     let delete = store.dialect().placeholders(format!(
         "DELETE FROM allocations WHERE id IN ({})",
         db::placeholder_list(ids.len())
     ));
-    tx.execute(&delete, &ids).await?;
-    consumer::delete_if_no_allocations(store, tx, &[consumer_uuid]).await?;
-    Ok(true)
+    tx.execute(&delete, ids).await?;
+    Ok(())
 }
 
 #[cfg(test)]

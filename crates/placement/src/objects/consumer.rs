@@ -286,11 +286,43 @@ pub(crate) async fn delete_if_no_allocations(
     if uuids.is_empty() {
         return Ok(());
     }
-    let delete = store.dialect().placeholders(format!(
-        "DELETE FROM consumers WHERE uuid IN ({}) AND NOT EXISTS (SELECT 1 FROM allocations WHERE allocations.consumer_id = consumers.uuid)",
-        db::placeholder_list(uuids.len())
-    ));
+    let d = store.dialect();
+    let list = db::placeholder_list(uuids.len());
     let binds: Vec<Bind> = uuids.iter().map(|u| Bind::from(*u)).collect();
-    tx.execute(&delete, &binds).await?;
+    // The consumers first: a writer giving one of them allocations moves
+    // its generation, so once this transaction holds their rows, such a
+    // writer has either committed (and the read below sees its
+    // allocations) or will find its consumer gone and fail. One statement
+    // with `NOT EXISTS (SELECT ... FROM allocations ...)` instead scanned
+    // the allocations on MariaDB, share-locking every row, and concurrent
+    // deleters deadlocked.
+    let lock = d.placeholders(format!(
+        "SELECT id FROM consumers WHERE uuid IN ({list}){}",
+        d.for_update()
+    ));
+    tx.rows(&lock, &binds, |row| row.required_int(0)).await?;
+    let holding = d.placeholders(format!(
+        "SELECT consumer_id FROM allocations WHERE consumer_id IN ({list}){}",
+        d.for_share()
+    ));
+    let holding = tx
+        .fold(&holding, &binds, BTreeSet::new(), |held, row| {
+            held.insert(row.required_text(0)?.to_owned());
+            Ok(())
+        })
+        .await?;
+    let empty: Vec<Bind> = uuids
+        .iter()
+        .filter(|u| !holding.contains(**u))
+        .map(|u| Bind::from(*u))
+        .collect();
+    if empty.is_empty() {
+        return Ok(());
+    }
+    let delete = d.placeholders(format!(
+        "DELETE FROM consumers WHERE uuid IN ({})",
+        db::placeholder_list(empty.len())
+    ));
+    tx.execute(&delete, &empty).await?;
     Ok(())
 }

@@ -139,7 +139,9 @@ async fn set_inventory(
         }
         // The database's transient failures (deadlock, busy): the whole
         // write is tried again.
-        inventory::WriteError::Concurrent => Attempt::Again,
+        inventory::WriteError::Concurrent => {
+            Attempt::Again("the database reported a conflict (deadlock or busy)".to_owned())
+        }
         inventory::WriteError::Other(e) => Attempt::Failed(WriteError::Done(e)),
     })?;
     if !provider::try_bump_generation(store, &mut *tx, rp.id, rp.generation).await? {

@@ -93,6 +93,13 @@ impl Server {
 
     /// A server with settings changed by `configure`.
     pub async fn start_with(configure: impl FnOnce(&mut Config)) -> Server {
+        // The service's log goes to the test's captured output, so a test
+        // that fails shows what the service said (a write's retries, say).
+        let _ = tracing_subscriber::fmt()
+            .with_test_writer()
+            .with_ansi(false)
+            .with_env_filter(tracing_subscriber::EnvFilter::new("warn,placement=debug"))
+            .try_init();
         let (database, file) = match std::env::var("PLACEMENT_TEST_DATABASE") {
             Ok(url) if !url.is_empty() => (url, None),
             _ => {
