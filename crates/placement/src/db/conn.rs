@@ -7,7 +7,7 @@ use std::sync::{Mutex, PoisonError};
 
 use sqlx::AnyPool;
 
-use super::rows::{Bind, Columns, bind_all, fold_sqlite};
+use super::rows::{Bind, Columns, bind_all, fold_fetched, fold_sqlite};
 use crate::error::Result;
 
 /// Where a statement runs. Text is written for the store's dialect (as
@@ -67,22 +67,16 @@ impl Conn<'_> {
         sql: &str,
         binds: &[Bind],
         init: A,
-        mut step: F,
+        step: F,
     ) -> Result<A>
     where
         F: FnMut(&mut A, &dyn Columns) -> Result<()> + Send,
     {
-        let mut acc = init;
-        let query = || bind_all(sqlx::query(sql), binds);
-        let rows = match self {
-            Conn::Pool(pool) => query().fetch_all(*pool).await?,
-            Conn::Tx(tx) => query().fetch_all(&mut ***tx).await?,
-            Conn::Sqlite(conn) => return fold_sqlite(&lock(conn), sql, binds, acc, step),
-        };
-        for row in &rows {
-            step(&mut acc, row)?;
+        match self {
+            Conn::Pool(pool) => fold_fetched(*pool, sql, binds, init, step).await,
+            Conn::Tx(tx) => fold_fetched(&mut ***tx, sql, binds, init, step).await,
+            Conn::Sqlite(conn) => fold_sqlite(&lock(conn), sql, binds, init, step),
         }
-        Ok(acc)
     }
 
     /// Every row of the query, each made into a `T` by `decode`.

@@ -10,6 +10,7 @@
 mod conn;
 mod rows;
 pub mod schema;
+mod server_read;
 mod sqlite_read;
 pub mod standard;
 mod write;
@@ -23,6 +24,7 @@ use sqlx::{AnyPool, ConnectOptions, Executor};
 
 pub(crate) use conn::Conn;
 pub(crate) use rows::{Bind, Columns, insert_id};
+use server_read::ServerReader;
 use sqlite_read::SqliteReader;
 use write::SqliteWriter;
 pub(crate) use write::pause_before_retry;
@@ -282,6 +284,9 @@ pub struct Store {
     sqlite_read: Option<Arc<SqliteReader>>,
     /// The write connection of an SQLite file (see [`Store::writing`]).
     sqlite_write: Option<Arc<SqliteWriter>>,
+    /// For PostgreSQL and MySQL: reads of many rows through their own
+    /// drivers.
+    server_read: Option<ServerReader>,
     dialect: Dialect,
 }
 
@@ -311,6 +316,7 @@ impl Store {
                     write,
                     sqlite_read,
                     sqlite_write,
+                    server_read: None,
                     dialect,
                 }
             }
@@ -331,11 +337,13 @@ impl Store {
                     })
                     .connect_with(options)
                     .await?;
+                let server_read = ServerReader::connect(dialect, &driver_url, READERS).await?;
                 Store {
                     read: pool.clone(),
                     write: pool,
                     sqlite_read: None,
                     sqlite_write: None,
+                    server_read,
                     dialect,
                 }
             }
@@ -476,7 +484,7 @@ where
 {
     use sqlx::Row;
     if let Ok(single) = row.try_get::<Option<f32>, _>(column) {
-        return Ok(single.map(|s| s.to_string().parse::<f64>().unwrap_or(f64::from(s))));
+        return Ok(single.map(shown));
     }
     match row.try_get::<Option<f64>, _>(column) {
         Ok(double) => Ok(double),
@@ -487,6 +495,15 @@ where
             .map(|i| i.map(|i| i as f64))
             .map_err(|_| e),
     }
+}
+
+/// A single-precision value as upstream shows it: its shortest decimal
+/// form (a stored 1.1 is 1.1, not 1.100000023841858).
+fn shown(single: f32) -> f64 {
+    single
+        .to_string()
+        .parse::<f64>()
+        .unwrap_or(f64::from(single))
 }
 
 /// How upstream writes `created_at` and `updated_at`: UTC, microseconds.

@@ -1,10 +1,11 @@
 //! Reads whose rows are visited by column position, whichever driver
 //! reads them: the SQLite driver's own rows for an SQLite file (see
-//! [`super::SqliteReader`]), the `Any` reader pool otherwise. One decoder
-//! serves both.
+//! [`super::SqliteReader`]), the PostgreSQL or MySQL driver's own
+//! (`super::ServerReader`), the `Any` pool otherwise. One decoder serves
+//! them all.
 
-use sqlx::Row;
 use sqlx::any::AnyRow;
+use sqlx::{Database, Encode, Executor, IntoArguments, Row, Type};
 
 use super::{Conn, Store};
 use crate::error::Result;
@@ -62,11 +63,19 @@ impl rusqlite::ToSql for Bind {
     }
 }
 
-/// `query` with `binds` bound, for the `Any` driver.
-pub(crate) fn bind_all<'q>(
-    mut query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
+/// `query` with `binds` bound, for any sqlx driver: text, 64-bit
+/// integers, doubles, an integer NULL.
+pub(crate) fn bind_all<'q, DB>(
+    mut query: sqlx::query::Query<'q, DB, <DB as Database>::Arguments<'q>>,
     binds: &'q [Bind],
-) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+) -> sqlx::query::Query<'q, DB, <DB as Database>::Arguments<'q>>
+where
+    DB: Database,
+    &'q str: Encode<'q, DB> + Type<DB>,
+    i64: Encode<'q, DB> + Type<DB>,
+    f64: Encode<'q, DB> + Type<DB>,
+    Option<i64>: Encode<'q, DB> + Type<DB>,
+{
     for bind in binds {
         query = match bind {
             Bind::Text(t) => query.bind(t.as_str()),
@@ -76,6 +85,37 @@ pub(crate) fn bind_all<'q>(
         };
     }
     query
+}
+
+/// Runs the query `sql` with `binds` on `executor` (a pool or a
+/// transaction of an sqlx driver whose rows are [`Columns`]), folding its
+/// rows into `init` with `step`.
+pub(crate) async fn fold_fetched<'q, DB, E, A, F>(
+    executor: E,
+    sql: &'q str,
+    binds: &'q [Bind],
+    init: A,
+    mut step: F,
+) -> Result<A>
+where
+    DB: Database,
+    DB::Row: Columns,
+    E: Executor<'q, Database = DB>,
+    F: FnMut(&mut A, &dyn Columns) -> Result<()>,
+    &'q str: Encode<'q, DB> + Type<DB>,
+    i64: Encode<'q, DB> + Type<DB>,
+    f64: Encode<'q, DB> + Type<DB>,
+    Option<i64>: Encode<'q, DB> + Type<DB>,
+    <DB as Database>::Arguments<'q>: IntoArguments<'q, DB>,
+{
+    let mut acc = init;
+    for row in bind_all(sqlx::query(sql), binds)
+        .fetch_all(executor)
+        .await?
+    {
+        step(&mut acc, &row)?;
+    }
+    Ok(acc)
 }
 
 /// A row, its columns read by position (from 0).
@@ -175,7 +215,9 @@ impl Columns for rusqlite::Row<'_> {
 impl Store {
     /// Runs the read `query` (`?` placeholders) with `binds`, folding its
     /// rows into `init` with `step`, on the store's read path: the SQLite
-    /// driver's own rows for an SQLite file, the reader pool otherwise.
+    /// driver's own rows for an SQLite file, the PostgreSQL or MySQL
+    /// driver's own rows for those, the `Any` pool for an in-memory SQLite
+    /// database.
     ///
     /// # Errors
     ///
@@ -197,6 +239,9 @@ impl Store {
                 .await;
         }
         let query = self.dialect().placeholders(query);
+        if let Some(reader) = &self.server_read {
+            return reader.fold(&query, &binds, init, step).await;
+        }
         Conn::Pool(self.reader())
             .fold(&query, &binds, init, step)
             .await
