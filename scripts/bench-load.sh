@@ -8,7 +8,10 @@
 #             sync workers, SQLite) against placement-api (SQLite), each on
 #             its own fresh database seeded through its API with the same
 #             data (scripts/bench_placement.py: 1,000 providers with
-#             inventory, 50 consumers of one project), on seven requests.
+#             inventory, 50 consumers of one project), on seven requests;
+#             with --database postgresql or mysql, both services on that
+#             server instead (each its own new database on the local
+#             PostgreSQL or MariaDB, dropped at the end).
 #
 # Reports req/s, p50 and p99 (medians over the rounds), non-2xx answers,
 # peak RSS (VmHWM; gunicorn: master and workers summed) and the ratios, as
@@ -18,7 +21,7 @@
 #
 #   scripts/bench-load.sh [--part layer|placement|all] [--rounds N]
 #                         [--duration SECONDS] [--connections N] [--keep DIR]
-#                         [--pin]
+#                         [--pin] [--database sqlite|postgresql|mysql]
 #
 # --pin runs wrk on CPU 0 and every server on CPU 1 (taskset), so that the
 # load generator does not take the servers' core: tail latencies then show
@@ -32,7 +35,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 . scripts/lib.sh
 
-PART=all; ROUNDS=2; DURATION=5; CONNECTIONS=16; KEEP=; PIN=0
+PART=all; ROUNDS=2; DURATION=5; CONNECTIONS=16; KEEP=; PIN=0; DATABASE=sqlite
 while [ $# -gt 0 ]; do
   case $1 in
     --part) PART=$2; shift 2 ;;
@@ -41,14 +44,17 @@ while [ $# -gt 0 ]; do
     --connections) CONNECTIONS=$2; shift 2 ;;
     --keep) KEEP=$2; shift 2 ;;
     --pin) PIN=1; shift ;;
+    --database) DATABASE=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 case $PART in layer|placement|all) ;; *) echo "--part: layer, placement or all" >&2; exit 2 ;; esac
+case $DATABASE in sqlite|postgresql|mysql) ;; *) echo "--database: sqlite, postgresql or mysql" >&2; exit 2 ;; esac
 
 # client and server: command prefixes placing the load generator and the
-# servers on their CPUs (empty unless --pin).
+# servers on their CPUs (empty unless --pin). The database server of
+# --database postgresql or mysql is not pinned: it is the machine's own.
 client=() server=()
 if [ "$PIN" = 1 ]; then
   if [ "$(nproc)" -lt 2 ] || ! command -v taskset >/dev/null; then
@@ -66,11 +72,12 @@ target=${CARGO_TARGET_DIR:-$root/target}
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-load.XXXXXX")
 out=${KEEP:-$work/out}
 mkdir -p "$out"
-pids=()
+pids=() databases=()
 cleanup() {
-  local p
+  local p d
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  for d in "${databases[@]}"; do db_drop "$DATABASE" "$d" || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -121,7 +128,19 @@ if [ "$PART" != layer ]; then
   cargo build --release -q -p placement --bin placement-api
   cp "$target/release/placement-api" "$work/placement-api"
 
-  # Upstream: its own db sync on a fresh SQLite file, then gunicorn.
+  # Each service's own new database: a file, or a database on the server.
+  # (Called in a command substitution: the caller records what to drop.)
+  new_database() {
+    case $DATABASE in
+      sqlite) db_create sqlite "$work/$1.db" ;;
+      *) db_create "$DATABASE" "mv_bench_$1" ;;
+    esac
+  }
+  [ "$DATABASE" = sqlite ] || databases=(mv_bench_upstream mv_bench_ours)
+  up_url=$(new_database upstream) || { echo "cannot create upstream's $DATABASE database" >&2; exit 1; }
+  ours_url=$(new_database ours) || { echo "cannot create our $DATABASE database" >&2; exit 1; }
+
+  # Upstream: its own db sync on its new database, then gunicorn.
   mkdir -p "$work/etc"
   cat > "$work/etc/placement.conf" <<CONF
 [DEFAULT]
@@ -129,7 +148,7 @@ log_file = $work/upstream-app.log
 [api]
 auth_strategy = noauth2
 [placement_database]
-connection = sqlite:///$work/upstream.db
+connection = $up_url
 [oslo_policy]
 enforce_new_defaults = false
 enforce_scope = false
@@ -151,7 +170,7 @@ CONF
   while port_open "$UP"; do sleep 0.1; done
   start_upstream 2
   OURS=$(free_port 18140-18159)
-  "${server[@]}" "$work/placement-api" --bind "127.0.0.1:$OURS" --database "sqlite:///$work/ours.db" \
+  "${server[@]}" "$work/placement-api" --bind "127.0.0.1:$OURS" --database "$ours_url" \
     --policy legacy >"$work/ours.log" 2>&1 &
   ours_pid=$!; pids+=($ours_pid)
   wait_port "$OURS" "$ours_pid" 60 || { cat "$work/ours.log" >&2; exit 1; }
@@ -199,9 +218,9 @@ CONF
   echo "$rss_up $rss_ours" > "$out/placement.rss"
 fi
 
-python3 - "$out" "$ROUNDS" "$PART" <<'PY'
+python3 - "$out" "$ROUNDS" "$PART" "$DATABASE" <<'PY'
 import os, re, statistics, sys
-out, rounds, part = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+out, rounds, part, database = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 def ms(v, u):
     return float(v) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[u]
 def read(path):
@@ -242,6 +261,8 @@ if part != "layer":
         "usages": "GET /usages?project_id= (50 consumers)",
         "candidates": "GET /allocation_candidates (1,000 of 1,000 providers)",
     }
+    print(f"Both services on {dict(sqlite='SQLite files', postgresql='the local PostgreSQL', mysql='the local MariaDB')[database]}.")
+    print()
     print("| request | upstream req/s | ours req/s | req/s ratio | upstream p50 / p99 ms | ours p50 / p99 ms | p99 ratio ours/upstream | non-2xx upstream / ours (of total) |")
     print("|---|---|---|---|---|---|---|---|")
     for row, name in names.items():

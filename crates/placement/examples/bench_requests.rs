@@ -7,7 +7,9 @@
 //! cargo run --release -p placement --example bench_requests -- run /tmp/bench.db providers 50
 //! ```
 //!
-//! `seed` fills a new SQLite file as `scripts/bench_placement.py` does
+//! DB is an SQLite file's path or a database URL
+//! (`postgresql://...`, `mysql+pymysql://...`, as in `placement.conf`).
+//! `seed` fills a new database as `scripts/bench_placement.py` does
 //! (1,000 providers with VCPU, MEMORY_MB and DISK_GB inventory, 50
 //! consumers of one project). `run` sends one row's request N times
 //! (after 16 unmeasured ones) and prints the mean time per request;
@@ -63,9 +65,19 @@ async fn call(
     (status, bytes.len())
 }
 
+/// A file path is an SQLite file; anything with a scheme is used as the
+/// database URL as it is (PostgreSQL, MariaDB).
+fn database_url(db: &str) -> String {
+    if db.contains("://") {
+        db.to_owned()
+    } else {
+        format!("sqlite:///{db}")
+    }
+}
+
 async fn app(db: &str) -> Router {
     let config = Config {
-        database: format!("sqlite:///{db}"),
+        database: database_url(db),
         enforce_new_defaults: false,
         enforce_scope: false,
         ..Config::default()
