@@ -130,15 +130,21 @@ impl Transaction<'_> {
 }
 
 /// Waits a little before a write's next try, after `tries` tries met a
-/// concurrent writer or a busy database: from about 1 ms, doubling to at
-/// most 64 ms, each wait drawn from its upper half so that writers that
-/// failed together do not try again together. Without it, the tries of a
-/// write can all be spent within the millisecond that the conflict lasts.
+/// concurrent writer or a busy database (see [`retry_pause`]). Without it,
+/// the tries of a write can all be spent within the millisecond that the
+/// conflict lasts.
 pub(crate) async fn pause_before_retry(tries: u32) {
+    tokio::time::sleep(retry_pause(tries)).await;
+}
+
+/// How long to wait after `tries` tries: up to about 1 ms after the
+/// first, doubling to at most 64 ms, drawn from the upper half of that so
+/// that writers that failed together do not try again together.
+fn retry_pause(tries: u32) -> Duration {
     let longest = 1000u64 << tries.saturating_sub(1).min(6);
     // A fresh `RandomState` hashes with new random keys: a cheap draw.
     let draw = RandomState::new().hash_one(tries) % (longest / 2);
-    tokio::time::sleep(Duration::from_micros(longest / 2 + draw)).await;
+    Duration::from_micros(longest / 2 + draw)
 }
 
 /// The work of one [`Store::transaction`]: a boxed future borrowing the
@@ -210,6 +216,30 @@ impl Store {
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
             // Blocking tasks are only cancelled when the runtime shuts down.
             Err(_) => Err(shutting_down().into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_pauses_double_up_to_a_cap_and_vary() {
+        for tries in 1..=12u32 {
+            let longest = Duration::from_millis(1 << (tries - 1).min(6));
+            let pauses: Vec<Duration> = (0..50).map(|_| retry_pause(tries)).collect();
+            for pause in &pauses {
+                assert!(
+                    *pause >= longest / 2 && *pause < longest,
+                    "{tries}: {pause:?}"
+                );
+            }
+            let first = pauses[0];
+            assert!(
+                pauses.iter().any(|p| *p != first),
+                "{tries}: always {first:?}"
+            );
         }
     }
 }
