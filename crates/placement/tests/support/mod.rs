@@ -103,10 +103,13 @@ impl Server {
         let (database, file) = match std::env::var("PLACEMENT_TEST_DATABASE") {
             Ok(url) if !url.is_empty() => (url, None),
             _ => {
+                // A random part too: files that a killed run left behind
+                // (its process id since reused) must never be opened.
                 let file = std::env::temp_dir().join(format!(
-                    "placement-test-{}-{}.db",
+                    "placement-test-{}-{}-{}.db",
                     std::process::id(),
-                    COUNTER.fetch_add(1, Ordering::SeqCst)
+                    COUNTER.fetch_add(1, Ordering::SeqCst),
+                    &uuid()[..8]
                 ));
                 (format!("sqlite:///{}", file.display()), Some(file))
             }
