@@ -28,7 +28,8 @@ pub(crate) enum Error {
     /// The database failed, read through the SQLite driver's own rows.
     Sqlite(rusqlite::Error),
     /// The database answered what cannot be: a row this transaction has
-    /// just written is not there to read back.
+    /// just written is not there to read back, or a provider's root or
+    /// parent is missing from the rows of its tree.
     Inconsistent(String),
 }
 

@@ -23,7 +23,7 @@ use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, ConnectOptions, Executor};
 
 pub(crate) use conn::Conn;
-pub(crate) use rows::{Bind, Columns, insert_id};
+pub(crate) use rows::{Bind, Columns, IdSet, insert_id};
 use server_read::ServerReader;
 use sqlite_read::SqliteReader;
 use write::SqliteWriter;

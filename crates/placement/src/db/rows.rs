@@ -162,9 +162,13 @@ pub(crate) trait Columns {
     }
 }
 
+/// A set of row ids, hashed with a fast hasher: ids are the database's own,
+/// not chosen by a client.
+pub(crate) type IdSet = foldhash::HashSet<i64>;
+
 /// A [`Store::fold_rows`] step adding the id in the row's first column to
 /// a set.
-pub(crate) fn insert_id(ids: &mut std::collections::HashSet<i64>, row: &dyn Columns) -> Result<()> {
+pub(crate) fn insert_id(ids: &mut IdSet, row: &dyn Columns) -> Result<()> {
     ids.insert(row.required_int(0)?);
     Ok(())
 }

@@ -2,10 +2,10 @@
 //! concurrent changes, trees (parent and root), listing with upstream's
 //! filters, and the writes of `/resource_providers`.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::time::SystemTime;
 
-use crate::db::{self, Bind, Columns, Conn, Store, sql};
+use crate::db::{self, Bind, Columns, Conn, IdSet, Store, sql};
 use crate::error::{Error, Result, code};
 
 /// The identity of a provider and its current generation.
@@ -310,8 +310,8 @@ pub(crate) async fn list<V: ListVisitor>(
     }
     // Each id filter narrows `allowed` (None: no such filter yet) or
     // grows `denied`.
-    let mut allowed: Option<HashSet<i64>> = None;
-    let mut denied: HashSet<i64> = HashSet::new();
+    let mut allowed: Option<IdSet> = None;
+    let mut denied: IdSet = IdSet::default();
     if !filters.required_traits.is_empty() {
         let mut groups = Vec::with_capacity(filters.required_traits.len());
         for group in &filters.required_traits {
@@ -397,12 +397,12 @@ pub(crate) async fn providers_having_all(
     table: &str,
     column: &str,
     groups: &[Vec<i64>],
-) -> Result<HashSet<i64>> {
+) -> Result<IdSet> {
     let mut query = String::from("SELECT rp.id FROM resource_providers rp");
     let mut binds = Vec::new();
     for (n, group) in groups.iter().enumerate() {
         if group.is_empty() {
-            return Ok(HashSet::new());
+            return Ok(IdSet::default());
         }
         query.push_str(&format!(
             " JOIN {table} a{n} ON a{n}.resource_provider_id = rp.id AND a{n}.{column} IN ({})",
@@ -411,7 +411,7 @@ pub(crate) async fn providers_having_all(
         binds.extend(group.iter().copied().map(Bind::from));
     }
     store
-        .fold_rows(query, binds, HashSet::new(), db::insert_id)
+        .fold_rows(query, binds, IdSet::default(), db::insert_id)
         .await
 }
 
@@ -420,10 +420,10 @@ pub(crate) async fn providers_having_all(
 pub(crate) async fn providers_in_aggregates(
     store: &Store,
     groups: &[BTreeSet<String>],
-) -> Result<HashSet<i64>> {
+) -> Result<IdSet> {
     let all: BTreeSet<&String> = groups.iter().flatten().collect();
     if all.is_empty() {
-        return Ok(HashSet::new());
+        return Ok(IdSet::default());
     }
     let query = format!(
         "SELECT uuid, id FROM placement_aggregates WHERE uuid IN ({})",
@@ -456,15 +456,11 @@ pub(crate) async fn providers_in_aggregates(
 /// The ids of providers whose inventory of `class_id` can take `amount`
 /// more: within capacity after their allocations, and within the unit
 /// constraints.
-async fn providers_with_capacity(
-    store: &Store,
-    class_id: i64,
-    amount: i64,
-) -> Result<HashSet<i64>> {
+async fn providers_with_capacity(store: &Store, class_id: i64, amount: i64) -> Result<IdSet> {
     // No inventory holds more than the database's 32-bit integers; asking
     // the database would overflow its arithmetic instead.
     if amount > i64::from(i32::MAX) {
-        return Ok(HashSet::new());
+        return Ok(IdSet::default());
     }
     let query = format!(
         "SELECT inv.resource_provider_id FROM inventories inv \
@@ -478,7 +474,7 @@ async fn providers_with_capacity(
     let mut binds = vec![Bind::from(class_id)];
     binds.extend(std::iter::repeat_n(Bind::from(amount), 4));
     store
-        .fold_rows(query, binds, HashSet::new(), db::insert_id)
+        .fold_rows(query, binds, IdSet::default(), db::insert_id)
         .await
 }
 

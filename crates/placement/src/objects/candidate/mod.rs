@@ -38,7 +38,9 @@
 
 mod db;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
+
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use crate::config::CandidateStrategy;
 use crate::db::Store;
