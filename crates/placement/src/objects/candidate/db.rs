@@ -20,19 +20,56 @@ fn id_binds(ids: &[i64]) -> Vec<Bind> {
     ids.iter().copied().map(Bind::from).collect()
 }
 
+/// The most ids one statement binds. The databases cap the values of a
+/// statement (SQLite at 32,766, PostgreSQL and MySQL at 65,535); a search
+/// over a larger cloud reads its providers in several statements.
+pub(super) const MAX_IDS_PER_READ: usize = 10_000;
+
+/// Folds the rows of `query(marks)` over `ids`, `marks` being the `?`
+/// list of at most [`MAX_IDS_PER_READ`] ids, one statement per slice. The
+/// rows come in no particular order.
+async fn fold_by_ids<A, F>(
+    store: &Store,
+    ids: &[i64],
+    query: impl Fn(&str) -> String,
+    init: A,
+    step: F,
+) -> Result<A>
+where
+    A: Send + 'static,
+    F: FnMut(&mut A, &dyn Columns) -> Result<()> + Clone + Send + 'static,
+{
+    let mut folded = init;
+    for slice in ids.chunks(MAX_IDS_PER_READ) {
+        let marks = placeholder_list(slice.len());
+        folded = store
+            .fold_rows(query(&marks), id_binds(slice), folded, step.clone())
+            .await?;
+    }
+    Ok(folded)
+}
+
+/// The `(first, second)` integer columns of the rows of `query(marks)`
+/// over `ids` (as [`fold_by_ids`]), sorted and without repeats.
+async fn id_pairs_by_ids(
+    store: &Store,
+    ids: &[i64],
+    query: impl Fn(&str) -> String,
+) -> Result<Vec<(i64, i64)>> {
+    let mut pairs = fold_by_ids(store, ids, query, Vec::new(), |out, row| {
+        out.push((row.required_int(0)?, row.required_int(1)?));
+        Ok(())
+    })
+    .await?;
+    pairs.sort_unstable();
+    pairs.dedup();
+    Ok(pairs)
+}
+
 /// The ids in the first column of `query`'s rows (`?` for each of `binds`).
 async fn id_set(store: &Store, query: String, binds: &[i64]) -> Result<HashSet<i64>> {
     store
         .fold_rows(query, id_binds(binds), HashSet::new(), insert_id)
-        .await
-}
-
-/// The `(first, second)` integer columns of `query`'s rows.
-async fn id_pairs(store: &Store, query: String, binds: &[i64]) -> Result<Vec<(i64, i64)>> {
-    store
-        .read_rows(query, id_binds(binds), |row| {
-            Ok((row.required_int(0)?, row.required_int(1)?))
-        })
         .await
 }
 
@@ -164,22 +201,21 @@ pub(super) async fn providers_in_aggregates(
 /// every tree holding a provider in an aggregate with it (its own tree
 /// included, when it is in any aggregate).
 pub(super) async fn anchors_for_sharing(store: &Store, sharing: &[i64]) -> Result<Vec<(i64, i64)>> {
-    if sharing.is_empty() {
-        return Ok(Vec::new());
-    }
-    let query = format!(
-        "SELECT DISTINCT sps.id, rps.id \
-         FROM resource_providers sps \
-         JOIN resource_provider_aggregates shr_aggs ON sps.id = shr_aggs.resource_provider_id \
-         JOIN resource_provider_aggregates shr_with_sps_aggs \
-           ON shr_aggs.aggregate_id = shr_with_sps_aggs.aggregate_id \
-         JOIN resource_providers shr_with_sps \
-           ON shr_with_sps_aggs.resource_provider_id = shr_with_sps.id \
-         JOIN resource_providers rps ON shr_with_sps.root_provider_id = rps.id \
-         WHERE sps.id IN ({}) ORDER BY sps.id, rps.id",
-        placeholder_list(sharing.len())
-    );
-    id_pairs(store, query, sharing).await
+    id_pairs_by_ids(store, sharing, |marks| {
+        format!(
+            "SELECT DISTINCT sps.id, rps.id \
+             FROM resource_providers sps \
+             JOIN resource_provider_aggregates shr_aggs \
+               ON sps.id = shr_aggs.resource_provider_id \
+             JOIN resource_provider_aggregates shr_with_sps_aggs \
+               ON shr_aggs.aggregate_id = shr_with_sps_aggs.aggregate_id \
+             JOIN resource_providers shr_with_sps \
+               ON shr_with_sps_aggs.resource_provider_id = shr_with_sps.id \
+             JOIN resource_providers rps ON shr_with_sps.root_provider_id = rps.id \
+             WHERE sps.id IN ({marks})"
+        )
+    })
+    .await
 }
 
 /// The roots (providers without a parent) having every trait of
@@ -207,40 +243,33 @@ pub(super) async fn roots_with_traits(
     Ok(matching)
 }
 
-/// `(provider, root)` of each of `ids`.
+/// `(provider, root)` of each of `ids`, by provider.
 pub(super) async fn roots_of(store: &Store, ids: &[i64]) -> Result<Vec<(i64, i64)>> {
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    let query = format!(
-        "SELECT id, root_provider_id FROM resource_providers WHERE id IN ({}) ORDER BY id",
-        placeholder_list(ids.len())
-    );
-    id_pairs(store, query, ids).await
+    id_pairs_by_ids(store, ids, |marks| {
+        format!("SELECT id, root_provider_id FROM resource_providers WHERE id IN ({marks})")
+    })
+    .await
 }
 
 /// The trait ids of each of `ids`.
 pub(super) async fn trait_ids_of(store: &Store, ids: &[i64]) -> Result<HashMap<i64, HashSet<i64>>> {
-    if ids.is_empty() {
-        return Ok(HashMap::new());
-    }
-    let query = format!(
-        "SELECT resource_provider_id, trait_id FROM resource_provider_traits \
-         WHERE resource_provider_id IN ({})",
-        placeholder_list(ids.len())
-    );
-    store
-        .fold_rows(
-            query,
-            id_binds(ids),
-            HashMap::new(),
-            |out: &mut HashMap<i64, HashSet<i64>>, row| {
-                let (id, t) = (row.required_int(0)?, row.required_int(1)?);
-                out.entry(id).or_default().insert(t);
-                Ok(())
-            },
-        )
-        .await
+    fold_by_ids(
+        store,
+        ids,
+        |marks| {
+            format!(
+                "SELECT resource_provider_id, trait_id FROM resource_provider_traits \
+                 WHERE resource_provider_id IN ({marks})"
+            )
+        },
+        HashMap::new(),
+        |out: &mut HashMap<i64, HashSet<i64>>, row| {
+            let (id, t) = (row.required_int(0)?, row.required_int(1)?);
+            out.entry(id).or_default().insert(t);
+            Ok(())
+        },
+    )
+    .await
 }
 
 /// A provider of the trees read for the summaries.
@@ -276,24 +305,27 @@ pub(super) struct Trees {
 /// costs less than SQLite's sorter, and the uuids of roots and parents and
 /// the names of classes are looked up in memory rather than joined per row.
 pub(super) async fn trees(store: &Store, roots: &[i64]) -> Result<Trees> {
-    let marks = placeholder_list(roots.len());
-    let mut rows = store
-        .read_rows(
+    let mut rows = fold_by_ids(
+        store,
+        roots,
+        |marks| {
             format!(
                 "SELECT id, uuid, root_provider_id, parent_provider_id \
                  FROM resource_providers WHERE root_provider_id IN ({marks})"
-            ),
-            id_binds(roots),
-            |row| {
-                Ok((
-                    row.required_int(0)?,
-                    row.required_text(1)?.to_owned(),
-                    row.required_int(2)?,
-                    row.int(3)?,
-                ))
-            },
-        )
-        .await?;
+            )
+        },
+        Vec::new(),
+        |rows, row| {
+            rows.push((
+                row.required_int(0)?,
+                row.required_text(1)?.to_owned(),
+                row.required_int(2)?,
+                row.int(3)?,
+            ));
+            Ok(())
+        },
+    )
+    .await?;
     rows.sort_unstable_by_key(|row| row.0);
     let uuids: HashMap<i64, &str> = rows
         .iter()
@@ -317,30 +349,34 @@ pub(super) async fn trees(store: &Store, roots: &[i64]) -> Result<Trees> {
             root_uuid: uuid_of(*root_id)?,
         });
     }
-    let mut inventories = store
-        .read_rows(
+    let used = store.dialect().int(inventory::USED);
+    let mut inventories = fold_by_ids(
+        store,
+        roots,
+        |marks| {
             format!(
                 "SELECT inv.resource_provider_id, inv.resource_class_id, inv.total, \
-                 inv.reserved, inv.allocation_ratio, inv.max_unit, {} \
+                 inv.reserved, inv.allocation_ratio, inv.max_unit, {used} \
                  FROM inventories inv \
                  JOIN resource_providers rp ON inv.resource_provider_id = rp.id \
-                 WHERE rp.root_provider_id IN ({marks})",
-                store.dialect().int(inventory::USED)
-            ),
-            id_binds(roots),
-            |row| {
-                let (total, reserved) = (row.required_int(2)?, row.required_int(3)?);
-                Ok(TreeInventory {
-                    provider: row.required_int(0)?,
-                    class_id: row.required_int(1)?,
-                    class: String::new(),
-                    capacity: inventory::capacity(total, reserved, row.required_float(4)?),
-                    used: row.int(6)?.unwrap_or(0),
-                    max_unit: row.required_int(5)?,
-                })
-            },
-        )
-        .await?;
+                 WHERE rp.root_provider_id IN ({marks})"
+            )
+        },
+        Vec::new(),
+        |inventories, row| {
+            let (total, reserved) = (row.required_int(2)?, row.required_int(3)?);
+            inventories.push(TreeInventory {
+                provider: row.required_int(0)?,
+                class_id: row.required_int(1)?,
+                class: String::new(),
+                capacity: inventory::capacity(total, reserved, row.required_float(4)?),
+                used: row.int(6)?.unwrap_or(0),
+                max_unit: row.required_int(5)?,
+            });
+            Ok(())
+        },
+    )
+    .await?;
     let class_names: HashMap<i64, String> = store
         .fold_rows(
             "SELECT id, name FROM resource_classes".to_owned(),
@@ -363,25 +399,29 @@ pub(super) async fn trees(store: &Store, roots: &[i64]) -> Result<Trees> {
         None => false,
     });
     inventories.sort_unstable_by_key(|inv| (inv.provider, inv.class_id));
-    let mut trait_rows = store
-        .read_rows(
+    let mut trait_rows = fold_by_ids(
+        store,
+        roots,
+        |marks| {
             format!(
                 "SELECT rpt.resource_provider_id, t.id, t.name \
                  FROM resource_provider_traits rpt \
                  JOIN resource_providers rp ON rpt.resource_provider_id = rp.id \
                  JOIN traits t ON t.id = rpt.trait_id \
                  WHERE rp.root_provider_id IN ({marks})"
-            ),
-            id_binds(roots),
-            |row| {
-                Ok((
-                    row.required_int(0)?,
-                    row.required_int(1)?,
-                    row.required_text(2)?.to_owned(),
-                ))
-            },
-        )
-        .await?;
+            )
+        },
+        Vec::new(),
+        |rows, row| {
+            rows.push((
+                row.required_int(0)?,
+                row.required_int(1)?,
+                row.required_text(2)?.to_owned(),
+            ));
+            Ok(())
+        },
+    )
+    .await?;
     trait_rows.sort_unstable_by_key(|(provider, trait_id, _)| (*provider, *trait_id));
     let mut traits: HashMap<i64, Vec<String>> = HashMap::new();
     for (provider, _, name) in trait_rows {
