@@ -927,3 +927,55 @@ fn many_uuid(prefix: &str, i: usize) -> String {
         &prefix[..8].to_ascii_lowercase()
     )
 }
+
+/// `limit` and `max_allocation_candidates` keep the first candidates of
+/// the whole answer, and only their summaries, also where a lone group's
+/// search stops reading providers early: a provider without room is
+/// skipped, not counted.
+#[tokio::test]
+async fn limit_keeps_the_first_of_the_whole_answer() {
+    let n = Names::new();
+    let class = n.class("FIRST");
+    for max in [None, Some(2)] {
+        let s = Server::start_with(|c| {
+            if let Some(max) = max {
+                c.max_allocation_candidates = max;
+            }
+        })
+        .await;
+        classes(&s, &[&class]).await;
+        let mut rps = Vec::new();
+        for i in 0..6 {
+            let rp = uuid();
+            s.provider(&rp, None).await;
+            // The second provider has no room for 2.
+            s.simple_inventory(&rp, &class, if i == 1 { 1 } else { 4 })
+                .await;
+            rps.push(rp);
+        }
+        let all = candidates(&s, &format!("resources={class}:2"), "1.39").await;
+        assert_eq!(all.status, 200, "{all:?}");
+        let every = all.body["allocation_requests"]
+            .as_array()
+            .expect("requests");
+        let expected_len = if max.is_some() { 2 } else { 5 };
+        assert_eq!(every.len(), expected_len, "{all:?}");
+        let first: Vec<Value> = [0, 2]
+            .iter()
+            .map(|i| json!({"allocations": {&rps[*i]: {"resources": {&class: 2}}}, "mappings": {"": [&rps[*i]]}}))
+            .collect();
+        assert_eq!(every[..2], first[..]);
+        let limited = candidates(&s, &format!("resources={class}:2&limit=2"), "1.39").await;
+        assert_eq!(limited.status, 200, "{limited:?}");
+        assert_eq!(limited.body["allocation_requests"], json!(first));
+        let mut summarized: Vec<&String> = limited.body["provider_summaries"]
+            .as_object()
+            .expect("summaries")
+            .keys()
+            .collect();
+        summarized.sort();
+        let mut expected = vec![&rps[0], &rps[2]];
+        expected.sort();
+        assert_eq!(summarized, expected);
+    }
+}

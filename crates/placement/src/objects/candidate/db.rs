@@ -23,7 +23,7 @@ fn id_binds(ids: &[i64]) -> Vec<Bind> {
 /// The most ids one statement binds. The databases cap the values of a
 /// statement (SQLite at 32,766, PostgreSQL and MySQL at 65,535); a search
 /// over a larger cloud reads its providers in several statements.
-pub(super) const MAX_IDS_PER_READ: usize = 10_000;
+const MAX_IDS_PER_READ: usize = 10_000;
 
 /// Folds the rows of `query(marks)` over `ids`, `marks` being the `?`
 /// list of at most [`MAX_IDS_PER_READ`] ids, one statement per slice. The

@@ -211,6 +211,8 @@ struct Search<'a> {
     order: Vec<i64>,
     rooms: HashMap<(i64, i64), Room>,
     class_names: HashMap<i64, String>,
+    /// Whether the request has a single group.
+    lone_group: bool,
     /// Classes asked by more than one group, and the total by class.
     multi_group_classes: HashSet<i64>,
     class_totals: HashMap<i64, i64>,
@@ -273,6 +275,7 @@ pub(crate) async fn search(
         order: Vec::new(),
         rooms: HashMap::new(),
         class_names: HashMap::new(),
+        lone_group: groups.len() == 1,
         multi_group_classes: HashSet::new(),
         class_totals: HashMap::new(),
     };
@@ -383,8 +386,34 @@ impl Search<'_> {
             let found = self.trees_matching_all(g).await?;
             return self.spread_candidates(g, &found).await;
         }
-        let found = self.single_providers(g).await?;
+        let mut found = self.single_providers(g).await?;
+        if let Some(reach) = self.reach_known_early() {
+            found.truncate(reach);
+        }
         self.single_candidates(g, found).await
+    }
+
+    /// How many of the providers found for a lone group can reach the
+    /// answer, when that is known before their trees are read: without
+    /// trees, sharing providers or a `root_required` filter, each provider
+    /// found is one candidate, in the order found, so `limit` and
+    /// `max_allocation_candidates` keep the first ones (a provider filled
+    /// by another writer between the two reads is then missing rather than
+    /// replaced by the next). Nova asks for 1,000 candidates; in a larger
+    /// cloud the other providers' summaries were read only to be dropped.
+    fn reach_known_early(&self) -> Option<usize> {
+        if !self.lone_group
+            || self.has_trees
+            || !self.sharing.is_empty()
+            || self.anchor_roots.is_some()
+        {
+            return None;
+        }
+        let limit = self.wide.limit.filter(|n| *n > 0);
+        match (limit, self.wide.max_candidates) {
+            (Some(limit), Some(max)) => Some(limit.min(max)),
+            (limit, max) => limit.or(max),
+        }
     }
 
     /// Sharing providers with room for `class` (in the group's aggregates,
