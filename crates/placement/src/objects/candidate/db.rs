@@ -326,7 +326,10 @@ pub(super) async fn trees(store: &Store, roots: &[i64]) -> Result<Trees> {
         },
     )
     .await?;
-    rows.sort_unstable_by_key(|row| row.0);
+    // A provider moved to another tree between two statements is read
+    // twice; its first reading stands, as do its inventories and traits.
+    rows.sort_by_key(|row| row.0);
+    rows.dedup_by_key(|row| row.0);
     let uuids: HashMap<i64, &str> = rows
         .iter()
         .map(|(id, uuid, ..)| (*id, uuid.as_str()))
@@ -398,7 +401,8 @@ pub(super) async fn trees(store: &Store, roots: &[i64]) -> Result<Trees> {
         }
         None => false,
     });
-    inventories.sort_unstable_by_key(|inv| (inv.provider, inv.class_id));
+    inventories.sort_by_key(|inv| (inv.provider, inv.class_id));
+    inventories.dedup_by_key(|inv| (inv.provider, inv.class_id));
     let mut trait_rows = fold_by_ids(
         store,
         roots,
@@ -422,7 +426,8 @@ pub(super) async fn trees(store: &Store, roots: &[i64]) -> Result<Trees> {
         },
     )
     .await?;
-    trait_rows.sort_unstable_by_key(|(provider, trait_id, _)| (*provider, *trait_id));
+    trait_rows.sort_by_key(|(provider, trait_id, _)| (*provider, *trait_id));
+    trait_rows.dedup_by_key(|(provider, trait_id, _)| (*provider, *trait_id));
     let mut traits: HashMap<i64, Vec<String>> = HashMap::new();
     for (provider, _, name) in trait_rows {
         traits.entry(provider).or_default().push(name);
