@@ -4,6 +4,7 @@
 //! one provider's inventory or allocations get a conflict.
 
 use std::collections::{BTreeMap, HashMap};
+use std::hash::BuildHasher;
 use std::time::SystemTime;
 
 use std::sync::Arc;
@@ -497,16 +498,25 @@ impl<'a> Replacement<'a> {
     }
 }
 
+/// Every resource class's id and name.
+pub(crate) const CLASS_NAMES: &str = "SELECT id, name FROM resource_classes";
+
+/// A fold step adding a row of [`CLASS_NAMES`] to names by id.
+pub(crate) fn insert_class_name<S: BuildHasher>(
+    names: &mut HashMap<i64, String, S>,
+    row: &dyn Columns,
+) -> Result<()> {
+    names.insert(row.required_int(0)?, row.required_text(1)?.to_owned());
+    Ok(())
+}
+
 /// Every resource class name by id.
 async fn class_names(store: &Store, tx: &mut Conn<'_>) -> Result<HashMap<i64, String>> {
     tx.fold(
-        sql!(store, "SELECT id, name FROM resource_classes"),
+        sql!(store, CLASS_NAMES),
         &[],
         HashMap::new(),
-        |names: &mut HashMap<i64, String>, row| {
-            names.insert(row.required_int(0)?, row.required_text(1)?.to_owned());
-            Ok(())
-        },
+        insert_class_name,
     )
     .await
 }

@@ -382,13 +382,10 @@ pub(super) async fn trees(store: &Store, roots: &[i64]) -> Result<Trees> {
     .await?;
     let class_names: HashMap<i64, String> = store
         .fold_rows(
-            "SELECT id, name FROM resource_classes".to_owned(),
+            inventory::CLASS_NAMES.to_owned(),
             Vec::new(),
             HashMap::new(),
-            |names: &mut HashMap<i64, String>, row| {
-                names.insert(row.required_int(0)?, row.required_text(1)?.to_owned());
-                Ok(())
-            },
+            inventory::insert_class_name,
         )
         .await?;
     // Read after the inventories: a class named there exists unless it was
