@@ -12,6 +12,14 @@
 //! `JSON does not validate: 'name' is a required property\n\nFailed
 //! validating 'required' in schema: ...`, through [`PythonSchema`].
 //!
+//! Whatever the schema, a body nested deeper than [`MAX_JSON_DEPTH`]
+//! (1000) levels of arrays and objects is refused with 400 (`Malformed
+//! JSON: Nested too deeply (at most 1000 levels of arrays and objects)
+//! at: line 1 column 1001 (char 1000)` in Python's style) before any
+//! parser that recurses per level reads it, and bodies nested deeper than
+//! 100 levels are read on a thread with a stack sized for the bound, so
+//! that no body can overflow the stack of the service's threads.
+//!
 //! ```
 //! use axum::routing::post;
 //! use axum::{Extension, Router};
@@ -61,20 +69,36 @@ use bytes::Bytes;
 use http::StatusCode;
 use http::header::CONTENT_TYPE;
 use microversion::Version;
-use serde::de::DeserializeOwned;
+use serde::Deserialize as _;
+use serde::de::{DeserializeOwned, IgnoredAny};
 
 use crate::config::BuildError;
 use crate::error::ApiError;
 use crate::extract::ServedVersion;
 use crate::routing::{RouteConflict, Versions, find_overlap};
 
+mod depth;
 #[cfg(feature = "json-schema")]
 mod python;
+
+pub use self::depth::MAX_JSON_DEPTH;
+use self::depth::Nesting;
 
 #[cfg(feature = "json-schema")]
 pub use self::python::{FormatChecker, PathItem, PythonSchema, PythonSchemaError};
 
-type Parser<T> = Box<dyn Fn(&[u8]) -> Result<T, BodyError> + Send + Sync>;
+/// Reads a body, given how deeply it nests.
+type Parser<T> = Box<dyn Fn(&[u8], Nesting) -> Result<T, BodyError> + Send + Sync>;
+
+/// Bodies nesting deeper than this are read on a thread of their own with
+/// [`DEEP_BODY_STACK`] of stack: a parser, the validator and the error's
+/// text each take stack per level, more than a 2 MiB thread has at
+/// [`MAX_JSON_DEPTH`] in a debug build.
+const SHALLOW_BODY: usize = 100;
+
+/// The stack of the thread reading a deep body: 16 KiB per level, of which
+/// only the pages a read touches are ever mapped in.
+const DEEP_BODY_STACK: usize = 16 * 1024 * (MAX_JSON_DEPTH + 1);
 
 /// How JSON Schema failures are worded.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -159,7 +183,19 @@ impl<T: Send + Sync + 'static> BodySchemas<T> {
                 operation: self.name.clone(),
                 version,
             })?;
-        parser(body)
+        let nesting = depth::scan(body, MAX_JSON_DEPTH);
+        if nesting.deepest <= SHALLOW_BODY {
+            return parser(body, nesting);
+        }
+        std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .name("deep-body".into())
+                .stack_size(DEEP_BODY_STACK)
+                .spawn_scoped(scope, || parser(body, nesting))
+                .map_err(|e| BodyError::Unreadable(e.to_string()))?
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })
     }
 
     /// The schemas as a layer that makes them available to
@@ -219,8 +255,10 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
     where
         U: DeserializeOwned + Into<T> + 'static,
     {
-        let parser: Parser<T> = Box::new(|body: &[u8]| {
+        let parser: Parser<T> = Box::new(|body: &[u8], nesting| {
+            check_depth(body, nesting)?;
             let mut de = serde_json::Deserializer::from_slice(body);
+            de.disable_recursion_limit();
             let value: U = serde_path_to_error::deserialize(&mut de).map_err(|e| {
                 let path = e.path().to_string();
                 let inner = e.into_inner();
@@ -282,20 +320,17 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
                 if let Some(formats) = &self.formats {
                     validator = validator.with_format_checker(formats.clone());
                 }
-                Ok(Box::new(move |body: &[u8]| {
-                    let value: serde_json::Value = serde_json::from_slice(body).map_err(|e| {
-                        BodyError::Malformed(
-                            python::python_json_error(body).unwrap_or_else(|| e.to_string()),
-                        )
-                    })?;
+                Ok(Box::new(move |body: &[u8], nesting| {
+                    let value = python_value(body, nesting)?;
                     validator.validate(&value).map_err(BodyError::Schema)?;
                     convert(value)
                 }))
             }
             MessageStyle::Default => {
                 let validator = jsonschema::validator_for(&schema).map_err(|e| invalid(&e))?;
-                Ok(Box::new(move |body: &[u8]| {
-                    let value: serde_json::Value = serde_json::from_slice(body)
+                Ok(Box::new(move |body: &[u8], nesting| {
+                    check_depth(body, nesting)?;
+                    let value: serde_json::Value = from_bounded_slice(body)
                         .map_err(|e| BodyError::Malformed(e.to_string()))?;
                     if let Some(error) = validator.iter_errors(&value).next() {
                         let field = error.instance_path().to_string();
@@ -350,6 +385,68 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
     }
 }
 
+/// Refuses a body nested deeper than [`MAX_JSON_DEPTH`] before a parser
+/// that recurses per level reads it: with the syntax error serde meets
+/// before that depth if there is one (as it would have said), else with
+/// the place where the body goes too deep (`... at line 1 column 1001`).
+fn check_depth(body: &[u8], nesting: Nesting) -> Result<(), BodyError> {
+    let Some(at) = nesting.too_deep_at else {
+        return Ok(());
+    };
+    // Nothing before `at` nests deeper than the bound.
+    let mut de = serde_json::Deserializer::from_slice(&body[..at]);
+    de.disable_recursion_limit();
+    match IgnoredAny::deserialize(&mut de) {
+        Err(e) if !e.is_eof() => Err(BodyError::Malformed(e.to_string())),
+        _ => Err(BodyError::Malformed(too_deep(body, at))),
+    }
+}
+
+/// The error for a body that goes too deep at byte `at`, placed as serde
+/// places its errors (line and column from 1, the column in bytes).
+fn too_deep(body: &[u8], at: usize) -> String {
+    let before = &body[..at];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |nl| nl + 1);
+    format!(
+        "{} line {line} column {}",
+        depth::TOO_DEEP,
+        at - line_start + 1
+    )
+}
+
+/// Deserializes a body whose depth is already bounded, without serde's
+/// own limit of 128 levels (which would refuse bodies Python reads).
+fn from_bounded_slice<U: DeserializeOwned>(body: &[u8]) -> serde_json::Result<U> {
+    let mut de = serde_json::Deserializer::from_slice(body);
+    de.disable_recursion_limit();
+    let value = U::deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
+/// Reads a body as Python's `json.loads` would, refusing it in Python's
+/// words; Python's scanner words a body nested too deeply too (it stops at
+/// the bound, or at an error Python meets before).
+#[cfg(feature = "json-schema")]
+fn python_value(body: &[u8], nesting: Nesting) -> Result<serde_json::Value, BodyError> {
+    // What serde says is only used where Python would read the body
+    // (`NaN`, a lone surrogate, a huge number).
+    let serde_says = match nesting.too_deep_at {
+        None => match from_bounded_slice(body) {
+            Ok(value) => return Ok(value),
+            Err(e) => e.to_string(),
+        },
+        Some(at) => too_deep(body, at),
+    };
+    Err(BodyError::Malformed(
+        python::python_json_error(body).unwrap_or(serde_says),
+    ))
+}
+
 /// Why a request body was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -369,6 +466,9 @@ pub enum BodyError {
     Schema(PythonSchemaError),
     /// The request is not JSON (`Content-Type`).
     UnsupportedMediaType(String),
+    /// The service could not read the body: it had no thread to read a
+    /// deeply nested body on (503).
+    Unreadable(String),
     /// No schema covers this version.
     NoSchema {
         /// The operation.
@@ -397,6 +497,10 @@ impl fmt::Display for BodyError {
             BodyError::NoSchema { operation, version } => {
                 write!(f, "{operation} takes no body at version {version}")
             }
+            BodyError::Unreadable(why) => write!(
+                f,
+                "The request body cannot be read now (no thread for a deeply nested body: {why}); try again later"
+            ),
         }
     }
 }
@@ -413,6 +517,7 @@ impl BodyError {
             BodyError::Schema(_) => StatusCode::BAD_REQUEST,
             BodyError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             BodyError::NoSchema { .. } => StatusCode::NOT_FOUND,
+            BodyError::Unreadable(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 }
@@ -710,5 +815,138 @@ mod tests {
                 .starts_with("invalid JSON Schema for PUT /inventory"),
             "{bad}"
         );
+    }
+
+    /// `open` arrays nested in each other around `inner`, `depth` deep.
+    fn nested(depth: usize, inner: &str) -> String {
+        format!("{}{inner}{}", "[".repeat(depth), "]".repeat(depth))
+    }
+
+    #[test]
+    fn serde_bodies_are_bounded_in_depth() {
+        let s = schemas();
+        let v = Version::new(1, 5);
+        // Deeper than the bound: refused before serde recurses into it, at
+        // the bracket past the bound.
+        for body in ["[".repeat(100_000), "[".repeat(1_000_000)] {
+            let err = s.parse(v, body.as_bytes()).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                "Malformed JSON: Nested too deeply (at most 1000 levels of arrays and objects) at line 1 column 1001"
+            );
+        }
+        let err = s
+            .parse(
+                v,
+                format!("{{\n  \"name\": {}", nested(1001, "")).as_bytes(),
+            )
+            .unwrap_err();
+        assert!(err.to_string().ends_with("at line 2 column 1010"), "{err}");
+        // A syntax error before that depth is what serde says.
+        let err = s
+            .parse(v, format!("[x{}", "[".repeat(2000)).as_bytes())
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Malformed JSON: expected value at line 1 column 2"
+        );
+        // Up to the bound, serde reads the body (here: the wrong type).
+        let err = s
+            .parse(v, format!(r#"{{"name": {}}}"#, nested(999, "")).as_bytes())
+            .unwrap_err();
+        assert!(matches!(err, BodyError::Invalid { .. }), "{err:?}");
+    }
+
+    #[cfg(feature = "json-schema")]
+    #[test]
+    fn python_bodies_are_bounded_in_depth() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "list": {"type": "array", "uniqueItems": true}},
+            "additionalProperties": false
+        });
+        let python = BodySchemas::<serde_json::Value>::builder("POST /things")
+            .python_messages()
+            .json_schema(Versions::all(), &schema)
+            .build()
+            .unwrap();
+        let v = Version::new(1, 0);
+        let too_deep = "Malformed JSON: Nested too deeply (at most 1000 levels of arrays and objects) at: line 1 column 1001 (char 1000)";
+        for body in [
+            "[".repeat(1001),
+            "[".repeat(100_000),
+            "[".repeat(1 << 20),
+            nested(5000, ""),
+            "{\"a\": ".repeat(5000),
+        ] {
+            let err = python.parse(v, body.as_bytes()).unwrap_err();
+            let text = err.to_string();
+            assert!(
+                text.starts_with("Malformed JSON: Nested too deeply"),
+                "{text}"
+            );
+            if body.starts_with('[') {
+                assert_eq!(text, too_deep);
+            } else {
+                assert!(text.ends_with("(char 6000)"), "{text}");
+            }
+        }
+        // Python's first error comes first, whatever is deeper after it.
+        let err = python
+            .parse(v, format!("[1 2{}", "[".repeat(5000)).as_bytes())
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Malformed JSON: Expecting ',' delimiter: line 1 column 4 (char 3)"
+        );
+        let err = python.parse(v, "[".repeat(1000).as_bytes()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Malformed JSON: Expecting value: line 1 column 1001 (char 1000)"
+        );
+        // At the bound the body is read, validated and printed back in the
+        // message, with no stack to spare taken by any of them.
+        let body = format!(r#"{{"name": {}}}"#, nested(999, "1, 2"));
+        let err = python.parse(v, body.as_bytes()).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with(&format!(
+                "JSON does not validate: {} is not of type 'string'",
+                nested(999, "1, 2")
+            )),
+            "{}",
+            &text[..200]
+        );
+        // pprint breaks the innermost list only, at the indent of its
+        // depth (checked against Python at depth 50), plus the message's 4.
+        let printed = format!(
+            "{}1,\n{}2{}",
+            "[".repeat(999),
+            " ".repeat(1003),
+            "]".repeat(999)
+        );
+        assert!(
+            text.ends_with(&format!("On instance['name']:\n    {printed}")),
+            "{}",
+            &text[text.len() - 200..]
+        );
+        let err = python
+            .parse(
+                v,
+                br#"{"list": [1, "a", [1.0, {"x": 1, "y": 2}], true, [1, {"y": 2, "x": 1}]]}"#,
+            )
+            .unwrap_err();
+        assert!(
+            err.to_string().starts_with("JSON does not validate: [1, 'a', [1.0, {'x': 1, 'y': 2}], True, [1, {'y': 2, 'x': 1}]] has non-unique elements"),
+            "{err}"
+        );
+        let unique = python.parse(
+            v,
+            br#"{"list": [1, true, "1", [1], {"1": 1}, 1.5, null, false, 0]}"#,
+        );
+        assert!(unique.is_ok(), "{unique:?}");
+        let many: Vec<u32> = (0..100_000).collect();
+        let body = serde_json::json!({ "list": many }).to_string();
+        assert!(python.parse(v, body.as_bytes()).is_ok());
     }
 }

@@ -17,7 +17,7 @@ mod repr;
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::sync::Arc;
 
@@ -340,6 +340,9 @@ struct ErrorParts {
     path: Vec<PathItem>,
     schema: Value,
     instance: Value,
+    /// `str()` of the error, written when the error is made: a reader of
+    /// a deeply nested body makes it on a stack sized for that depth.
+    text: String,
 }
 
 impl PythonSchemaError {
@@ -383,25 +386,31 @@ impl PythonSchemaError {
 
 impl fmt::Display for PythonSchemaError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let schema_path = format_as_index(
-            "schema",
-            &self.0.schema_path[..self.0.schema_path.len().saturating_sub(1)],
-        );
-        let instance_path = format_as_index("instance", &self.0.path);
-        let keyword = self
-            .0
-            .keyword
-            .as_deref()
-            .map_or("None".to_owned(), repr_str);
-        let indent = |text: String| text.replace('\n', "\n    ");
-        write!(
-            f,
-            "{}\n\nFailed validating {keyword} in {schema_path}:\n    {}\n\nOn {instance_path}:\n    {}",
-            self.0.message,
-            indent(pformat(&self.0.schema, 72)),
-            indent(pformat(&self.0.instance, 72)),
-        )
+        f.write_str(&self.0.text)
     }
+}
+
+/// `str(ValidationError)`.
+fn error_text(
+    message: &str,
+    keyword: Option<&str>,
+    schema_path: &[PathItem],
+    path: &[PathItem],
+    schema: &Value,
+    instance: &Value,
+) -> String {
+    let schema_path = format_as_index(
+        "schema",
+        &schema_path[..schema_path.len().saturating_sub(1)],
+    );
+    let instance_path = format_as_index("instance", path);
+    let keyword = keyword.map_or("None".to_owned(), repr_str);
+    let indent = |text: String| text.replace('\n', "\n    ");
+    format!(
+        "{message}\n\nFailed validating {keyword} in {schema_path}:\n    {}\n\nOn {instance_path}:\n    {}",
+        indent(pformat(schema, 72)),
+        indent(pformat(instance, 72)),
+    )
 }
 
 impl std::error::Error for PythonSchemaError {}
@@ -449,13 +458,24 @@ impl<'s> Failure<'s, '_> {
     }
 
     fn into_public(self) -> PythonSchemaError {
+        let schema_path: Vec<PathItem> = self.schema_path.into();
+        let path: Vec<PathItem> = self.path.into();
+        let text = error_text(
+            &self.message,
+            self.keyword,
+            &schema_path,
+            &path,
+            self.schema,
+            &self.instance,
+        );
         PythonSchemaError(Box::new(ErrorParts {
             message: self.message,
             keyword: self.keyword.map(str::to_owned),
-            schema_path: self.schema_path.into(),
-            path: self.path.into(),
+            schema_path,
+            path,
             schema: self.schema.clone(),
             instance: self.instance.into_owned(),
+            text,
         }))
     }
 
@@ -574,6 +594,63 @@ fn equal(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| equal(v, w)))
         }
         _ => a == b,
+    }
+}
+
+/// A text that two values share exactly when Python finds them equal as
+/// `uniqueItems` compares them (booleans apart from numbers, `1 == 1.0`,
+/// objects in any order), so that uniqueness is one hash per item and not
+/// a comparison per pair of items.
+fn equality_key(value: &Value) -> String {
+    let mut key = String::new();
+    write_equality_key(value, &mut key);
+    key
+}
+
+fn write_equality_key(value: &Value, key: &mut String) {
+    use std::fmt::Write as _;
+    match value {
+        Value::Null => key.push('n'),
+        Value::Bool(true) => key.push('t'),
+        Value::Bool(false) => key.push('f'),
+        Value::Number(n) => {
+            let int = n
+                .as_i64()
+                .map(i128::from)
+                .or_else(|| n.as_u64().map(i128::from));
+            // A float with no fraction is the integer it equals; the bound
+            // keeps the cast exact.
+            let float = n.as_f64().unwrap_or(f64::NAN);
+            let _ = match int {
+                Some(i) => write!(key, "i{i};"),
+                None if float.fract() == 0.0 && float.abs() < 1e38 => {
+                    write!(key, "i{};", float as i128)
+                }
+                None => write!(key, "f{:x};", float.to_bits()),
+            };
+        }
+        Value::String(text) => {
+            let _ = write!(key, "s{}:", text.len());
+            key.push_str(text);
+        }
+        Value::Array(items) => {
+            key.push('[');
+            for item in items {
+                write_equality_key(item, key);
+            }
+            key.push(']');
+        }
+        Value::Object(map) => {
+            let mut entries: Vec<_> = map.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            key.push('{');
+            for (name, item) in entries {
+                let _ = write!(key, "s{}:", name.len());
+                key.push_str(name);
+                write_equality_key(item, key);
+            }
+            key.push('}');
+        }
     }
 }
 
@@ -896,10 +973,8 @@ impl PythonSchema {
             }
             "uniqueItems" => {
                 if let (Value::Bool(true), Value::Array(items)) = (v, instance) {
-                    let unique = items
-                        .iter()
-                        .enumerate()
-                        .all(|(i, a)| items[..i].iter().all(|b| !equal(a, b)));
+                    let mut seen = HashSet::with_capacity(items.len());
+                    let unique = items.iter().all(|item| seen.insert(equality_key(item)));
                     if !unique {
                         out.push(fail(format!("{} has non-unique elements", repr(instance))));
                     }

@@ -2,10 +2,18 @@
 //! scanner) refuses a request body, in its words: `Expecting value: line 1
 //! column 1 (char 0)`, `'utf-8' codec can't decode byte 0xff in position
 //! 0: invalid start byte`, ...
+//!
+//! Python raises `RecursionError` for a document nested too deeply; this
+//! scanner instead stops at the first bracket past [`MAX_JSON_DEPTH`] with
+//! [`TOO_DEEP`], so that it never recurses further than that.
+
+use crate::schema::depth::{MAX_JSON_DEPTH, TOO_DEEP};
 
 /// The text of the `ValueError` Python raises for `body`, or `None` when
 /// Python would accept it (then the body holds something Python reads but
 /// serde does not: `NaN`, `Infinity`, a lone surrogate, a huge number).
+/// A body nested deeper than [`MAX_JSON_DEPTH`] fails with [`TOO_DEEP`] at
+/// the bracket past it, unless Python finds another error before.
 pub(crate) fn python_json_error(body: &[u8]) -> Option<String> {
     let text = match std::str::from_utf8(body) {
         Ok(text) => text,
@@ -86,7 +94,7 @@ impl Scanner<'_> {
             return Err(("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0));
         }
         let start = self.skip_ws(0);
-        let end = self.value(start)?;
+        let end = self.value(start, 0)?;
         let end = self.skip_ws(end);
         if end != self.s.len() {
             return Err(("Extra data", end));
@@ -94,14 +102,16 @@ impl Scanner<'_> {
         Ok(())
     }
 
-    /// `scan_once`: one value at `i`, returning where it ends.
-    fn value(&self, i: usize) -> Result<usize, Fail> {
+    /// `scan_once`: one value at `i`, inside `depth` arrays and objects,
+    /// returning where it ends.
+    fn value(&self, i: usize, depth: usize) -> Result<usize, Fail> {
         const EXPECTING_VALUE: &str = "Expecting value";
         match self.at(i) {
             None => Err((EXPECTING_VALUE, i)),
             Some('"') => self.string(i + 1),
-            Some('{') => self.object(i + 1),
-            Some('[') => self.array(i + 1),
+            Some('{' | '[') if depth >= MAX_JSON_DEPTH => Err((TOO_DEEP, i)),
+            Some('{') => self.object(i + 1, depth + 1),
+            Some('[') => self.array(i + 1, depth + 1),
             Some('n') if self.starts_with(i, "null") => Ok(i + 4),
             Some('t') if self.starts_with(i, "true") => Ok(i + 4),
             Some('f') if self.starts_with(i, "false") => Ok(i + 5),
@@ -215,7 +225,7 @@ impl Scanner<'_> {
         }
     }
 
-    fn object(&self, idx: usize) -> Result<usize, Fail> {
+    fn object(&self, idx: usize, depth: usize) -> Result<usize, Fail> {
         const NAME: &str = "Expecting property name enclosed in double quotes";
         let mut idx = self.skip_ws(idx);
         if self.at(idx) == Some('}') {
@@ -230,7 +240,7 @@ impl Scanner<'_> {
                 return Err(("Expecting ':' delimiter", idx));
             }
             idx = self.skip_ws(idx + 1);
-            idx = self.skip_ws(self.value(idx)?);
+            idx = self.skip_ws(self.value(idx, depth)?);
             match self.at(idx) {
                 Some('}') => return Ok(idx + 1),
                 Some(',') => idx = self.skip_ws(idx + 1),
@@ -239,13 +249,13 @@ impl Scanner<'_> {
         }
     }
 
-    fn array(&self, idx: usize) -> Result<usize, Fail> {
+    fn array(&self, idx: usize, depth: usize) -> Result<usize, Fail> {
         let mut idx = self.skip_ws(idx);
         if self.at(idx) == Some(']') {
             return Ok(idx + 1);
         }
         loop {
-            idx = self.skip_ws(self.value(idx)?);
+            idx = self.skip_ws(self.value(idx, depth)?);
             match self.at(idx) {
                 Some(']') => return Ok(idx + 1),
                 Some(',') => idx = self.skip_ws(idx + 1),

@@ -172,14 +172,83 @@ fn is_space(c: char) -> bool {
     c.is_whitespace() || matches!(c as u32, 0x1c..=0x1f)
 }
 
-/// `pprint.pformat(value, width=width, sort_dicts=False)`.
+/// How long a [`pformat`] may grow (in bytes) before it is cut: four times
+/// placement's default body limit, far above what a request body prints
+/// as. Indentation can make pprint's text the square of its input (a value
+/// nested in long keys, with many lines at that indent), and Python would
+/// print all of it.
+const MAX_PFORMAT_LEN: usize = 4 << 20;
+
+/// `pprint.pformat(value, width=width, sort_dicts=False)`, cut after
+/// [`MAX_PFORMAT_LEN`] bytes with `...`.
 pub(crate) fn pformat(value: &Value, width: usize) -> String {
     let mut out = String::new();
     let printer = Printer {
         width: isize::try_from(width).unwrap_or(isize::MAX),
     };
     printer.format(value, &mut out, 0, 0, 0);
+    if out.len() > MAX_PFORMAT_LEN {
+        let mut end = MAX_PFORMAT_LEN;
+        while !out.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.truncate(end);
+        out.push_str("...");
+    }
     out
+}
+
+/// Whether `repr(value)` is longer than `limit` characters. It reads only
+/// as much of `value` as it takes to know: pprint asks this at every level
+/// of a nested value, and a whole `repr` each time would cost the size of
+/// the value times its depth.
+fn repr_longer_than(value: &Value, limit: isize) -> bool {
+    let Ok(mut budget) = usize::try_from(limit) else {
+        return true;
+    };
+    !repr_fits(value, &mut budget)
+}
+
+/// Takes the width of `repr(value)` from `budget`; false once it runs out.
+fn repr_fits(value: &Value, budget: &mut usize) -> bool {
+    match value {
+        Value::Null | Value::Bool(true) => take(budget, 4),
+        Value::Bool(false) => take(budget, 5),
+        Value::Number(n) => take(budget, repr_number(n).len()),
+        Value::String(s) => str_fits(s, budget),
+        Value::Array(items) => {
+            take(budget, 2)
+                && items
+                    .iter()
+                    .enumerate()
+                    .all(|(i, item)| (i == 0 || take(budget, 2)) && repr_fits(item, budget))
+        }
+        Value::Object(map) => {
+            take(budget, 2)
+                && map.iter().enumerate().all(|(i, (key, item))| {
+                    (i == 0 || take(budget, 2))
+                        && str_fits(key, budget)
+                        && take(budget, 2)
+                        && repr_fits(item, budget)
+                })
+        }
+    }
+}
+
+fn str_fits(s: &str, budget: &mut usize) -> bool {
+    // Each character is one or more in the repr, and at most four bytes in
+    // the text: a long text is too long without writing its repr.
+    s.len() / 4 + 2 <= *budget && take(budget, width_of(&repr_str(s)).unsigned_abs())
+}
+
+fn take(budget: &mut usize, width: usize) -> bool {
+    match budget.checked_sub(width) {
+        Some(rest) => {
+            *budget = rest;
+            true
+        }
+        None => false,
+    }
 }
 
 fn width_of(s: &str) -> isize {
@@ -192,8 +261,7 @@ struct Printer {
 
 impl Printer {
     fn format(&self, value: &Value, out: &mut String, indent: isize, allowance: isize, level: u32) {
-        let rep = repr(value);
-        if width_of(&rep) > self.width - indent - allowance {
+        if repr_longer_than(value, self.width - indent - allowance) {
             match value {
                 Value::Object(map) => {
                     out.push('{');
@@ -216,7 +284,7 @@ impl Printer {
                 _ => {}
             }
         }
-        out.push_str(&rep);
+        out.push_str(&repr(value));
     }
 
     fn dict_items(
@@ -230,6 +298,9 @@ impl Printer {
         let indent = indent + 1;
         let last_index = map.len().saturating_sub(1);
         for (i, (key, item)) in map.iter().enumerate() {
+            if out.len() > MAX_PFORMAT_LEN {
+                return;
+            }
             let last = i == last_index;
             let rep = repr_str(key);
             out.push_str(&rep);
@@ -259,6 +330,9 @@ impl Printer {
         let indent = indent + 1;
         let last_index = items.len().saturating_sub(1);
         for (i, item) in items.iter().enumerate() {
+            if out.len() > MAX_PFORMAT_LEN {
+                return;
+            }
             let last = i == last_index;
             if i > 0 {
                 out.push_str(",\n");
@@ -318,6 +392,9 @@ impl Printer {
             out.push('(');
         }
         for (i, chunk) in chunks.iter().enumerate() {
+            if out.len() > MAX_PFORMAT_LEN {
+                return;
+            }
             if i > 0 {
                 out.push('\n');
                 push_spaces(out, indent);
@@ -455,5 +532,46 @@ mod tests {
         );
         assert_eq!(split_lines_keep_ends("a\r\nb\nc"), ["a\r\n", "b\n", "c"]);
         assert_eq!(space_parts("ab  cd e"), ["ab  ", "cd ", "e"]);
+    }
+
+    #[test]
+    fn width_checks_agree_with_the_whole_repr() {
+        let values = [
+            json!(null),
+            json!(true),
+            json!(false),
+            json!(12.5),
+            json!(-7),
+            json!("it's"),
+            json!("a\u{1}\u{e9}\u{1f600}\n"),
+            json!([]),
+            json!({}),
+            json!([1, "x", {"k": [null]}]),
+            json!({"a": "b", "c": [1.0, 2]}),
+            json!("x".repeat(300)),
+            json!(["\u{e9}".repeat(40)]),
+        ];
+        for v in &values {
+            let width = width_of(&repr(v));
+            for limit in -2..=width + 2 {
+                assert_eq!(repr_longer_than(v, limit), width > limit, "{v} {limit}");
+            }
+        }
+    }
+
+    #[test]
+    fn pformat_is_cut_past_its_bound() {
+        // Every item of the list is printed at the indent of the long key:
+        // uncut, 1,000 items would print as 100 MB.
+        let key = "k".repeat(100_000);
+        let v = json!({ key.clone(): (0..1000).collect::<Vec<_>>() });
+        let text = pformat(&v, 72);
+        assert_eq!(text.len(), MAX_PFORMAT_LEN + 3);
+        assert!(text.ends_with("..."));
+        let indent = " ".repeat(key.len() + 6);
+        assert!(text.starts_with(&format!("{{'{key}': [0,\n{indent}1,\n{indent}2,\n")));
+        // What fits is not cut.
+        let small = json!({ "k": (0..1000).collect::<Vec<_>>() });
+        assert!(!pformat(&small, 72).ends_with("..."));
     }
 }
