@@ -492,3 +492,37 @@ impl AllocationFixture {
         f
     }
 }
+
+impl Server {
+    /// Sends `body` as it is (not encoded as JSON: it may be malformed),
+    /// declared `application/json`, as the admin at `version`.
+    pub async fn call_raw(
+        &self,
+        method: Method,
+        path: &str,
+        version: &str,
+        body: impl Into<reqwest::Body>,
+    ) -> Resp {
+        let r = self
+            .client
+            .request(method, format!("{}{path}", self.base))
+            .header("accept", "application/json")
+            .header("x-auth-token", "admin")
+            .header("openstack-api-version", format!("placement {version}"))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .expect("the request is answered");
+        let status = r.status().as_u16();
+        let headers = r.headers().clone();
+        let text = r.text().await.expect("a body");
+        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+        Resp {
+            status,
+            headers,
+            body,
+            text,
+        }
+    }
+}
