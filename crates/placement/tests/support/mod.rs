@@ -41,6 +41,20 @@ pub struct Resp {
 }
 
 impl Resp {
+    /// Reads a response whole.
+    pub async fn read(r: reqwest::Response) -> Self {
+        let status = r.status().as_u16();
+        let headers = r.headers().clone();
+        let text = r.text().await.expect("a body");
+        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+        Resp {
+            status,
+            headers,
+            body,
+            text,
+        }
+    }
+
     /// The `detail` of the first error.
     pub fn detail(&self) -> &str {
         self.body["errors"][0]["detail"]
@@ -188,17 +202,7 @@ impl Server {
                 .header("content-type", "application/json")
                 .body(b.to_string());
         }
-        let r = req.send().await.expect("the request is answered");
-        let status = r.status().as_u16();
-        let headers = r.headers().clone();
-        let text = r.text().await.expect("a body");
-        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
-        Resp {
-            status,
-            headers,
-            body,
-            text,
-        }
+        Resp::read(req.send().await.expect("the request is answered")).await
     }
 
     pub async fn get(&self, path: &str, version: &str) -> Resp {
@@ -514,15 +518,6 @@ impl Server {
             .send()
             .await
             .expect("the request is answered");
-        let status = r.status().as_u16();
-        let headers = r.headers().clone();
-        let text = r.text().await.expect("a body");
-        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
-        Resp {
-            status,
-            headers,
-            body,
-            text,
-        }
+        Resp::read(r).await
     }
 }
