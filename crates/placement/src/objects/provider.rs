@@ -390,29 +390,54 @@ pub(crate) async fn list<V: ListVisitor>(
         .await?)
 }
 
+/// The most groups [`providers_having_all`] joins in one statement.
+/// SQLite joins at most 64 tables, MySQL 61; a `required` of 70 traits
+/// (each trait a group) failed there with a 500.
+const MAX_JOINED_GROUPS: usize = 16;
+
 /// The ids of providers that have, in the association `table`, at least
-/// one of each group of `column` values.
+/// one of each group of `column` values: one join per group, at most
+/// [`MAX_JOINED_GROUPS`] to a statement, the statements' answers
+/// intersected.
 pub(crate) async fn providers_having_all(
     store: &Store,
     table: &str,
     column: &str,
     groups: &[Vec<i64>],
 ) -> Result<IdSet> {
-    let mut query = String::from("SELECT rp.id FROM resource_providers rp");
-    let mut binds = Vec::new();
-    for (n, group) in groups.iter().enumerate() {
-        if group.is_empty() {
-            return Ok(IdSet::default());
-        }
-        query.push_str(&format!(
-            " JOIN {table} a{n} ON a{n}.resource_provider_id = rp.id AND a{n}.{column} IN ({})",
-            db::placeholder_list(group.len())
-        ));
-        binds.extend(group.iter().copied().map(Bind::from));
+    if groups.iter().any(Vec::is_empty) {
+        return Ok(IdSet::default());
     }
-    store
-        .fold_rows(query, binds, IdSet::default(), db::insert_id)
-        .await
+    // No group at all: every provider, from one statement without joins.
+    let chunks: Vec<&[Vec<i64>]> = if groups.is_empty() {
+        vec![&[]]
+    } else {
+        groups.chunks(MAX_JOINED_GROUPS).collect()
+    };
+    let mut having: Option<IdSet> = None;
+    for chunk in chunks {
+        let mut query = String::from("SELECT rp.id FROM resource_providers rp");
+        let mut binds = Vec::new();
+        for (n, group) in chunk.iter().enumerate() {
+            query.push_str(&format!(
+                " JOIN {table} a{n} ON a{n}.resource_provider_id = rp.id AND a{n}.{column} IN ({})",
+                db::placeholder_list(group.len())
+            ));
+            binds.extend(group.iter().copied().map(Bind::from));
+        }
+        let these = store
+            .fold_rows(query, binds, IdSet::default(), db::insert_id)
+            .await?;
+        let these = match having {
+            None => these,
+            Some(before) => before.into_iter().filter(|id| these.contains(id)).collect(),
+        };
+        if these.is_empty() {
+            return Ok(these);
+        }
+        having = Some(these);
+    }
+    Ok(having.unwrap_or_default())
 }
 
 /// The ids of providers in at least one aggregate of each group (of
