@@ -16,7 +16,7 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value, json};
 
-use crate::app::AppState;
+use crate::app::{AppState, MAX_REQUEST_GROUPS};
 use crate::config::CandidateStrategy;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
@@ -273,6 +273,24 @@ fn group_key(key: &str, version: Version) -> Option<(&'static str, &str)> {
     None
 }
 
+/// 400 when the parameters name more than [`MAX_REQUEST_GROUPS`] groups,
+/// before any of their values is read.
+fn check_group_count(params: &QueryParams, version: Version) -> Result<()> {
+    let suffixes: BTreeSet<&str> = params
+        .pairs()
+        .filter_map(|(key, _)| group_key(key, version))
+        .map(|(_, suffix)| suffix)
+        .collect();
+    if suffixes.len() > MAX_REQUEST_GROUPS {
+        return Err(query::invalid(&format!(
+            "The query string names {} request groups (resources, required, member_of and \
+             in_tree, a group for each suffix); at most {MAX_REQUEST_GROUPS} are accepted.",
+            suffixes.len()
+        )));
+    }
+    Ok(())
+}
+
 /// Python's `repr` of a list of strings.
 fn py_list<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
     let quoted: Vec<String> = items.into_iter().map(|s| format!("'{s}'")).collect();
@@ -286,11 +304,19 @@ fn request_groups(
     version: Version,
     same_subtrees: &[BTreeSet<String>],
 ) -> Result<Vec<Group>> {
+    check_group_count(params, version)?;
     let mut groups: Vec<Group> = Vec::new();
+    // `required{S}` and `member_of{S}` are read whole (every value) at
+    // their first parameter; reading them again at each repeat would make
+    // the work grow with the square of the repeats.
+    let mut read_whole: BTreeSet<(&str, &str)> = BTreeSet::new();
     for (key, value) in params.pairs() {
         let Some((prefix, suffix)) = group_key(key, version) else {
             continue;
         };
+        if matches!(prefix, "required" | "member_of") && !read_whole.insert((prefix, suffix)) {
+            continue;
+        }
         let n = match groups.iter().position(|g| g.suffix == suffix) {
             Some(n) => n,
             None => {
@@ -492,21 +518,26 @@ struct RenderedRequest<'a> {
 impl Serialize for RenderedRequest<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
         let mut by_provider: Vec<(&str, Vec<(&str, i64)>)> = Vec::new();
+        // Where each provider, and each class of a provider, is in
+        // `by_provider` (a search of the lists for each part would cost
+        // the square of the parts).
+        let mut provider_at: foldhash::HashMap<&str, usize> = foldhash::HashMap::default();
+        let mut class_at: foldhash::HashMap<(&str, &str), usize> = foldhash::HashMap::default();
         for (uuid, class, amount) in &self.request.resources {
-            let n = match by_provider.iter().position(|(u, _)| u == uuid) {
-                Some(n) => n,
-                None => {
-                    by_provider.push((uuid, Vec::new()));
-                    by_provider.len() - 1
-                }
-            };
+            let n = *provider_at.entry(uuid.as_str()).or_insert_with(|| {
+                by_provider.push((uuid, Vec::new()));
+                by_provider.len() - 1
+            });
             // The search sums a provider's class into one part, so a class
             // comes once; were it repeated, the last amount would count, in
             // the first one's place, as in a JSON object built by inserting.
             let classes = &mut by_provider[n].1;
-            match classes.iter_mut().find(|(c, _)| c == class) {
-                Some(entry) => entry.1 = *amount,
-                None => classes.push((class, *amount)),
+            match class_at.entry((uuid.as_str(), class.as_str())) {
+                std::collections::hash_map::Entry::Occupied(at) => classes[*at.get()].1 = *amount,
+                std::collections::hash_map::Entry::Vacant(at) => {
+                    at.insert(classes.len());
+                    classes.push((class, *amount));
+                }
             }
         }
         let mut map = serializer.serialize_map(None)?;
@@ -658,6 +689,67 @@ mod tests {
         assert_eq!(group_key("limit", v(33)), None);
         let long = format!("resources{}", "a".repeat(65));
         assert_eq!(group_key(&long, v(33)), None);
+    }
+
+    fn groups_detail(query: &str, minor: u32) -> Option<String> {
+        let params = QueryParams::parse(Some(query)).unwrap();
+        match request_groups(&params, Version::new(1, minor), &[]) {
+            Ok(_) => None,
+            Err(Error::Api(e)) => Some(e.detail().to_owned()),
+            Err(other) => panic!("unexpected error {other}"),
+        }
+    }
+
+    #[test]
+    fn request_groups_up_to_the_bound() {
+        // Every kind of group key counts, each suffix once; the unsuffixed
+        // group is one of them.
+        let mut keys = vec!["resources=VCPU:1".to_owned()];
+        for i in 1..MAX_REQUEST_GROUPS {
+            let key = match i % 4 {
+                0 => format!("resources_G{i}=VCPU:1&required_G{i}=A"),
+                1 => format!("resources{i}=VCPU:1&member_of{i}=in:{}", uuid(i)),
+                2 => format!("resources-{i}=VCPU:1&in_tree-{i}={}", uuid(i)),
+                _ => format!("resources_N{i}=VCPU:1&required_N{i}=B&required_N{i}=C"),
+            };
+            keys.push(key);
+        }
+        let at = format!("{}&group_policy=none", keys.join("&"));
+        assert_eq!(groups_detail(&at, 39), None);
+        let params = QueryParams::parse(Some(&at)).unwrap();
+        let groups = request_groups(&params, Version::new(1, 39), &[]).unwrap();
+        assert_eq!(groups.len(), MAX_REQUEST_GROUPS);
+        let repeated = groups.iter().find(|g| g.suffix == "_N3").unwrap();
+        assert_eq!(repeated.required_traits.len(), 2);
+        // One more, by a key of any kind, is refused.
+        for extra in [
+            "required_X=A",
+            "member_of_X=in:",
+            "in_tree_X=x",
+            "resources_X=VCPU:1",
+        ] {
+            let past = format!("{at}&{extra}");
+            assert_eq!(
+                groups_detail(&past, 39).as_deref(),
+                Some(
+                    "Invalid query string parameters: The query string names 129 request \
+                     groups (resources, required, member_of and in_tree, a group for each \
+                     suffix); at most 128 are accepted."
+                ),
+                "{extra}"
+            );
+        }
+        // Keys that are not group keys at the version are not counted.
+        let numbered: Vec<String> = (1..=MAX_REQUEST_GROUPS)
+            .map(|i| format!("resources{i}=VCPU:1&required_X{i}=A"))
+            .collect();
+        let numbered = format!("{}&group_policy=none", numbered.join("&"));
+        assert_eq!(groups_detail(&numbered, 25), None);
+        assert!(groups_detail(&numbered, 33).is_some());
+    }
+
+    fn uuid(i: usize) -> String {
+        format!("00000000-0000-4000-8000-{i:012x}")
     }
 
     /// Two requests over a parent and its child, one with a class not

@@ -66,12 +66,11 @@ impl QueryParams {
     /// The parameters as one JSON object (each key once, with its last
     /// value), as upstream validates them.
     fn as_object(&self) -> Value {
+        // In order, so that each key ends with its last value (one pass:
+        // a lookup of the last value per key would be quadratic).
         let mut object = Map::new();
-        for (key, _) in &self.pairs {
-            if !object.contains_key(key) {
-                let last = self.get(key).unwrap_or_default();
-                object.insert(key.clone(), Value::String(last.to_owned()));
-            }
+        for (key, value) in &self.pairs {
+            object.insert(key.clone(), Value::String(value.clone()));
         }
         Value::Object(object)
     }

@@ -21,7 +21,9 @@
 //! it exceeds a capacity or breaks `isolate`, which no completion could
 //! repair: the work is bounded by the candidates found rather than by the
 //! full product. `[placement] max_allocation_candidates` bounds the number
-//! of candidates generated, as upstream's option of that name.
+//! of candidates generated, as upstream's option of that name, and so
+//! does `limit` where no later step drops candidates. Where little can be
+//! pruned, a budget of work ([`MAX_SEARCH_WORK`]) ends each product.
 //!
 //! The order of the answer is deterministic (providers by id, trees in the
 //! order they are met, groups in the order given); upstream's order is
@@ -279,6 +281,10 @@ pub(crate) async fn search(
         multi_group_classes: HashSet::new(),
         class_totals: HashMap::new(),
     };
+    // Each of the two products (a tree's providers for an unsuffixed
+    // group's classes, the groups' candidates) has a budget of its own:
+    // when the first runs out, the candidates found are still combined.
+    let mut spread_budget = Budget::new(MAX_SEARCH_WORK);
     let mut by_group: Vec<(String, Vec<Areq>)> = Vec::with_capacity(groups.len());
     for group in groups {
         let Ok(g) = search.group(group).await? else {
@@ -290,8 +296,9 @@ pub(crate) async fn search(
             }
             *search.class_totals.entry(*class).or_default() += amount;
         }
-        let mut areqs = search.one_group(&g).await?;
+        let mut areqs = search.one_group(&g, &mut spread_budget).await?;
         if areqs.is_empty() {
+            warn_if_spent(&[&spread_budget], groups.len(), 0);
             return Ok(Candidates::default());
         }
         for areq in &mut areqs {
@@ -299,7 +306,9 @@ pub(crate) async fn search(
         }
         by_group.push((group.suffix.clone(), areqs));
     }
-    let (areqs, summaries) = search.merge(&by_group);
+    let mut walk_budget = Budget::new(MAX_SEARCH_WORK);
+    let (areqs, summaries) = search.merge(&by_group, &mut walk_budget);
+    warn_if_spent(&[&spread_budget, &walk_budget], groups.len(), areqs.len());
     let (areqs, summaries) = search.exclude_nested(areqs, summaries);
     let (areqs, summaries) = search.limit(areqs, summaries);
     Ok(search.render(&areqs, &summaries))
@@ -372,7 +381,7 @@ impl Search<'_> {
     }
 
     /// The candidates of one group.
-    async fn one_group(&mut self, g: &GroupSearch) -> Result<Vec<Areq>> {
+    async fn one_group(&mut self, g: &GroupSearch, budget: &mut Budget) -> Result<Vec<Areq>> {
         if !g.same_provider && (!self.sharing.is_empty() || self.has_trees) {
             if !g.required_ids.is_empty() {
                 let all: HashSet<i64> = g.required_ids.iter().flatten().copied().collect();
@@ -384,7 +393,7 @@ impl Search<'_> {
                 }
             }
             let found = self.trees_matching_all(g).await?;
-            return self.spread_candidates(g, &found).await;
+            return self.spread_candidates(g, &found, budget).await;
         }
         let mut found = self.single_providers(g).await?;
         if let Some(reach) = self.reach_known_early() {
@@ -563,6 +572,7 @@ impl Search<'_> {
         &mut self,
         g: &GroupSearch,
         found: &BTreeSet<(i64, i64, i64)>,
+        budget: &mut Budget,
     ) -> Result<Vec<Areq>> {
         if found.is_empty() {
             return Ok(Vec::new());
@@ -585,7 +595,10 @@ impl Search<'_> {
         }
         let mut out = Vec::new();
         let mut seen = HashSet::new();
-        for (anchor, classes) in by_tree {
+        // The work of one combination: its parts, and the required traits
+        // looked up in their traits.
+        let required: usize = g.required_names.iter().map(BTreeSet::len).sum();
+        'trees: for (anchor, classes) in by_tree {
             if !self.providers.contains_key(&anchor) {
                 continue;
             }
@@ -607,6 +620,9 @@ impl Search<'_> {
             }
             let mut idx = vec![0usize; lists.len()];
             'product: loop {
+                if !budget.spend(CHECK_WORK + CANDIDATE_WORK * lists.len() + required) {
+                    break 'trees;
+                }
                 let parts: Vec<Part> = idx.iter().zip(&lists).map(|(i, l)| l[*i]).collect();
                 let traits: HashSet<&str> = parts
                     .iter()
@@ -866,9 +882,19 @@ impl Search<'_> {
         (!self.wide.isolate || Self::isolated(areqs)) && self.fits(areqs)
     }
 
+    /// Each summarized provider's parent, by uuid, for [`Self::same_subtree`]
+    /// (made once per search: once per candidate, it cost a pass over
+    /// every provider read).
+    fn parents(&self) -> HashMap<&str, Option<&str>> {
+        self.providers
+            .values()
+            .map(|p| (p.uuid.as_str(), p.parent_uuid.as_deref()))
+            .collect()
+    }
+
     /// Whether, for each `same_subtree`, the providers of its groups all
-    /// sit under one of them.
-    fn same_subtree(&self, areqs: &[&Areq]) -> bool {
+    /// sit under one of them (`parents` from [`Self::parents`]).
+    fn same_subtree(&self, areqs: &[&Areq], parents: &HashMap<&str, Option<&str>>) -> bool {
         self.wide.same_subtrees.iter().all(|suffixes| {
             let ids: BTreeSet<i64> = areqs
                 .iter()
@@ -885,7 +911,7 @@ impl Search<'_> {
             }
             let mut common: Option<BTreeSet<&str>> = None;
             for uuid in &uuids {
-                let ancestors = self.ancestors(uuid);
+                let ancestors = ancestors(uuid, parents);
                 common = Some(match common {
                     None => ancestors,
                     Some(c) => c.intersection(&ancestors).copied().collect(),
@@ -893,24 +919,6 @@ impl Search<'_> {
             }
             common.is_some_and(|c| c.iter().any(|u| uuids.contains(u)))
         })
-    }
-
-    /// `uuid` and the uuids above it.
-    fn ancestors<'s>(&'s self, uuid: &'s str) -> BTreeSet<&'s str> {
-        let by_uuid: HashMap<&str, &ProviderInfo> = self
-            .providers
-            .values()
-            .map(|p| (p.uuid.as_str(), p))
-            .collect();
-        let mut out = BTreeSet::from([uuid]);
-        let mut here = uuid;
-        while let Some(parent) = by_uuid.get(here).and_then(|p| p.parent_uuid.as_deref()) {
-            if !out.insert(parent) {
-                break;
-            }
-            here = parent;
-        }
-        out
     }
 
     /// Whether the tree anchored at `anchor` has, over all the providers
@@ -936,7 +944,11 @@ impl Search<'_> {
     }
 
     /// Combines the groups' candidates per anchor into whole candidates.
-    fn merge(&self, by_group: &[(String, Vec<Areq>)]) -> (Vec<Areq>, Vec<i64>) {
+    fn merge(
+        &self,
+        by_group: &[(String, Vec<Areq>)],
+        budget: &mut Budget,
+    ) -> (Vec<Areq>, Vec<i64>) {
         // Anchors in the order first met; per anchor, per group (in the
         // groups' order), the candidates.
         let mut anchors: Vec<i64> = Vec::new();
@@ -958,9 +970,15 @@ impl Search<'_> {
             .collect();
         let mut out: Vec<Areq> = Vec::new();
         let mut seen = HashSet::new();
-        let full = |out: &Vec<Areq>| self.wide.max_candidates.is_some_and(|m| out.len() >= m);
+        let enough = self.enough();
+        let full = |out: &Vec<Areq>| enough.is_some_and(|m| out.len() >= m);
+        let parents = if self.wide.same_subtrees.is_empty() {
+            HashMap::new()
+        } else {
+            self.parents()
+        };
         let mut take = |combo: Vec<&Areq>, out: &mut Vec<Areq>| {
-            if !self.same_subtree(&combo) {
+            if !self.same_subtree(&combo, &parents) {
                 return;
             }
             let areq = consolidate(&combo);
@@ -971,8 +989,8 @@ impl Search<'_> {
         match self.wide.strategy {
             CandidateStrategy::DepthFirst => {
                 'walks: for walk in &mut walks {
-                    while let Some(combo) = walk.next(|p| self.viable(p)) {
-                        if full(&out) {
+                    while let Some(combo) = walk.next(|p| self.viable(p), budget) {
+                        if full(&out) || !budget.spend(candidate_work(&combo)) {
                             break 'walks;
                         }
                         take(combo, &mut out);
@@ -985,12 +1003,12 @@ impl Search<'_> {
                         if full(&out) {
                             return true;
                         }
-                        match walk.next(|p| self.viable(p)) {
-                            Some(combo) => {
+                        match walk.next(|p| self.viable(p), budget) {
+                            Some(combo) if budget.spend(candidate_work(&combo)) => {
                                 take(combo, &mut out);
                                 true
                             }
-                            None => false,
+                            _ => false,
                         }
                     });
                 }
@@ -1016,6 +1034,22 @@ impl Search<'_> {
             })
             .collect();
         (out, summaries)
+    }
+
+    /// How many candidates the walk may stop at: `max_allocation_candidates`,
+    /// and `limit` too when no later step drops candidates (before 1.29 on
+    /// a cloud with trees, [`Self::exclude_nested`] does), as `limit`
+    /// keeps the first ones of the whole answer. Nova asks for 1,000: a
+    /// walk over trees offering millions of combinations stops there.
+    fn enough(&self) -> Option<usize> {
+        let limit = self
+            .wide
+            .limit
+            .filter(|n| *n > 0 && (self.wide.nested_aware || !self.has_trees));
+        match (limit, self.wide.max_candidates) {
+            (Some(limit), Some(max)) => Some(limit.min(max)),
+            (limit, max) => limit.or(max),
+        }
     }
 
     /// Before 1.29: only candidates with at most one provider per tree,
@@ -1128,19 +1162,35 @@ impl Search<'_> {
     }
 }
 
+/// `uuid` and the uuids above it, by `parents` (uuid to parent uuid).
+fn ancestors<'s>(uuid: &'s str, parents: &HashMap<&'s str, Option<&'s str>>) -> BTreeSet<&'s str> {
+    let mut out = BTreeSet::from([uuid]);
+    let mut here = uuid;
+    while let Some(parent) = parents.get(here).copied().flatten() {
+        if !out.insert(parent) {
+            break;
+        }
+        here = parent;
+    }
+    out
+}
+
 /// One request from a combination of the groups' requests: the amounts of
 /// a provider and class added up, the mappings joined.
 fn consolidate(areqs: &[&Areq]) -> Areq {
     let mut parts: Vec<Part> = Vec::new();
+    // Where each (provider, class) is in `parts`: a search of `parts` for
+    // each part would cost the square of the parts.
+    let mut at: HashMap<(i64, i64), usize> = HashMap::new();
     let mut mappings: BTreeMap<String, BTreeSet<i64>> = BTreeMap::new();
     for areq in areqs {
         for part in &areq.parts {
-            match parts
-                .iter_mut()
-                .find(|p| p.provider == part.provider && p.class == part.class)
-            {
-                Some(p) => p.amount += part.amount,
-                None => parts.push(*part),
+            match at.get(&(part.provider, part.class)) {
+                Some(n) => parts[*n].amount += part.amount,
+                None => {
+                    at.insert((part.provider, part.class), parts.len());
+                    parts.push(*part);
+                }
             }
         }
         for (suffix, ids) in &areq.mappings {
@@ -1152,6 +1202,79 @@ fn consolidate(areqs: &[&Areq]) -> Areq {
         same_provider: false,
         parts,
         mappings,
+    }
+}
+
+/// The most work one request's search may spend on each of its two
+/// products: the providers of a tree for the classes of an unsuffixed
+/// group, and the groups' candidates into whole candidates. A unit is
+/// about one part of a combination looked at (a few tens of nanoseconds:
+/// a budget is about half a second). Both products are pruned where they
+/// can be, but some requests leave little to prune: 13 groups of one unit
+/// each, with `group_policy=isolate`, over a tree of 12 providers of two
+/// units each explore every arrangement of the 12 (about 10^9) and find
+/// none; an unsuffixed group of 30 classes over a tree of 10 providers
+/// holding each has 10^30 combinations. Past this the product stops, a
+/// warning is logged, and the answer holds the candidates complete by
+/// then, as with `max_allocation_candidates`. Ordinary answers stay far
+/// below it: a candidate of a single group on one provider costs
+/// [`CHECK_WORK`] twice and [`CANDIDATE_WORK`] + 1 (17 units, so about
+/// 600,000 providers fit), and `limit` (Nova asks for 1,000) ends the walk
+/// early.
+const MAX_SEARCH_WORK: usize = 10_000_000;
+
+/// Logs that a budget ran out, if one did.
+fn warn_if_spent(budgets: &[&Budget], groups: usize, candidates: usize) {
+    if budgets.iter().any(|b| b.is_spent()) {
+        tracing::warn!(
+            groups,
+            candidates,
+            "the allocation candidate search stopped after {MAX_SEARCH_WORK} units of work \
+             combining providers and request groups; the answer holds the candidates \
+             complete by then"
+        );
+    }
+}
+
+/// The work of one check besides its parts (its allocations).
+const CHECK_WORK: usize = 4;
+
+/// The work of a candidate made, by part (its parts copied, summed,
+/// sorted and hashed to be told from the others).
+const CANDIDATE_WORK: usize = 8;
+
+/// The work of making a candidate of `combo`.
+fn candidate_work(combo: &[&Areq]) -> usize {
+    CHECK_WORK + CANDIDATE_WORK * combo.iter().map(|a| a.parts.len()).sum::<usize>()
+}
+
+/// What is left of the search's work (see [`MAX_SEARCH_WORK`]).
+#[derive(Debug)]
+struct Budget {
+    left: usize,
+    spent: bool,
+}
+
+impl Budget {
+    fn new(work: usize) -> Self {
+        Budget {
+            left: work,
+            spent: false,
+        }
+    }
+
+    /// Takes `work` units; false (and spent for good) when fewer are left.
+    fn spend(&mut self, work: usize) -> bool {
+        if self.spent || work > self.left {
+            self.spent = true;
+            return false;
+        }
+        self.left -= work;
+        true
+    }
+
+    fn is_spent(&self) -> bool {
+        self.spent
     }
 }
 
@@ -1182,8 +1305,14 @@ impl<'a> Combinations<'a> {
         (0..len).map(|i| self.lists[i][self.index[i]]).collect()
     }
 
-    /// The next complete combination whose every prefix is `viable`.
-    fn next(&mut self, viable: impl Fn(&[&Areq]) -> bool) -> Option<Vec<&'a Areq>> {
+    /// The next complete combination whose every prefix is `viable`;
+    /// `None` too once `budget` is spent (each check of a prefix costs
+    /// its parts and [`CHECK_WORK`]).
+    fn next(
+        &mut self,
+        viable: impl Fn(&[&Areq]) -> bool,
+        budget: &mut Budget,
+    ) -> Option<Vec<&'a Areq>> {
         let n = self.lists.len();
         loop {
             if self.done {
@@ -1205,7 +1334,13 @@ impl<'a> Combinations<'a> {
                 self.index[self.depth] += 1;
                 continue;
             }
-            if viable(&self.prefix(self.depth + 1)) {
+            let prefix = self.prefix(self.depth + 1);
+            let parts: usize = prefix.iter().map(|a| a.parts.len()).sum();
+            if !budget.spend(CHECK_WORK + parts) {
+                self.done = true;
+                return None;
+            }
+            if viable(&prefix) {
                 self.depth += 1;
                 if self.depth < n {
                     self.index[self.depth] = 0;
@@ -1239,19 +1374,61 @@ mod tests {
         let a: Vec<Areq> = (1..=3).map(|p| areq(p, true)).collect();
         let lists = vec![a.iter().collect::<Vec<_>>(); 3];
         // Distinct providers only: the 6 permutations of 3.
+        let mut budget = Budget::new(usize::MAX);
         let mut walk = Combinations::new(lists.clone());
         let mut n = 0;
-        while walk.next(Search::isolated).is_some() {
+        while walk.next(Search::isolated, &mut budget).is_some() {
             n += 1;
         }
         assert_eq!(n, 6);
         // No filter: the whole product.
         let mut walk = Combinations::new(lists);
         let mut n = 0;
-        while walk.next(|_| true).is_some() {
+        while walk.next(|_| true, &mut budget).is_some() {
             n += 1;
         }
         assert_eq!(n, 27);
+        assert!(!budget.is_spent());
+    }
+
+    /// 13 groups over 12 interchangeable providers, isolated: no
+    /// combination completes, and without a bound the walk would look at
+    /// every arrangement of the 12 (about 1.3 * 10^9 prefixes). The budget
+    /// ends it, for good, and the walk says no more.
+    #[test]
+    fn the_walk_stops_when_its_budget_is_spent() {
+        let a: Vec<Areq> = (1..=12).map(|p| areq(p, true)).collect();
+        let lists = vec![a.iter().collect::<Vec<_>>(); 13];
+        let mut walk = Combinations::new(lists.clone());
+        let mut budget = Budget::new(1_000_000);
+        assert!(walk.next(Search::isolated, &mut budget).is_none());
+        assert!(budget.is_spent());
+        assert!(walk.next(Search::isolated, &mut budget).is_none());
+        // The work counted: every check costs its parts and CHECK_WORK.
+        let mut budget = Budget::new(2 * (CHECK_WORK + 1));
+        let mut walk = Combinations::new(vec![vec![&a[0], &a[1], &a[2]]]);
+        assert!(walk.next(|_| true, &mut budget).is_some());
+        assert!(walk.next(|_| true, &mut budget).is_some());
+        assert!(walk.next(|_| true, &mut budget).is_none());
+        assert!(budget.is_spent());
+    }
+
+    #[test]
+    fn ancestors_follow_parents() {
+        let parents: HashMap<&str, Option<&str>> =
+            [("root", None), ("numa", Some("root")), ("pf", Some("numa"))]
+                .into_iter()
+                .collect();
+        assert_eq!(
+            ancestors("pf", &parents),
+            BTreeSet::from(["pf", "numa", "root"])
+        );
+        assert_eq!(ancestors("root", &parents), BTreeSet::from(["root"]));
+        assert_eq!(ancestors("unknown", &parents), BTreeSet::from(["unknown"]));
+        // A loop (a corrupt tree) ends.
+        let looped: HashMap<&str, Option<&str>> =
+            [("a", Some("b")), ("b", Some("a"))].into_iter().collect();
+        assert_eq!(ancestors("a", &looped), BTreeSet::from(["a", "b"]));
     }
 
     #[test]
