@@ -339,3 +339,23 @@ async fn candidate_search_is_bounded() {
     assert_eq!(requests[1]["allocations"], allocations(&second));
     still_answers(&s).await;
 }
+
+/// A path parameter that is not UTF-8 once percent-decoded is refused
+/// with an errors body naming it (found by the `router` fuzz target:
+/// axum's own answer was plain text), on every kind of route that reads
+/// one, and the server goes on answering.
+#[tokio::test]
+async fn path_parameters_that_are_not_utf8() {
+    let s = Server::start().await;
+    for (method, path, name) in [
+        (Method::PUT, "/allocations/%FF%FE", "consumer_uuid"),
+        (Method::GET, "/resource_providers/ab%C3", "uuid"),
+        (Method::GET, "/resource_providers/%80/inventories/VCPU", "uuid"),
+        (Method::DELETE, "/resource_classes/CUSTOM_%E2%98", "name"),
+        (Method::PUT, "/traits/CUSTOM_%FF", "name"),
+    ] {
+        let r = s.call(method.clone(), path, Some("1.39"), None).await;
+        assert_refused(&r, 400, &format!("Invalid URL: Invalid UTF-8 in `{name}`"));
+        still_answers(&s).await;
+    }
+}

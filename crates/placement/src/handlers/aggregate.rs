@@ -6,7 +6,7 @@
 use std::sync::LazyLock;
 use std::time::SystemTime;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::Response;
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
@@ -19,7 +19,7 @@ use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
 use crate::handlers::resource_provider::{Missing, existing};
-use crate::handlers::util::{body_schemas, check_accept, json_response_dated, require_json};
+use crate::handlers::util::{Path, body_schemas, check_accept, json_response_dated, require_json};
 use crate::objects::aggregate::{self, SetError};
 
 const AGGREGATES: &str = "/resource_providers/{uuid}/aggregates";

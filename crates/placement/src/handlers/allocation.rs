@@ -10,7 +10,7 @@
 
 use std::sync::LazyLock;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
@@ -22,7 +22,7 @@ use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
 use crate::handlers::resource_provider::{Missing, existing};
-use crate::handlers::util::{body_schemas, check_accept, json_response, require_json};
+use crate::handlers::util::{Path, body_schemas, check_accept, json_response, require_json};
 use crate::objects::allocation::{
     self, ConsumerWrite, ProviderResources, Rules, WriteError, last_modified,
 };

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::LazyLock;
 use std::time::SystemTime;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::header::LOCATION;
@@ -21,7 +21,7 @@ use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
 use crate::handlers::resource_provider::{self, Missing, existing};
 use crate::handlers::util::{
-    absolute_url, body_schemas, check_accept, json_response_dated, require_json,
+    Path, absolute_url, body_schemas, check_accept, json_response_dated, require_json,
 };
 use crate::objects::inventory::{self, Inventory, WriteError};
 

@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::header::LOCATION;
@@ -16,7 +16,7 @@ use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::db::standard;
 use crate::error::{Error, Result};
-use crate::handlers::util::{body_schemas, check_accept, json_body, json_response, later};
+use crate::handlers::util::{Path, body_schemas, check_accept, json_body, json_response, later};
 use crate::objects::resource_class::{self, Deleted, ResourceClass};
 
 pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {

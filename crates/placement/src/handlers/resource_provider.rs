@@ -6,7 +6,7 @@
 use std::sync::LazyLock;
 use std::time::SystemTime;
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::header::{CONTENT_TYPE, LOCATION};
@@ -22,7 +22,8 @@ use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
 use crate::handlers::query::{self, QueryParams};
 use crate::handlers::util::{
-    absolute_url, body_schemas, cache_headers, check_accept, json_response_dated, require_json,
+    Path, absolute_url, body_schemas, cache_headers, check_accept, json_response_dated,
+    require_json,
 };
 use crate::objects::provider::{
     self, Filters, ListError, Provider, ProviderRef, ProviderView, Update, WriteError,

@@ -5,7 +5,7 @@
 use std::sync::LazyLock;
 use std::time::SystemTime;
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::header::LOCATION;
@@ -21,7 +21,8 @@ use crate::error::{Error, Result, code};
 use crate::handlers::query::{self, QueryParams};
 use crate::handlers::resource_provider::{Missing, existing};
 use crate::handlers::util::{
-    absolute_url, body_schemas, cache_headers, check_accept, json_response_dated, require_json,
+    Path, absolute_url, body_schemas, cache_headers, check_accept, json_response_dated,
+    require_json,
 };
 use crate::objects::traits::{self, CUSTOM_NAMESPACE, DeleteError, Filters, SetError, Trait};
 

@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use http::{HeaderMap, StatusCode};
 use microversion::Version;
@@ -15,7 +15,7 @@ use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::error::Result;
 use crate::handlers::resource_provider::{Missing, existing};
-use crate::handlers::util::{check_accept, json_response, validate_query};
+use crate::handlers::util::{Path, check_accept, json_response, validate_query};
 use crate::objects::usage;
 use crate::policy::Target;
 

@@ -4,15 +4,35 @@
 use std::time::SystemTime;
 
 use axum::Json;
+use axum::extract::FromRequestParts;
 use axum::response::{IntoResponse, Response};
 use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE, HOST, LAST_MODIFIED};
+use http::request::Parts;
 use http::{HeaderMap, HeaderValue, StatusCode};
 use microversion::Version;
 use microversion_server::schema::BodySchemasBuilder;
 use microversion_server::{BodySchemas, FormatChecker, PythonSchema};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
+
+/// The path parameters of a route, as axum's `Path` reads them, refused
+/// with Placement's errors body: a parameter that is not UTF-8 once
+/// percent-decoded is a 400 that names it (axum answers it in plain text).
+#[derive(Debug)]
+pub(crate) struct Path<T>(pub(crate) T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for Path<T> {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self> {
+        match axum::extract::Path::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Path(value)) => Ok(Path(value)),
+            Err(rejection) => Err(Error::new(rejection.status(), rejection.body_text())),
+        }
+    }
+}
 
 /// From this version GET responses carry `Last-Modified` and
 /// `Cache-Control: no-cache`.
