@@ -12,6 +12,8 @@ pub mod context;
 pub mod cors;
 pub mod db;
 mod error;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod handlers;
 pub mod history;
 mod objects;

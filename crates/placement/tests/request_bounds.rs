@@ -350,7 +350,11 @@ async fn path_parameters_that_are_not_utf8() {
     for (method, path, name) in [
         (Method::PUT, "/allocations/%FF%FE", "consumer_uuid"),
         (Method::GET, "/resource_providers/ab%C3", "uuid"),
-        (Method::GET, "/resource_providers/%80/inventories/VCPU", "uuid"),
+        (
+            Method::GET,
+            "/resource_providers/%80/inventories/VCPU",
+            "uuid",
+        ),
         (Method::DELETE, "/resource_classes/CUSTOM_%E2%98", "name"),
         (Method::PUT, "/traits/CUSTOM_%FF", "name"),
     ] {

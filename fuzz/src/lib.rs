@@ -1,0 +1,83 @@
+//! What several targets share: the service under test, and JSON as serde
+//! reads it, for comparison with the service's own reader.
+
+use std::sync::{LazyLock, Mutex, MutexGuard};
+
+use placement::fuzzing::{Answer, Body, Harness};
+use serde::Deserialize as _;
+use serde_json::Value;
+
+/// The deepest nesting the service reads (Python's limit, near 1000).
+pub const MAX_DEPTH: usize = 1000;
+
+/// The deepest nesting of arrays and objects in `bytes`, strings (with
+/// their escapes) skipped: an upper bound of what a parser recurses.
+pub fn json_depth(bytes: &[u8]) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for &b in bytes {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else {
+            match b {
+                b'"' => in_string = true,
+                b'[' | b'{' => {
+                    depth += 1;
+                    deepest = deepest.max(depth);
+                }
+                b']' | b'}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+    }
+    deepest
+}
+
+/// `bytes` as serde reads one JSON document, without its own depth limit
+/// of 128; `None` when it is not JSON or nests deeper than [`MAX_DEPTH`]
+/// (not read at all: it could overflow this stack).
+pub fn serde_reads(bytes: &[u8]) -> Option<Value> {
+    if json_depth(bytes) > MAX_DEPTH {
+        return None;
+    }
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    de.disable_recursion_limit();
+    let value = Value::deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(value)
+}
+
+/// Defines ASan's default options (`ASAN_OPTIONS` adds to them or
+/// overrides them) for a target that links SQLite: `detect_odr_violation=0`
+/// first, as the amalgamation has two `static` arrays named `aiOff`, which
+/// ASan's check of the one-definition rule takes for one (a false report
+/// at start-up); then the target's own, given as a C string literal.
+#[macro_export]
+macro_rules! asan_default_options {
+    ($options:literal) => {
+        #[unsafe(no_mangle)]
+        pub extern "C" fn __asan_default_options() -> *const std::ffi::c_char {
+            $options.as_ptr()
+        }
+    };
+}
+
+static HARNESS: LazyLock<Mutex<Harness>> =
+    LazyLock::new(|| Mutex::new(Harness::new().expect("the service starts on a fresh database")));
+
+/// The service under test, one per process.
+pub fn harness() -> MutexGuard<'static, Harness> {
+    HARNESS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Sends `request` and panics on a violation of the service's rules.
+pub fn send(request: http::Request<Body>) -> Answer {
+    harness().send(request).unwrap_or_else(|v| panic!("{v}"))
+}
