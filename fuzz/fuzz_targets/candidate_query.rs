@@ -9,11 +9,10 @@
 //! 200 or a 4xx with an errors body, never a 5xx, writing nothing.
 #![no_main]
 
-use http::Method;
 use libfuzzer_sys::fuzz_target;
 use microversion::Version;
-use microversion_fuzz::send;
-use placement::fuzzing::{admin_request, check_candidate_query, query_string};
+use microversion_fuzz::get_with_query;
+use placement::fuzzing::check_candidate_query;
 
 // The service keeps state across inputs (its database, pools, runtime):
 // leak checks after each input would only find that state, slowly.
@@ -32,18 +31,10 @@ fuzz_target!(|data: &[u8]| {
             minor % 10
         },
     );
-    let query = query_string(raw);
-    if let Err(violation) = check_candidate_query(version, &query) {
-        panic!("{violation}");
-    }
-    let target = format!("/allocation_candidates?{query}");
-    let Some(request) = admin_request(Method::GET, &target, version, None) else {
-        return;
-    };
-    let answer = send(request);
-    assert!(
-        answer.status == 200 || answer.status.is_client_error(),
-        "{target} at {version}: {}",
-        answer.status
+    get_with_query(
+        "/allocation_candidates",
+        version,
+        raw,
+        check_candidate_query,
     );
 });

@@ -8,11 +8,10 @@
 //! nothing.
 #![no_main]
 
-use http::Method;
 use libfuzzer_sys::fuzz_target;
 use microversion::Version;
-use microversion_fuzz::send;
-use placement::fuzzing::{admin_request, check_provider_query, query_string};
+use microversion_fuzz::get_with_query;
+use placement::fuzzing::check_provider_query;
 
 // The service keeps state across inputs (its database, pools, runtime):
 // leak checks after each input would only find that state, slowly.
@@ -23,18 +22,5 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let version = Version::new(1, u32::from(*minor) % 40);
-    let query = query_string(raw);
-    if let Err(violation) = check_provider_query(version, &query) {
-        panic!("{violation}");
-    }
-    let target = format!("/resource_providers?{query}");
-    let Some(request) = admin_request(Method::GET, &target, version, None) else {
-        return;
-    };
-    let answer = send(request);
-    assert!(
-        answer.status == 200 || answer.status.is_client_error(),
-        "{target} at {version}: {}",
-        answer.status
-    );
+    get_with_query("/resource_providers", version, raw, check_provider_query);
 });

@@ -81,3 +81,30 @@ pub fn harness() -> MutexGuard<'static, Harness> {
 pub fn send(request: http::Request<Body>) -> Answer {
     harness().send(request).unwrap_or_else(|v| panic!("{v}"))
 }
+
+/// Checks the query string `raw` with `check` (the parsers' properties),
+/// then sends `GET {path}?{query}` as the admin at `version`: it must be
+/// answered 200 or a 4xx, besides the service's rules.
+pub fn get_with_query(
+    path: &str,
+    version: microversion::Version,
+    raw: &[u8],
+    check: fn(microversion::Version, &str) -> Result<(), placement::fuzzing::Violation>,
+) {
+    let query = placement::fuzzing::query_string(raw);
+    if let Err(violation) = check(version, &query) {
+        panic!("{violation}");
+    }
+    let target = format!("{path}?{query}");
+    let Some(request) =
+        placement::fuzzing::admin_request(http::Method::GET, &target, version, None)
+    else {
+        return;
+    };
+    let answer = send(request);
+    assert!(
+        answer.status == 200 || answer.status.is_client_error(),
+        "{target} at {version}: {}",
+        answer.status
+    );
+}
