@@ -17,7 +17,7 @@
 use std::process::ExitCode;
 
 use microversion::{NegotiationError, ServerVersions, Version, VersionRange};
-use microversion_client::{Client, DiskCache, Negotiation, Probe};
+use microversion_client::{Client, DiskCache, NegotiationMode, Probe};
 
 struct Target {
     service_type: String,
@@ -143,7 +143,7 @@ async fn run_unversioned(
     let Ok(range) = VersionRange::new(Version::new(major, 0), Version::new(major, 200)) else {
         return report.check(false, "range", major);
     };
-    let c = match client(target, token, range, Negotiation::Discovery) {
+    let c = match client(target, token, range, NegotiationMode::Discovery) {
         Ok(c) => c,
         Err(e) => return report.check(false, "client", e),
     };
@@ -197,7 +197,7 @@ fn client(
     target: &Target,
     token: Option<&str>,
     supported: VersionRange,
-    mode: Negotiation,
+    mode: NegotiationMode,
 ) -> Result<Client, microversion_client::Error> {
     client_with(target, token, supported, mode, None)
 }
@@ -206,7 +206,7 @@ fn client_with(
     target: &Target,
     token: Option<&str>,
     supported: VersionRange,
-    mode: Negotiation,
+    mode: NegotiationMode,
     disk: Option<DiskCache>,
 ) -> Result<Client, microversion_client::Error> {
     let mut builder = Client::builder()
@@ -230,7 +230,7 @@ async fn run(target: &Target, token: Option<&str>, report: &mut Report) {
         return report.check(false, "range", "1.0 - MAX");
     };
     // 1. Discovery.
-    let discovering = match client(target, token, any, Negotiation::Discovery) {
+    let discovering = match client(target, token, any, NegotiationMode::Discovery) {
         Ok(c) => c,
         Err(e) => return report.check(false, "client", e),
     };
@@ -271,7 +271,7 @@ async fn run(target: &Target, token: Option<&str>, report: &mut Report) {
     .unwrap_or(server);
 
     // 2. latest, with discovery.
-    match client(target, token, client_range, Negotiation::Discovery) {
+    match client(target, token, client_range, NegotiationMode::Discovery) {
         Ok(c) => {
             let c_latest = c.clone();
             match c_latest.get(&target.path).version("latest").send().await {
@@ -327,7 +327,7 @@ async fn run(target: &Target, token: Option<&str>, report: &mut Report) {
     }
 
     // 5. The optimistic mode: the client's maximum, a 406, one retry.
-    match client(target, token, client_range, Negotiation::Optimistic) {
+    match client(target, token, client_range, NegotiationMode::Optimistic) {
         Ok(c) => {
             match c.get(&target.path).version("latest").send().await {
                 Ok(res) => report.check(
@@ -358,7 +358,7 @@ async fn run(target: &Target, token: Option<&str>, report: &mut Report) {
         }
         Err(e) => report.check(false, "client", e),
     }
-    match client(target, token, client_range, Negotiation::Optimistic) {
+    match client(target, token, client_range, NegotiationMode::Optimistic) {
         Ok(c) => match c.get(&target.path).version(above).send().await {
             Err(e) => report.check(
                 matches!(
@@ -374,7 +374,7 @@ async fn run(target: &Target, token: Option<&str>, report: &mut Report) {
     }
 
     // 6. Without negotiation: the server's maximum as asked.
-    match client(target, token, server, Negotiation::Off) {
+    match client(target, token, server, NegotiationMode::Off) {
         Ok(c) => match c.get(&target.path).version("latest").send().await {
             Ok(res) => report.check(
                 res.version() == Some(smax),
@@ -399,14 +399,14 @@ async fn run(target: &Target, token: Option<&str>, report: &mut Report) {
         target,
         token,
         client_range,
-        Negotiation::Discovery,
+        NegotiationMode::Discovery,
         Some(disk.clone()),
     );
     let reader = client_with(
         target,
         token,
         client_range,
-        Negotiation::Optimistic,
+        NegotiationMode::Optimistic,
         Some(disk.clone()),
     );
     match (writer, reader) {

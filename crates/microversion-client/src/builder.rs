@@ -19,7 +19,7 @@ use crate::input::IntoVersionRequest;
 /// How a [`Client`] agrees on a version with the server.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub enum Negotiation {
+pub enum NegotiationMode {
     /// Read the endpoint's versions document first (once per endpoint,
     /// cached), then choose the version from both ranges (client.md,
     /// negotiation 1 to 6). Requests the client cannot make fail before
@@ -63,14 +63,14 @@ pub enum IgnoredHeader {
 /// ```
 /// use std::time::Duration;
 /// use microversion::VersionRange;
-/// use microversion_client::{Client, DiskCache, Negotiation};
+/// use microversion_client::{Client, DiskCache, NegotiationMode};
 ///
 /// let client = Client::builder()
 ///     .endpoint("http://127.0.0.1:8778/")
 ///     .service_type("placement")
 ///     .supported_versions(VersionRange::from_static("1.0", "1.39"))
 ///     .version("latest")
-///     .negotiation(Negotiation::Discovery)
+///     .negotiation(NegotiationMode::Discovery)
 ///     .disk_cache(DiskCache::new("/tmp/microversion-cache").ttl(Duration::from_secs(600)))
 ///     .timeout(Duration::from_secs(30))
 ///     .header("x-auth-token", "admin")
@@ -87,7 +87,7 @@ pub struct ClientBuilder {
     service_type: Option<String>,
     supported: Option<VersionRange>,
     requested: Option<VersionRequest>,
-    negotiation: Negotiation,
+    negotiation: NegotiationMode,
     ignored_header: IgnoredHeader,
     memory: Option<DiscoveryCache>,
     disk: Option<DiskCache>,
@@ -105,7 +105,7 @@ impl Default for ClientBuilder {
             service_type: None,
             supported: None,
             requested: None,
-            negotiation: Negotiation::default(),
+            negotiation: NegotiationMode::default(),
             ignored_header: IgnoredHeader::default(),
             memory: None,
             disk: None,
@@ -181,8 +181,8 @@ impl ClientBuilder {
         self
     }
 
-    /// How to agree on a version (default [`Negotiation::Discovery`]).
-    pub fn negotiation(mut self, mode: Negotiation) -> Self {
+    /// How to agree on a version (default [`NegotiationMode::Discovery`]).
+    pub fn negotiation(mut self, mode: NegotiationMode) -> Self {
         self.negotiation = mode;
         self
     }
@@ -381,7 +381,7 @@ mod tests {
             client.requested_version(),
             Some(VersionRequest::MajorLatest(2))
         );
-        assert_eq!(client.negotiation(), Negotiation::Discovery);
+        assert_eq!(client.negotiation(), NegotiationMode::Discovery);
     }
 
     #[test]

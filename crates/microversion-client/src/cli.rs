@@ -11,12 +11,12 @@
 //! ```
 //! use clap::{Arg, Command};
 //! use microversion::Version;
-//! use microversion_client::VersionSpan;
+//! use microversion::VersionSpan;
 //! use microversion_client::cli::{CliVersions, api_version_arg};
 //!
 //! let mut versions = CliVersions::new()
-//!     .command("allocation-candidate list", VersionSpan::since_static("1.10"))
-//!     .option("resource-provider list", "in_tree", VersionSpan::since_static("1.14"));
+//!     .command("allocation-candidate list", VersionSpan::from_static("1.10 - latest"))
+//!     .option("resource-provider list", "in_tree", VersionSpan::from_static("1.14 - latest"));
 //! let cli = Command::new("placement")
 //!     .arg(api_version_arg("placement"))
 //!     .subcommand(Command::new("allocation-candidate")
@@ -45,10 +45,10 @@
 
 use clap::parser::ValueSource;
 use clap::{Arg, ArgMatches, Command};
-use microversion::{Version, VersionRequest};
+use microversion::{Version, VersionRequest, VersionSpan};
 
 use crate::error::Error;
-use crate::versioned::{VersionSpan, check_span};
+use crate::versioned::{check_span, help_suffix};
 
 /// The version spans of a CLI's subcommands and options.
 ///
@@ -126,8 +126,8 @@ impl CliVersions {
             command = edit_at(command, &names, &mut |cmd| {
                 let about = cmd
                     .get_about()
-                    .map(|a| format!("{a} {}", span.help_suffix()))
-                    .unwrap_or_else(|| span.help_suffix());
+                    .map(|a| format!("{a} {}", help_suffix(*span)))
+                    .unwrap_or_else(|| help_suffix(*span));
                 Ok(cmd.about(about))
             })
             .map_err(|e| e.with_context(format!("command `{path}`")))?;
@@ -148,8 +148,8 @@ impl CliVersions {
                 Ok(cmd.mut_arg(id.as_str(), |arg| {
                     let help = arg
                         .get_help()
-                        .map(|h| format!("{h} {}", span.help_suffix()))
-                        .unwrap_or_else(|| span.help_suffix());
+                        .map(|h| format!("{h} {}", help_suffix(span)))
+                        .unwrap_or_else(|| help_suffix(span));
                     arg.help(help)
                 }))
             })
@@ -312,14 +312,19 @@ mod tests {
 
     fn versions() -> CliVersions {
         CliVersions::new()
-            .command("server  list", VersionSpan::since_static("2.1"))
-            .command(
-                "volume-attachments",
-                VersionSpan::between_static("2.1", "2.88"),
+            .command("server  list", VersionSpan::from_static("2.1 - latest"))
+            .command("volume-attachments", VersionSpan::from_static("2.1 - 2.88"))
+            .option(
+                "server list",
+                "tag",
+                VersionSpan::from_static("2.26 - latest"),
             )
-            .option("server list", "tag", VersionSpan::since_static("2.26"))
-            .option("server list", "host", VersionSpan::since_static("2.9"))
-            .option("", "fields", VersionSpan::since_static("2.30"))
+            .option(
+                "server list",
+                "host",
+                VersionSpan::from_static("2.9 - latest"),
+            )
+            .option("", "fields", VersionSpan::from_static("2.30 - latest"))
     }
 
     fn v(s: &'static str) -> Version {
@@ -361,7 +366,7 @@ mod tests {
     #[test]
     fn unknown_names_fail_to_apply() {
         let err = CliVersions::new()
-            .command("server show", VersionSpan::since_static("2.1"))
+            .command("server show", VersionSpan::from_static("2.1 - latest"))
             .apply(cli())
             .unwrap_err();
         assert!(err.is_builder());
@@ -370,7 +375,11 @@ mod tests {
             "command `server show`: invalid configuration: no subcommand \"show\""
         );
         let err = CliVersions::new()
-            .option("server list", "nope", VersionSpan::since_static("2.1"))
+            .option(
+                "server list",
+                "nope",
+                VersionSpan::from_static("2.1 - latest"),
+            )
             .apply(cli())
             .unwrap_err();
         assert!(
@@ -378,7 +387,7 @@ mod tests {
             "{err}"
         );
         let err = CliVersions::new()
-            .command(" ", VersionSpan::since_static("2.1"))
+            .command(" ", VersionSpan::from_static("2.1 - latest"))
             .apply(cli())
             .unwrap_err();
         assert!(err.is_builder());

@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use url::Url;
 
-use crate::builder::{ClientBuilder, IgnoredHeader, Negotiation};
+use crate::builder::{ClientBuilder, IgnoredHeader, NegotiationMode};
 use crate::cache::{DiscoveryCache, DiskCache, Known, Source};
 use crate::discovery::{self, Discovery};
 use crate::error::{Error, Kind};
@@ -36,7 +36,7 @@ pub(crate) struct Shared {
     pub(crate) headers_codec: Headers,
     pub(crate) supported: VersionRange,
     pub(crate) requested: Option<VersionRequest>,
-    pub(crate) negotiation: Negotiation,
+    pub(crate) negotiation: NegotiationMode,
     pub(crate) ignored_header: IgnoredHeader,
     pub(crate) memory: DiscoveryCache,
     pub(crate) disk: Option<DiskCache>,
@@ -165,7 +165,7 @@ impl Client {
 
     /// The negotiation mode.
     #[must_use]
-    pub fn negotiation(&self) -> Negotiation {
+    pub fn negotiation(&self) -> NegotiationMode {
         self.shared.negotiation
     }
 
@@ -363,8 +363,8 @@ impl Client {
     /// now.
     async fn known_for(&self, needs_server: bool) -> Result<(Option<Arc<Known>>, bool), Error> {
         match self.shared.negotiation {
-            Negotiation::Off => Ok((None, false)),
-            Negotiation::Discovery if needs_server => {
+            NegotiationMode::Off => Ok((None, false)),
+            NegotiationMode::Discovery if needs_server => {
                 let (known, fresh) = self.known_or_discover().await?;
                 Ok((Some(known), fresh))
             }
@@ -487,7 +487,7 @@ impl Client {
         };
         let previous = known.and_then(|k| k.range());
         let mode = self.shared.negotiation;
-        if mode == Negotiation::Off {
+        if mode == NegotiationMode::Off {
             return Err(refused.error(
                 &self.shared,
                 learned,
@@ -501,7 +501,7 @@ impl Client {
                 "again, after renegotiating once",
             ));
         }
-        let renewed = if mode == Negotiation::Discovery {
+        let renewed = if mode == NegotiationMode::Discovery {
             if fresh {
                 return Err(refused.error(
                     &self.shared,
@@ -563,7 +563,7 @@ impl Client {
                 }
                 if served.is_none() {
                     version = Some(Version::new(sent.major(), 0));
-                    if self.shared.negotiation != Negotiation::Off {
+                    if self.shared.negotiation != NegotiationMode::Off {
                         tracing::debug!(endpoint = %self.shared.endpoint, %sent,
                             "the server ignored the version header: carrying on without microversions");
                         self.remember(Known::ignored_header(sent.major())).await;

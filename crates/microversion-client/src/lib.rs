@@ -14,7 +14,7 @@
 //! - **Negotiation**: every case of the project's client spec, each failing
 //!   with an error that names the request and both ranges; a version the
 //!   user chose is never silently changed; at most one retry after a 406
-//!   ([`Negotiation`]).
+//!   ([`NegotiationMode`]).
 //! - **Response check**: a microversioned response without a version header
 //!   means the server ignored it; the caller chooses an error or falling
 //!   back to `X.0` ([`IgnoredHeader`]).
@@ -79,7 +79,7 @@
 //! | `X.Y` | no microversions | error: "the server does not support microversions" |
 //! | `latest` | no microversions | no header (`X.0`) |
 //!
-//! In the [optimistic mode](Negotiation::Optimistic), nothing is discovered
+//! In the [optimistic mode](NegotiationMode::Optimistic), nothing is discovered
 //! up front: `latest` sends `cmax`, and a 406 teaches the server's range
 //! (from Ironic's range headers, the API-SIG error body, or discovery)
 //! before one retry.
@@ -121,7 +121,7 @@ mod input;
 mod probe;
 mod versioned;
 
-pub use crate::builder::{ClientBuilder, IgnoredHeader, Negotiation};
+pub use crate::builder::{ClientBuilder, IgnoredHeader, NegotiationMode};
 pub use crate::cache::{DiscoveryCache, DiskCache};
 pub use crate::client::{Client, NegotiatedVersion, RequestBuilder, Response};
 pub use crate::discovery::{Discovery, MatchedBy};
@@ -129,4 +129,4 @@ pub use crate::error::Error;
 pub use crate::headers::{header_service_type, legacy_header};
 pub use crate::input::{IntoVersion, IntoVersionRequest};
 pub use crate::probe::{EndpointReport, Probe, ProbeReport};
-pub use crate::versioned::{VersionSpan, Versioned, VersionedBuilder};
+pub use crate::versioned::{Versioned, VersionedBuilder};

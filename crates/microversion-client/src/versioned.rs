@@ -3,8 +3,8 @@
 //! of python-novaclient's `api_versions.wraps(start, end)`).
 //!
 //! ```
-//! use microversion::Version;
-//! use microversion_client::{Versioned, VersionSpan};
+//! use microversion::{Version, VersionSpan};
+//! use microversion_client::Versioned;
 //!
 //! // How to read a server's flavor: the field moved in 2.47.
 //! fn flavor_by_id(server: &serde_json::Value) -> Option<String> {
@@ -33,119 +33,16 @@
 
 use std::fmt;
 
-use microversion::{InvalidRange, Version, VersionRange};
+use microversion::{Version, VersionSpan};
 
 use crate::error::Error;
 use crate::input::IntoVersion;
 
-/// The versions a feature (an operation, a command, an option) exists at:
-/// from a first version to a last one, or to the newest (`latest`).
-///
-/// Displayed as `1.14 - latest` or `1.0 - 1.4`.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct VersionSpan {
-    start: Version,
-    end: Option<Version>,
-}
-
-impl VersionSpan {
-    /// From `start` to the newest version.
-    #[must_use]
-    pub const fn since(start: Version) -> Self {
-        VersionSpan { start, end: None }
-    }
-
-    /// From `start` to `end`, both included.
-    ///
-    /// # Errors
-    ///
-    /// Returns [`InvalidRange`] when `start > end`.
-    pub fn between(start: Version, end: Version) -> Result<Self, InvalidRange> {
-        VersionRange::new(start, end)?;
-        Ok(VersionSpan {
-            start,
-            end: Some(end),
-        })
-    }
-
-    /// [`VersionSpan::since`] on a literal, for constants.
-    ///
-    /// # Panics
-    ///
-    /// Panics when `start` is not a valid version: a programmer error in a
-    /// literal, not bad input.
-    #[must_use]
-    #[track_caller]
-    pub fn since_static(start: &'static str) -> Self {
-        VersionSpan::since(Version::from_static(start))
-    }
-
-    /// [`VersionSpan::between`] on literals, for constants.
-    ///
-    /// # Panics
-    ///
-    /// Panics when either literal is not a valid version or `start > end`.
-    #[must_use]
-    #[track_caller]
-    pub fn between_static(start: &'static str, end: &'static str) -> Self {
-        VersionSpan::from(VersionRange::from_static(start, end))
-    }
-
-    /// The first version.
-    #[must_use]
-    pub const fn start(self) -> Version {
-        self.start
-    }
-
-    /// The last version, `None` for the newest.
-    #[must_use]
-    pub const fn end(self) -> Option<Version> {
-        self.end
-    }
-
-    /// Whether `version` lies in the span.
-    #[must_use]
-    pub fn contains(self, version: Version) -> bool {
-        version.matches(self.start, self.end)
-    }
-
-    /// Whether two spans share a version.
-    #[must_use]
-    pub fn overlaps(self, other: VersionSpan) -> bool {
-        let end = |s: VersionSpan| s.end.unwrap_or(Version::MAX);
-        self.start <= end(other) && other.start <= end(self)
-    }
-
-    /// The help suffix of a CLI command or option:
-    /// `(supported by API versions 1.14 - latest)`.
-    #[must_use]
-    pub fn help_suffix(self) -> String {
-        format!("(supported by API versions {self})")
-    }
-}
-
-impl From<VersionRange> for VersionSpan {
-    fn from(range: VersionRange) -> Self {
-        VersionSpan {
-            start: range.min(),
-            end: Some(range.max()),
-        }
-    }
-}
-
-impl fmt::Display for VersionSpan {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.end {
-            Some(end) => write!(f, "{} - {end}", self.start),
-            None => write!(f, "{} - latest", self.start),
-        }
-    }
-}
-
-impl fmt::Debug for VersionSpan {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "VersionSpan({self})")
-    }
+/// The help suffix of a CLI command or option:
+/// `(supported by API versions 1.14 - latest)`.
+#[cfg(any(feature = "clap", test))]
+pub(crate) fn help_suffix(span: VersionSpan) -> String {
+    format!("(supported by API versions {span})")
 }
 
 /// Spans as a list for messages: `2.1 - 2.46, 2.47 - latest`.
@@ -350,19 +247,19 @@ mod tests {
 
     #[test]
     fn spans() {
-        let since = VersionSpan::since_static("1.14");
+        let since = VersionSpan::from_static("1.14 - latest");
         assert_eq!(since.to_string(), "1.14 - latest");
         assert_eq!(
-            since.help_suffix(),
+            help_suffix(since),
             "(supported by API versions 1.14 - latest)"
         );
         assert!(since.contains(v("1.14")) && since.contains(v("9.0")));
         assert!(!since.contains(v("1.13")));
-        let between = VersionSpan::between_static("1.0", "1.4");
+        let between = VersionSpan::from_static("1.0 - 1.4");
         assert_eq!(between.to_string(), "1.0 - 1.4");
         assert!(between.contains(v("1.4")) && !between.contains(v("1.5")));
-        assert!(!between.overlaps(VersionSpan::since_static("1.5")));
-        assert!(between.overlaps(VersionSpan::since_static("1.4")));
+        assert!(!between.overlaps(VersionSpan::from_static("1.5 - latest")));
+        assert!(between.overlaps(VersionSpan::from_static("1.4 - latest")));
         assert!(VersionSpan::between(v("1.5"), v("1.4")).is_err());
         assert_eq!(format!("{between:?}"), "VersionSpan(1.0 - 1.4)");
     }
@@ -425,7 +322,7 @@ mod tests {
     fn gate_messages() {
         let err = check_span(
             "option --in-tree",
-            VersionSpan::since_static("1.14"),
+            VersionSpan::from_static("1.14 - latest"),
             v("1.10"),
         )
         .unwrap_err();
@@ -433,6 +330,6 @@ mod tests {
             err.to_string(),
             "option --in-tree is supported by API versions 1.14 - latest; the version in use is 1.10"
         );
-        assert!(check_span("x", VersionSpan::since_static("1.14"), v("1.14")).is_ok());
+        assert!(check_span("x", VersionSpan::from_static("1.14 - latest"), v("1.14")).is_ok());
     }
 }

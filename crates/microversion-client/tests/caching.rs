@@ -11,7 +11,7 @@ use axum::Json;
 use axum::routing::get;
 use common::{Log, Scratch, Server, header, serve, server};
 use microversion::{NegotiationError, ServerVersions, Version, VersionRange};
-use microversion_client::{Client, DiscoveryCache, DiskCache, Negotiation};
+use microversion_client::{Client, DiscoveryCache, DiskCache, NegotiationMode};
 use microversion_server::{MicroversionLayer, Microversions, Profile, ServedVersion};
 use serde_json::{Value, json};
 use tokio::sync::Barrier;
@@ -364,7 +364,7 @@ async fn the_optimistic_mode_saves_what_a_406_taught() {
             .service_type("baremetal")
             .supported_versions(r("1.1", "1.200"))
             .version("latest")
-            .negotiation(Negotiation::Optimistic)
+            .negotiation(NegotiationMode::Optimistic)
             .disk_cache(DiskCache::new(&dir.0))
             .build()
             .unwrap()

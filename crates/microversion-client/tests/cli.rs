@@ -5,9 +5,9 @@ mod common;
 
 use clap::{Arg, Command};
 use common::server;
-use microversion::{VersionRange, VersionRequest};
+use microversion::{VersionRange, VersionRequest, VersionSpan};
+use microversion_client::Client;
 use microversion_client::cli::{CliVersions, api_version_arg};
-use microversion_client::{Client, VersionSpan};
 use microversion_server::Profile;
 
 fn cli() -> Command {
@@ -27,11 +27,11 @@ fn cli() -> Command {
 
 fn versions() -> CliVersions {
     CliVersions::new()
-        .command("trait list", VersionSpan::since_static("1.6"))
+        .command("trait list", VersionSpan::from_static("1.6 - latest"))
         .option(
             "resource-provider list",
             "in_tree",
-            VersionSpan::since_static("1.14"),
+            VersionSpan::from_static("1.14 - latest"),
         )
 }
 

@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use axum::routing::get;
 use common::{Log, header, ignoring_server, serve, server, server_with_range, unversioned_server};
 use microversion::{NegotiationError, ServerVersions, Version, VersionRange};
-use microversion_client::{Client, ClientBuilder, IgnoredHeader, Negotiation, Versioned};
+use microversion_client::{Client, ClientBuilder, IgnoredHeader, NegotiationMode, Versioned};
 use microversion_server::Profile;
 use serde_json::json;
 
@@ -109,9 +109,9 @@ async fn case_3_exact_inside_both_is_sent() {
 async fn case_4_outside_the_client_range_fails_before_any_request() {
     let s = server(Profile::Placement).await;
     for mode in [
-        Negotiation::Discovery,
-        Negotiation::Optimistic,
-        Negotiation::Off,
+        NegotiationMode::Discovery,
+        NegotiationMode::Optimistic,
+        NegotiationMode::Off,
     ] {
         let c = builder(&s.endpoint, "placement", r("1.0", "1.30"))
             .negotiation(mode)
@@ -262,7 +262,7 @@ async fn case_7_a_user_version_is_never_downgraded() {
         let asked = Version::new(max.major(), max.minor() + 5);
         let supported = VersionRange::new(s.range.min(), Version::new(max.major(), 500)).unwrap();
         let c = builder(&s.endpoint, s.client_service_type, supported)
-            .negotiation(Negotiation::Optimistic)
+            .negotiation(NegotiationMode::Optimistic)
             .version(asked)
             .build()
             .unwrap();
@@ -295,7 +295,7 @@ async fn case_7_a_user_version_is_never_downgraded() {
 async fn case_7_latest_below_every_server_version_fails_after_one_406() {
     let s = server(Profile::Ironic).await;
     let c = builder(&s.endpoint, "baremetal", r("2.0", "2.10"))
-        .negotiation(Negotiation::Optimistic)
+        .negotiation(NegotiationMode::Optimistic)
         .version("latest")
         .build()
         .unwrap();
@@ -331,7 +331,7 @@ async fn always_refusing() -> (String, Log) {
 async fn case_7_at_most_one_retry() {
     let (base, log) = always_refusing().await;
     let c = builder(&base, "example", r("1.0", "1.50"))
-        .negotiation(Negotiation::Optimistic)
+        .negotiation(NegotiationMode::Optimistic)
         .version("latest")
         .build()
         .unwrap();
@@ -357,7 +357,7 @@ async fn case_7_at_most_one_retry() {
 async fn case_7_off_mode_neither_discovers_nor_retries() {
     let s = server(Profile::Placement).await;
     let c = builder(&s.endpoint, "placement", r("1.0", "1.50"))
-        .negotiation(Negotiation::Off)
+        .negotiation(NegotiationMode::Off)
         .version("latest")
         .build()
         .unwrap();
@@ -500,7 +500,7 @@ async fn case_8_in_the_optimistic_mode() {
     let s = ignoring_server().await;
     let c = builder(&s.endpoint, "example", r("1.0", "1.30"))
         .version("latest")
-        .negotiation(Negotiation::Optimistic)
+        .negotiation(NegotiationMode::Optimistic)
         .build()
         .unwrap();
     let err = c.get("things").send().await.unwrap_err();
@@ -612,7 +612,7 @@ async fn case_9_require_holds_across_a_406_retry() {
     // requires, so the retry is not sent.
     let s = server(Profile::Placement).await;
     let c = builder(&s.endpoint, "placement", r("1.0", "1.50"))
-        .negotiation(Negotiation::Optimistic)
+        .negotiation(NegotiationMode::Optimistic)
         .version("latest")
         .build()
         .unwrap();
@@ -664,7 +664,7 @@ async fn versioned_methods_pick_by_the_negotiated_version() {
     );
     // Without a version and without discovery, the version is unknown.
     let off = builder(&s.endpoint, "compute", r("2.1", "2.90"))
-        .negotiation(Negotiation::Off)
+        .negotiation(NegotiationMode::Off)
         .build()
         .unwrap();
     let err = off.select(&op).await.unwrap_err();

@@ -7,7 +7,7 @@ mod common;
 
 use common::{Server, header, server};
 use microversion::{ServerVersions, Version, VersionRange};
-use microversion_client::{Client, Negotiation};
+use microversion_client::{Client, NegotiationMode};
 use microversion_server::Profile;
 
 /// A client that supports the server's range and ten versions more.
@@ -16,7 +16,7 @@ fn wide(s: &Server) -> VersionRange {
     VersionRange::new(s.range.min(), Version::new(max.major(), max.minor() + 10)).unwrap()
 }
 
-fn client(s: &Server, supported: VersionRange, mode: Negotiation) -> Client {
+fn client(s: &Server, supported: VersionRange, mode: NegotiationMode) -> Client {
     Client::builder()
         .endpoint(&s.endpoint)
         .service_type(s.client_service_type)
@@ -36,7 +36,7 @@ fn middle(range: VersionRange) -> Version {
 async fn every_profile_discovers_and_negotiates_latest() {
     for profile in Profile::ALL {
         let s = server(profile).await;
-        let c = client(&s, wide(&s), Negotiation::Discovery);
+        let c = client(&s, wide(&s), NegotiationMode::Discovery);
 
         let res = c.get(s.resource).send().await.unwrap();
         assert_eq!(res.status(), 200, "{profile}");
@@ -90,7 +90,7 @@ async fn every_profile_discovers_and_negotiates_latest() {
 async fn every_profile_serves_an_exact_version_and_refuses_one_outside() {
     for profile in Profile::ALL {
         let s = server(profile).await;
-        let c = client(&s, wide(&s), Negotiation::Discovery);
+        let c = client(&s, wide(&s), NegotiationMode::Discovery);
         let mid = middle(s.range);
         let res = c.get(s.resource).version(mid).send().await.unwrap();
         assert_eq!(res.version(), Some(mid), "{profile}");
@@ -119,7 +119,7 @@ async fn every_profile_caps_latest_at_the_client_maximum() {
     for profile in Profile::ALL {
         let s = server(profile).await;
         let narrow = VersionRange::new(s.range.min(), middle(s.range)).unwrap();
-        let c = client(&s, narrow, Negotiation::Discovery);
+        let c = client(&s, narrow, NegotiationMode::Discovery);
         let res = c.get(s.resource).send().await.unwrap();
         assert_eq!(res.version(), Some(middle(s.range)), "{profile}");
     }
@@ -129,7 +129,7 @@ async fn every_profile_caps_latest_at_the_client_maximum() {
 async fn every_profile_teaches_its_range_in_the_optimistic_mode() {
     for profile in Profile::ALL {
         let s = server(profile).await;
-        let c = client(&s, wide(&s), Negotiation::Optimistic);
+        let c = client(&s, wide(&s), NegotiationMode::Optimistic);
         let res = c.get(s.resource).send().await.unwrap();
         assert_eq!(res.status(), 200, "{profile}");
         assert_eq!(res.version(), Some(s.range.max()), "{profile}");
@@ -168,9 +168,9 @@ async fn every_profile_passes_the_response_check() {
     for profile in Profile::ALL {
         let s = server(profile).await;
         for mode in [
-            Negotiation::Discovery,
-            Negotiation::Optimistic,
-            Negotiation::Off,
+            NegotiationMode::Discovery,
+            NegotiationMode::Optimistic,
+            NegotiationMode::Off,
         ] {
             let c = Client::builder()
                 .endpoint(&s.endpoint)
@@ -217,7 +217,7 @@ async fn no_version_requested_sends_no_header() {
 #[tokio::test]
 async fn cinder_discovery_falls_back_to_the_parent_and_matches_the_self_link() {
     let s = server(Profile::Cinder).await;
-    let c = client(&s, wide(&s), Negotiation::Discovery);
+    let c = client(&s, wide(&s), NegotiationMode::Discovery);
     let d = c.discover().await.unwrap();
     let paths: Vec<_> = s.log.all().into_iter().map(|r| r.path).collect();
     assert_eq!(paths, ["/v3/", "/"]);

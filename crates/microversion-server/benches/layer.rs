@@ -25,10 +25,8 @@ use axum::body::Body;
 use axum::routing::get;
 use criterion::{Criterion, criterion_group, criterion_main};
 use http::{HeaderMap, HeaderName, HeaderValue, Request, StatusCode};
-use microversion::VersionRange;
-use microversion_server::{
-    MicroversionLayer, Microversions, Profile, RequestId, VersionedRouter, Versions,
-};
+use microversion::{VersionRange, VersionSpan};
+use microversion_server::{MicroversionLayer, Microversions, Profile, RequestId, VersionedRouter};
 use tower::{Layer, Service, ServiceExt};
 
 const BODY: &str = r#"{"resource_providers": []}"#;
@@ -93,10 +91,14 @@ fn bench_layer(c: &mut Criterion) {
         VersionedRouter::new()
             .get(
                 "/resource_providers",
-                Versions::between("1.0", "1.13"),
+                VersionSpan::from_static("1.0 - 1.13"),
                 handler,
             )
-            .get("/resource_providers", Versions::since("1.14"), handler_new)
+            .get(
+                "/resource_providers",
+                VersionSpan::from_static("1.14 - latest"),
+                handler_new,
+            )
             .build()
             .expect("no overlap")
     };

@@ -18,8 +18,8 @@ use axum::extract::Request;
 use axum::routing::get;
 use axum::{Json, Router, ServiceExt};
 use clap::Parser;
-use microversion::VersionRange;
-use microversion_server::{MicroversionLayer, Microversions, Profile, VersionedRouter, Versions};
+use microversion::{VersionRange, VersionSpan};
+use microversion_server::{MicroversionLayer, Microversions, Profile, VersionedRouter};
 use serde_json::{Value, json};
 use tower::Layer;
 
@@ -50,8 +50,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .profile(Profile::Placement)
         .build()?;
     let routes: Router = VersionedRouter::new()
-        .get("/resource", Versions::between("1.0", "1.19"), old)
-        .get("/resource", Versions::since("1.20"), new)
+        .get("/resource", VersionSpan::from_static("1.0 - 1.19"), old)
+        .get("/resource", VersionSpan::from_static("1.20 - latest"), new)
         .build()?
         .with_state(());
     let layered = MicroversionLayer::new(api).layer(routes);

@@ -15,7 +15,7 @@
 //! | M.m+2 | POST /widgets answers 200 with the widget instead of 201; `/gadgets` appears; `/stats` is gone |
 //! | M.m+3 | POST /widgets accepts `color` in the body (a new schema) |
 //!
-//! Versions above M.m+3 change nothing here. `/healthcheck` is
+//! VersionSpan above M.m+3 change nothing here. `/healthcheck` is
 //! version-neutral; `/history` serves the version history.
 
 use std::collections::BTreeMap;
@@ -28,12 +28,11 @@ use axum::routing::get;
 use axum::{Json, Router};
 use clap::Parser;
 use http::StatusCode;
-use microversion::{Version, VersionRange};
+use microversion::{Version, VersionRange, VersionSpan};
 use microversion_server::history::VersionHistory;
 use microversion_server::schema::{BodySchemas, VersionedJson};
 use microversion_server::{
     ApiError, Discovery, MicroversionLayer, Microversions, Profile, ServedVersion, VersionedRouter,
-    Versions,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -252,8 +251,8 @@ fn app(args: &Args) -> Result<Router, Box<dyn std::error::Error>> {
         .version_neutral("/history")
         .build()?;
     let discovery = Discovery::single(&api, &format!("v{}", args.min))?;
-    let since = |v: Version| Versions::new(v, None);
-    let until = |v: Version| Versions::new(args.min, Some(v));
+    let since = |v: Version| VersionSpan::new(v, None);
+    let until = |v: Version| VersionSpan::new(args.min, Some(v));
     let state = AppState {
         widgets: Arc::default(),
         steps,
@@ -263,10 +262,10 @@ fn app(args: &Args) -> Result<Router, Box<dyn std::error::Error>> {
         .serde::<NewWidgetWithColor>(since(steps.color_in_body)?)
         .build()?;
     let routes = VersionedRouter::new()
-        .get("/widgets", Versions::all(), list)
-        .post("/widgets", Versions::all(), create)
-        .get("/widgets/{id}", Versions::all(), show)
-        .delete("/widgets/{id}", Versions::all(), delete)
+        .get("/widgets", VersionSpan::ALL, list)
+        .post("/widgets", VersionSpan::ALL, create)
+        .get("/widgets/{id}", VersionSpan::ALL, show)
+        .delete("/widgets/{id}", VersionSpan::ALL, delete)
         .get(
             "/stats",
             until(Steps::before(steps.create_returns_200))?,

@@ -23,9 +23,9 @@ use axum::body::Body;
 use axum::routing::get;
 use http::header::VARY;
 use http::{HeaderValue, Request, StatusCode};
-use microversion::{OPENSTACK_API_VERSION, VersionRange};
+use microversion::{OPENSTACK_API_VERSION, VersionRange, VersionSpan};
 use microversion_server::{
-    MicroversionLayer, Microversions, Profile, REQUEST_ID, RequestId, VersionedRouter, Versions,
+    MicroversionLayer, Microversions, Profile, REQUEST_ID, RequestId, VersionedRouter,
 };
 use tower::{Layer, ServiceExt};
 
@@ -58,8 +58,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let plain = || Router::new().route("/resource", get(handler));
     let versioned = || {
         VersionedRouter::new()
-            .get("/resource", Versions::between("1.0", "1.19"), handler)
-            .get("/resource", Versions::since("1.20"), handler)
+            .get("/resource", VersionSpan::from_static("1.0 - 1.19"), handler)
+            .get(
+                "/resource",
+                VersionSpan::from_static("1.20 - latest"),
+                handler,
+            )
             .build()
     };
     match kind.as_str() {

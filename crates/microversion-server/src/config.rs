@@ -6,11 +6,12 @@ use std::sync::Arc;
 
 use http::{HeaderMap, HeaderName, HeaderValue};
 use microversion::{
-    Decoded, InvalidServiceType, InvalidVersion, OPENSTACK_API_VERSION, RequestedVersion, Version,
+    Decoded, InvalidVersion, OPENSTACK_API_VERSION, RequestedVersion, UnsupportedVersion, Version,
     VersionHeader, VersionRange,
 };
 
 use crate::deprecation::Deprecation;
+use crate::error::BuildError;
 use crate::profile::{Profile, Rules};
 
 /// The versioning of one API: its service type, supported range and
@@ -55,7 +56,7 @@ const MAX_CACHED_VERSIONS: u32 = 4096;
 
 /// What the headers of a request ask, read by [`Microversions::negotiate`].
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Negotiation {
+pub enum NegotiationOutcome {
     /// The version to serve.
     Served(Version),
     /// The version text is malformed (400, or 406 in some profiles): the
@@ -134,7 +135,7 @@ impl Microversions {
     /// No allocation happens for a well-formed header or none, nor for a
     /// version answered with 406 (tests/alloc.rs checks it).
     #[must_use]
-    pub fn negotiate(&self, headers: &HeaderMap) -> Negotiation {
+    pub fn negotiate(&self, headers: &HeaderMap) -> NegotiationOutcome {
         let inner = &self.inner;
         let standard = headers.get_all(OPENSTACK_API_VERSION);
         let decoded = match &inner.rules.legacy_header {
@@ -144,14 +145,16 @@ impl Microversions {
             None => inner.codec.decode(standard),
         };
         match decoded {
-            Decoded::Absent => Negotiation::Served(inner.range.min()),
+            Decoded::Absent => NegotiationOutcome::Served(inner.range.min()),
             Decoded::Present(requested) => match inner.range.resolve(requested) {
-                Ok(v) => Negotiation::Served(v),
-                Err(e) => Negotiation::Unsupported(e.requested()),
+                Ok(v) => NegotiationOutcome::Served(v),
+                Err(e) => NegotiationOutcome::Unsupported(e.requested()),
             },
             Decoded::Malformed(bad) => match bad.zero_major() {
-                Some(v) if inner.rules.zero_major_is_unsupported => Negotiation::Unsupported(v),
-                _ => Negotiation::Malformed(bad.error()),
+                Some(v) if inner.rules.zero_major_is_unsupported => {
+                    NegotiationOutcome::Unsupported(v)
+                }
+                _ => NegotiationOutcome::Malformed(bad.error()),
             },
         }
     }
@@ -160,12 +163,10 @@ impl Microversions {
     ///
     /// # Errors
     ///
-    /// Returns the requested version when it is outside the range.
-    pub fn resolve(&self, requested: RequestedVersion) -> Result<Version, Version> {
-        self.inner
-            .range
-            .resolve(requested)
-            .map_err(|e| e.requested())
+    /// Returns [`UnsupportedVersion`], with the request and the range, when
+    /// the version is outside the range.
+    pub fn resolve(&self, requested: RequestedVersion) -> Result<Version, UnsupportedVersion> {
+        self.inner.range.resolve(requested)
     }
 
     /// The standard header value naming `version`.
@@ -360,49 +361,6 @@ pub(crate) fn canonical(name: &str) -> String {
         .join("-")
 }
 
-/// A configuration that cannot be built.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum BuildError {
-    /// The service type cannot appear in the header.
-    ServiceType(InvalidServiceType),
-    /// The deprecation threshold lies outside the supported range.
-    Deprecation {
-        /// The threshold.
-        below: Version,
-        /// The supported range.
-        range: VersionRange,
-    },
-    /// Two routes or schemas for one operation have overlapping ranges.
-    Overlap(crate::routing::RouteConflict),
-    /// Something else in the configuration is wrong; the message says what.
-    Invalid(String),
-}
-
-impl fmt::Display for BuildError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BuildError::ServiceType(e) => fmt::Display::fmt(e, f),
-            BuildError::Deprecation { below, range } => write!(
-                f,
-                "deprecation threshold {below} is outside the supported range {range}"
-            ),
-            BuildError::Overlap(e) => fmt::Display::fmt(e, f),
-            BuildError::Invalid(msg) => f.write_str(msg),
-        }
-    }
-}
-
-impl std::error::Error for BuildError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            BuildError::ServiceType(e) => Some(e),
-            BuildError::Overlap(e) => Some(e),
-            _ => None,
-        }
-    }
-}
-
 /// The name of the header that carries the request id.
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-openstack-request-id");
 
@@ -430,22 +388,42 @@ mod tests {
         let api = api(Profile::ApiSig);
         assert_eq!(
             api.negotiate(&HeaderMap::new()),
-            Negotiation::Served(Version::new(1, 0))
+            NegotiationOutcome::Served(Version::new(1, 0))
         );
         let h = headers(&[("openstack-api-version", "placement latest")]);
-        assert_eq!(api.negotiate(&h), Negotiation::Served(Version::new(1, 39)));
+        assert_eq!(
+            api.negotiate(&h),
+            NegotiationOutcome::Served(Version::new(1, 39))
+        );
         let h = headers(&[("openstack-api-version", "placement 1.999")]);
         assert_eq!(
             api.negotiate(&h),
-            Negotiation::Unsupported(Version::new(1, 999))
+            NegotiationOutcome::Unsupported(Version::new(1, 999))
         );
         let h = headers(&[("openstack-api-version", "placement 0.5")]);
-        assert!(matches!(api.negotiate(&h), Negotiation::Malformed(_)));
+        assert!(matches!(
+            api.negotiate(&h),
+            NegotiationOutcome::Malformed(_)
+        ));
         let api = self::api(Profile::Placement);
         assert_eq!(
             api.negotiate(&h),
-            Negotiation::Unsupported(Version::new(0, 5))
+            NegotiationOutcome::Unsupported(Version::new(0, 5))
         );
+    }
+
+    #[test]
+    fn resolve_names_the_range_it_refuses() {
+        let api = api(Profile::ApiSig);
+        assert_eq!(
+            api.resolve(RequestedVersion::Latest),
+            Ok(Version::new(1, 39))
+        );
+        let err = api
+            .resolve(RequestedVersion::Exact(Version::new(1, 40)))
+            .unwrap_err();
+        assert_eq!(err.requested(), Version::new(1, 40));
+        assert_eq!(err.supported(), api.range());
     }
 
     #[test]

@@ -11,7 +11,7 @@ pub const DEPRECATION: HeaderName = HeaderName::from_static("deprecation");
 /// The `Sunset` response header (RFC 8594).
 pub const SUNSET: HeaderName = HeaderName::from_static("sunset");
 
-/// Versions below a threshold are deprecated: responses served at them
+/// VersionSpan below a threshold are deprecated: responses served at them
 /// carry `Deprecation` and, when a removal date is set, `Sunset`; a `Link`
 /// to the deprecation notice when one is set. Discovery and the version
 /// history mark them as deprecated.
@@ -36,7 +36,7 @@ pub struct Deprecation {
 }
 
 impl Deprecation {
-    /// Versions below `below` are deprecated since `since`.
+    /// VersionSpan below `below` are deprecated since `since`.
     #[must_use]
     pub fn new(below: Version, since: SystemTime) -> Self {
         // RFC 9745: a structured-field date, `@` and seconds since the epoch.

@@ -35,7 +35,8 @@ use http::header::HOST;
 use microversion::document::{ApiVersion, Link, MediaType, VersionDocument};
 use microversion::{Version, VersionRange, VersionStatus, VersionsDocument};
 
-use crate::config::{BuildError, Microversions};
+use crate::config::Microversions;
+use crate::error::BuildError;
 
 /// One API version (a major) as discovery lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -282,9 +283,10 @@ impl DiscoveryBuilder {
     ///
     /// # Errors
     ///
-    /// Returns [`BuildError::Invalid`] unless there is exactly one CURRENT
-    /// version, ids and paths are unique, and each path starts and ends
-    /// with `/`.
+    /// Returns [`BuildError::CurrentVersions`] unless there is exactly one
+    /// CURRENT version, [`BuildError::SharedRoot`] unless ids and paths are
+    /// unique, and [`BuildError::RootPath`] unless each path starts and
+    /// ends with `/`.
     pub fn build(self) -> Result<Discovery, BuildError> {
         let current = self
             .versions
@@ -292,25 +294,23 @@ impl DiscoveryBuilder {
             .filter(|v| v.status == VersionStatus::Current)
             .count();
         if current != 1 {
-            return Err(BuildError::Invalid(format!(
-                "discovery needs exactly one CURRENT API version, found {current}"
-            )));
+            return Err(BuildError::CurrentVersions { found: current });
         }
         for (i, v) in self.versions.iter().enumerate() {
             if !v.path.starts_with('/') || !v.path.ends_with('/') {
-                return Err(BuildError::Invalid(format!(
-                    "the root path {:?} of {} must start and end with '/'",
-                    v.path, v.id
-                )));
+                return Err(BuildError::RootPath {
+                    id: v.id.clone(),
+                    path: v.path.clone(),
+                });
             }
             if let Some(other) = self.versions[..i]
                 .iter()
                 .find(|o| o.id == v.id || o.path == v.path)
             {
-                return Err(BuildError::Invalid(format!(
-                    "API versions {} and {} share an id or a root path",
-                    other.id, v.id
-                )));
+                return Err(BuildError::SharedRoot {
+                    first: other.id.clone(),
+                    second: v.id.clone(),
+                });
             }
         }
         Ok(Discovery {
@@ -337,17 +337,26 @@ mod tests {
             err.to_string(),
             "discovery needs exactly one CURRENT API version, found 0"
         );
+        assert!(matches!(err, BuildError::CurrentVersions { found: 0 }));
         let err = Discovery::builder()
             .version(ApiVersionSpec::new("v1", "/v1/", VersionStatus::Current))
             .version(ApiVersionSpec::new("v1", "/v2/", VersionStatus::Supported))
             .build()
             .unwrap_err();
-        assert!(err.to_string().contains("share an id"), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "API versions v1 and v1 share an id or a root path"
+        );
+        assert!(matches!(err, BuildError::SharedRoot { .. }));
         let err = Discovery::builder()
             .version(ApiVersionSpec::new("v1", "v1", VersionStatus::Current))
             .build()
             .unwrap_err();
-        assert!(err.to_string().contains("must start and end"), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "the root path \"v1\" of v1 must start and end with '/'"
+        );
+        assert!(matches!(err, BuildError::RootPath { .. }));
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! Errors as the API shows them: [`ApiError`] for handlers, and the
-//! rendering of every error body in the profile's format.
+//! The server crate's errors: [`ApiError`], as the API shows it, with the
+//! rendering of every error body in the profile's format; and
+//! [`BuildError`], a configuration refused when it is built.
 //!
 //! A handler (or the router's fallback) returns an [`ApiError`]; the layer
 //! renders its body in the profile's shape, with the request id, the served
@@ -9,9 +10,12 @@
 use std::fmt;
 
 use axum::response::{IntoResponse, Response};
+use http::Method;
 use http::header::CONTENT_TYPE;
 use http::{HeaderValue, StatusCode};
-use microversion::{ErrorBody, ErrorEntry, Version, VersionRange};
+use microversion::{
+    ErrorBody, ErrorEntry, InvalidServiceType, InvalidVersion, Version, VersionRange, VersionSpan,
+};
 
 use crate::profile::{ErrorFormat, Rules};
 
@@ -316,6 +320,151 @@ fn media_range_quality(range: &str, offer: &str) -> Option<(u8, f32)> {
     };
     Some((specificity, quality))
 }
+
+/// A configuration refused when it is built: of [`Microversions`], a
+/// router, the body schemas, the version history or discovery. Never
+/// returned while serving a request.
+///
+/// [`Microversions`]: crate::Microversions
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The service type cannot appear in the header.
+    ServiceType(InvalidServiceType),
+    /// The deprecation threshold lies outside the supported range.
+    Deprecation {
+        /// The threshold.
+        below: Version,
+        /// The supported range.
+        range: VersionRange,
+    },
+    /// Two routes or schemas for one operation have overlapping spans.
+    Overlap(RouteConflict),
+    /// A JSON Schema that cannot be compiled.
+    InvalidSchema {
+        /// The operation the schema is for (`POST /things`).
+        name: String,
+        /// The versions the schema was registered for.
+        versions: VersionSpan,
+        /// Why it cannot be compiled.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A version of the history is not valid text.
+    HistoryVersion(InvalidVersion),
+    /// The version history has no entry.
+    EmptyHistory,
+    /// A version of the history does not come after the one before it.
+    HistoryOrder {
+        /// The version before.
+        previous: Version,
+        /// The version that should be above it.
+        next: Version,
+    },
+    /// A version of the history has no description.
+    NoDescription(Version),
+    /// Discovery lists no CURRENT version, or several.
+    CurrentVersions {
+        /// How many are CURRENT.
+        found: usize,
+    },
+    /// An API version's root path does not start and end with `/`.
+    RootPath {
+        /// The API version's id.
+        id: String,
+        /// Its root path.
+        path: String,
+    },
+    /// Two API versions of discovery share an id or a root path.
+    SharedRoot {
+        /// The id of the first.
+        first: String,
+        /// The id of the second.
+        second: String,
+    },
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::ServiceType(e) => fmt::Display::fmt(e, f),
+            BuildError::Deprecation { below, range } => write!(
+                f,
+                "deprecation threshold {below} is outside the supported range {range}"
+            ),
+            BuildError::Overlap(e) => fmt::Display::fmt(e, f),
+            BuildError::InvalidSchema {
+                name,
+                versions,
+                source,
+            } => write!(f, "invalid JSON Schema for {name} at {versions}: {source}"),
+            BuildError::HistoryVersion(e) => write!(f, "version history: {e}"),
+            BuildError::EmptyHistory => f.write_str("version history is empty"),
+            BuildError::HistoryOrder { previous, next } => write!(
+                f,
+                "version history: {next} follows {previous}, but versions must increase"
+            ),
+            BuildError::NoDescription(version) => {
+                write!(f, "version history: {version} has no description")
+            }
+            BuildError::CurrentVersions { found } => write!(
+                f,
+                "discovery needs exactly one CURRENT API version, found {found}"
+            ),
+            BuildError::RootPath { id, path } => write!(
+                f,
+                "the root path {path:?} of {id} must start and end with '/'"
+            ),
+            BuildError::SharedRoot { first, second } => write!(
+                f,
+                "API versions {first} and {second} share an id or a root path"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BuildError::ServiceType(e) => Some(e),
+            BuildError::Overlap(e) => Some(e),
+            BuildError::InvalidSchema { source, .. } => Some(&**source),
+            BuildError::HistoryVersion(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// Two handlers (or schemas) for one operation whose versions overlap.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RouteConflict {
+    /// The path, or the schema's name.
+    pub path: String,
+    /// The method (`None` for a schema).
+    pub method: Option<Method>,
+    /// The versions of the first handler.
+    pub first: VersionSpan,
+    /// The versions of the second handler.
+    pub second: VersionSpan,
+}
+
+impl fmt::Display for RouteConflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.method {
+            Some(method) => write!(
+                f,
+                "overlapping version ranges for {method} {}: {} and {}",
+                self.path, self.first, self.second
+            ),
+            None => write!(
+                f,
+                "overlapping version ranges for {}: {} and {}",
+                self.path, self.first, self.second
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RouteConflict {}
 
 #[cfg(test)]
 mod tests {

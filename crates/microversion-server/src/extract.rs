@@ -10,15 +10,17 @@ use microversion::Version;
 
 /// The version that serves this request, as negotiated by the layer.
 ///
-/// It dereferences to [`Version`], so a handler can branch with
-/// [`Version::matches`]:
+/// It dereferences to [`Version`] and converts into one, so a handler can
+/// branch with [`VersionSpan::contains`](microversion::VersionSpan::contains):
 ///
 /// ```
-/// use microversion::Version;
+/// use microversion::VersionSpan;
 /// use microversion_server::ServedVersion;
 ///
+/// const PARENT: VersionSpan = VersionSpan::from_static("1.14 - latest");
+///
 /// async fn show(version: ServedVersion) -> String {
-///     if version.matches(Version::new(1, 14), None) {
+///     if PARENT.contains(version) {
 ///         "with parent_provider_uuid".to_owned()
 ///     } else {
 ///         "without".to_owned()
@@ -58,6 +60,12 @@ impl Deref for ServedVersion {
 
     fn deref(&self) -> &Version {
         &self.0
+    }
+}
+
+impl From<ServedVersion> for Version {
+    fn from(served: ServedVersion) -> Self {
+        served.0
     }
 }
 

@@ -45,19 +45,19 @@
 //!
 //! - **A field added or removed, a status changed**: branch inside the
 //!   handler with [`ServedVersion`](crate::ServedVersion) and
-//!   [`Version::matches`](microversion::Version::matches):
+//!   [`VersionSpan::contains`](microversion::VersionSpan::contains):
 //!
 //!   ```
 //!   use axum::Json;
-//!   use microversion::Version;
+//!   use microversion::VersionSpan;
 //!   use microversion_server::ServedVersion;
 //!   use serde_json::{Value, json};
 //!
-//!   const COLOR: Version = Version::new(1, 40);
+//!   const COLOR: VersionSpan = VersionSpan::from_static("1.40 - latest");
 //!
 //!   async fn show(version: ServedVersion) -> Json<Value> {
 //!       let mut widget = json!({"id": 7, "name": "gear"});
-//!       if version.matches(COLOR, None) {
+//!       if COLOR.contains(version) {
 //!           widget["color"] = json!("blue");
 //!       }
 //!       Json(widget)
@@ -72,13 +72,14 @@
 //!   a mistake is found at start-up, not by a client.
 //!
 //!   ```
-//!   use microversion_server::{Versions, VersionedRouter};
+//!   use microversion::VersionSpan;
+//!   use microversion_server::VersionedRouter;
 //!
 //!   # async fn list_old() {} async fn list_new() {} async fn paint() {}
 //!   let router: axum::Router = VersionedRouter::new()
-//!       .get("/widgets", Versions::between("1.0", "1.39"), list_old)
-//!       .get("/widgets", Versions::since("1.40"), list_new)
-//!       .post("/widgets/{id}/paint", Versions::since("1.40"), paint)
+//!       .get("/widgets", VersionSpan::from_static("1.0 - 1.39"), list_old)
+//!       .get("/widgets", VersionSpan::from_static("1.40 - latest"), list_new)
+//!       .post("/widgets/{id}/paint", VersionSpan::from_static("1.40 - latest"), paint)
 //!       .build()?;
 //!   # Ok::<(), microversion_server::BuildError>(())
 //!   ```

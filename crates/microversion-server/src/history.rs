@@ -26,7 +26,7 @@ use axum::routing::get;
 use microversion::{Version, VersionRange};
 use serde_json::{Value, json};
 
-use crate::config::BuildError;
+use crate::error::BuildError;
 
 /// One microversion and what it changed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -137,7 +137,7 @@ impl VersionHistory {
 #[must_use]
 pub struct VersionHistoryBuilder {
     entries: Vec<HistoryEntry>,
-    error: Option<String>,
+    error: Option<BuildError>,
 }
 
 impl VersionHistoryBuilder {
@@ -149,8 +149,7 @@ impl VersionHistoryBuilder {
                 description: description.into(),
             }),
             Err(e) => {
-                self.error
-                    .get_or_insert_with(|| format!("version history: {e}"));
+                self.error.get_or_insert(BuildError::HistoryVersion(e));
             }
         }
         self
@@ -160,28 +159,28 @@ impl VersionHistoryBuilder {
     ///
     /// # Errors
     ///
-    /// Returns [`BuildError::Invalid`] for an invalid version text, an
-    /// empty history, a version not above the previous one, or an empty
-    /// description.
+    /// Returns [`BuildError::HistoryVersion`] for an invalid version text,
+    /// [`BuildError::EmptyHistory`], [`BuildError::HistoryOrder`] for a
+    /// version not above the previous one, or [`BuildError::NoDescription`].
     pub fn build(self) -> Result<VersionHistory, BuildError> {
         if let Some(error) = self.error {
-            return Err(BuildError::Invalid(error));
+            return Err(error);
         }
         let (Some(first), Some(last)) = (self.entries.first(), self.entries.last()) else {
-            return Err(BuildError::Invalid("version history is empty".to_owned()));
+            return Err(BuildError::EmptyHistory);
         };
         let range = VersionRange::new(first.version, last.version).map_err(|_| {
-            BuildError::Invalid(format!(
-                "version history: {} follows {}, but versions must increase",
-                last.version, first.version
-            ))
+            BuildError::HistoryOrder {
+                previous: first.version,
+                next: last.version,
+            }
         })?;
         for pair in self.entries.windows(2) {
             if pair[1].version <= pair[0].version {
-                return Err(BuildError::Invalid(format!(
-                    "version history: {} follows {}, but versions must increase",
-                    pair[1].version, pair[0].version
-                )));
+                return Err(BuildError::HistoryOrder {
+                    previous: pair[0].version,
+                    next: pair[1].version,
+                });
             }
         }
         if let Some(e) = self
@@ -189,10 +188,7 @@ impl VersionHistoryBuilder {
             .iter()
             .find(|e| e.description.trim().is_empty())
         {
-            return Err(BuildError::Invalid(format!(
-                "version history: {} has no description",
-                e.version
-            )));
+            return Err(BuildError::NoDescription(e.version));
         }
         Ok(VersionHistory {
             entries: self.entries.into(),
@@ -216,6 +212,7 @@ mod tests {
             err.to_string(),
             "version history: 1.0 follows 1.0, but versions must increase"
         );
+        assert!(matches!(err, BuildError::HistoryOrder { .. }));
         let err = VersionHistory::builder()
             .version("1.x", "a")
             .build()
@@ -224,13 +221,16 @@ mod tests {
             err.to_string()
                 .starts_with("version history: invalid version \"1.x\"")
         );
-        assert!(VersionHistory::builder().build().is_err());
-        assert!(
-            VersionHistory::builder()
-                .version("1.0", " ")
-                .build()
-                .is_err()
-        );
+        assert!(matches!(err, BuildError::HistoryVersion(_)));
+        let err = VersionHistory::builder().build().unwrap_err();
+        assert!(matches!(err, BuildError::EmptyHistory), "{err}");
+        assert_eq!(err.to_string(), "version history is empty");
+        let err = VersionHistory::builder()
+            .version("1.0", " ")
+            .build()
+            .unwrap_err();
+        assert!(matches!(err, BuildError::NoDescription(v) if v == Version::new(1, 0)));
+        assert_eq!(err.to_string(), "version history: 1.0 has no description");
     }
 
     #[test]

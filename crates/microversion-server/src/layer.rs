@@ -12,7 +12,7 @@ use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use crate::config::{Microversions, Negotiation, REQUEST_ID, canonical};
+use crate::config::{Microversions, NegotiationOutcome, REQUEST_ID, canonical};
 use crate::error::{ApiError, ErrorContext, render};
 use crate::extract::{Negotiated, RequestId};
 use crate::profile::{Messages, VersionErrorHeaders};
@@ -128,7 +128,7 @@ where
             return ResponseFuture::inner(self.inner.call(req), finish, tracing::Span::none());
         }
         match self.api.negotiate(req.headers()) {
-            Negotiation::Served(version) => {
+            NegotiationOutcome::Served(version) => {
                 crate::telemetry::record(
                     &self.api,
                     &req,
@@ -147,12 +147,12 @@ where
                 let future = span.in_scope(|| self.inner.call(req));
                 ResponseFuture::inner(future, finish, span)
             }
-            Negotiation::Malformed(error) => {
+            NegotiationOutcome::Malformed(error) => {
                 crate::telemetry::record(&self.api, &req, crate::telemetry::Outcome::Malformed);
                 let response = malformed(&self.api, &error, &finish(None));
                 ResponseFuture::ready(response)
             }
-            Negotiation::Unsupported(version) => {
+            NegotiationOutcome::Unsupported(version) => {
                 crate::telemetry::record(&self.api, &req, crate::telemetry::Outcome::Unsupported);
                 let response = unsupported(&self.api, version, &finish(None));
                 ResponseFuture::ready(response)

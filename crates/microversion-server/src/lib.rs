@@ -29,16 +29,14 @@
 //!
 //! ```no_run
 //! use axum::Json;
-//! use microversion::{Version, VersionRange};
-//! use microversion_server::{
-//!     MicroversionLayer, Microversions, Profile, ServedVersion, Versions, VersionedRouter,
-//! };
+//! use microversion::{Version, VersionRange, VersionSpan};
+//! use microversion_server::{MicroversionLayer, Microversions, Profile, ServedVersion, VersionedRouter};
 //! use serde_json::{Value, json};
 //!
 //! async fn show(version: ServedVersion) -> Json<Value> {
 //!     let mut body = json!({"name": "rp1"});
 //!     // A field added in 1.14: branch inside the handler.
-//!     if version.matches(Version::new(1, 14), None) {
+//!     if VersionSpan::from_static("1.14 - latest").contains(version) {
 //!         body["parent_provider_uuid"] = Value::Null;
 //!     }
 //!     Json(body)
@@ -49,7 +47,7 @@
 //!     .profile(Profile::Placement)
 //!     .build()?;
 //! let app = VersionedRouter::new()
-//!     .get("/thing", Versions::all(), show)
+//!     .get("/thing", VersionSpan::ALL, show)
 //!     .build()?
 //!     .layer(MicroversionLayer::new(api));
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8778").await?;
@@ -78,15 +76,15 @@ pub mod routing;
 pub mod schema;
 pub mod telemetry;
 
-pub use crate::config::{BuildError, Microversions, MicroversionsBuilder, Negotiation, REQUEST_ID};
+pub use crate::config::{Microversions, MicroversionsBuilder, NegotiationOutcome, REQUEST_ID};
 pub use crate::deprecation::Deprecation;
 pub use crate::discovery::{ApiVersionSpec, Discovery};
-pub use crate::error::ApiError;
+pub use crate::error::{ApiError, BuildError, RouteConflict};
 pub use crate::extract::{MissingLayer, RequestId, ServedVersion};
 pub use crate::history::VersionHistory;
 pub use crate::layer::{Microversion, MicroversionLayer, ResponseFuture};
 pub use crate::profile::{Profile, Rules};
-pub use crate::routing::{RouteConflict, RouteTable, VersionedRouter, Versions};
+pub use crate::routing::{RouteTable, VersionedRouter};
 pub use crate::schema::{BodyError, BodySchemas, MessageStyle, VersionedJson};
 #[cfg(feature = "json-schema")]
 pub use crate::schema::{FormatChecker, PythonSchema, PythonSchemaError};

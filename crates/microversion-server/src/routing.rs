@@ -4,15 +4,16 @@
 //! ```
 //! use axum::Json;
 //! use http::Method;
-//! use microversion_server::{Versions, VersionedRouter};
+//! use microversion::VersionSpan;
+//! use microversion_server::VersionedRouter;
 //! use serde_json::json;
 //!
 //! async fn list_v1() -> Json<serde_json::Value> { Json(json!({"items": []})) }
 //! async fn list_v5() -> Json<serde_json::Value> { Json(json!({"items": [], "next": null})) }
 //!
 //! let routes = VersionedRouter::new()
-//!     .route("/items", Method::GET, Versions::between("1.0", "1.4"), list_v1)
-//!     .route("/items", Method::GET, Versions::since("1.5"), list_v5);
+//!     .route("/items", Method::GET, VersionSpan::from_static("1.0 - 1.4"), list_v1)
+//!     .route("/items", Method::GET, VersionSpan::from_static("1.5 - latest"), list_v5);
 //! println!("{}", routes.table());
 //! let router: axum::Router = routes.build()?;
 //! # Ok::<(), microversion_server::BuildError>(())
@@ -38,160 +39,13 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use http::header::ALLOW;
 use http::{HeaderValue, Method, StatusCode};
-use microversion::{InvalidRange, Version, VersionRange};
+use microversion::VersionSpan;
 
-use crate::config::BuildError;
-use crate::error::ApiError;
+use crate::error::{ApiError, BuildError, RouteConflict};
 use crate::extract::ServedVersion;
 
-/// The versions a route, schema or option is available at: from a first
-/// version, to a last one or to the newest (`latest`).
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Versions {
-    start: Version,
-    end: Option<Version>,
-}
-
-impl Versions {
-    /// Every version.
-    #[must_use]
-    pub const fn all() -> Self {
-        Versions {
-            start: Version::new(0, 0),
-            end: None,
-        }
-    }
-
-    /// From `start` (a literal such as `"1.5"`) to the newest.
-    ///
-    /// # Panics
-    ///
-    /// Panics when `start` is not a valid version literal.
-    #[must_use]
-    #[track_caller]
-    pub fn since(start: &'static str) -> Self {
-        Versions {
-            start: Version::from_static(start),
-            end: None,
-        }
-    }
-
-    /// From `start` to `end`, both included (literals).
-    ///
-    /// # Panics
-    ///
-    /// Panics when either is not a valid version literal, or `start > end`.
-    #[must_use]
-    #[track_caller]
-    pub fn between(start: &'static str, end: &'static str) -> Self {
-        let range = VersionRange::from_static(start, end);
-        Versions::from(range)
-    }
-
-    /// From `start` to `end` (`None`: the newest).
-    ///
-    /// # Errors
-    ///
-    /// Returns [`InvalidRange`] when `start > end`.
-    pub fn new(start: Version, end: Option<Version>) -> Result<Self, InvalidRange> {
-        if let Some(end) = end {
-            VersionRange::new(start, end)?;
-        }
-        Ok(Versions { start, end })
-    }
-
-    /// The first version.
-    #[must_use]
-    pub fn start(self) -> Version {
-        self.start
-    }
-
-    /// The last version, `None` for the newest.
-    #[must_use]
-    pub fn end(self) -> Option<Version> {
-        self.end
-    }
-
-    /// Whether `version` is in it.
-    #[must_use]
-    pub fn contains(self, version: Version) -> bool {
-        version.matches(self.start, self.end)
-    }
-
-    /// Whether it covers every version.
-    #[must_use]
-    pub fn is_all(self) -> bool {
-        self == Versions::all()
-    }
-
-    /// Whether the two share a version.
-    #[must_use]
-    pub fn overlaps(self, other: Versions) -> bool {
-        let end = |v: Versions| v.end.unwrap_or(Version::MAX);
-        self.start <= end(other) && other.start <= end(self)
-    }
-}
-
-impl From<VersionRange> for Versions {
-    fn from(range: VersionRange) -> Self {
-        Versions {
-            start: range.min(),
-            end: Some(range.max()),
-        }
-    }
-}
-
-impl fmt::Display for Versions {
-    /// `1.0 - 1.4`, `1.5 - latest`, or `all`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.is_all(), self.end) {
-            (true, _) => f.write_str("all"),
-            (false, Some(end)) => write!(f, "{} - {end}", self.start),
-            (false, None) => write!(f, "{} - latest", self.start),
-        }
-    }
-}
-
-impl fmt::Debug for Versions {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Versions({self})")
-    }
-}
-
-/// Two handlers (or schemas) for one operation whose versions overlap.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RouteConflict {
-    /// The path, or the schema's name.
-    pub path: String,
-    /// The method (`None` for a schema).
-    pub method: Option<Method>,
-    /// The versions of the first handler.
-    pub first: Versions,
-    /// The versions of the second handler.
-    pub second: Versions,
-}
-
-impl fmt::Display for RouteConflict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.method {
-            Some(method) => write!(
-                f,
-                "overlapping version ranges for {method} {}: {} and {}",
-                self.path, self.first, self.second
-            ),
-            None => write!(
-                f,
-                "overlapping version ranges for {}: {} and {}",
-                self.path, self.first, self.second
-            ),
-        }
-    }
-}
-
-impl std::error::Error for RouteConflict {}
-
 /// Finds the first pair of overlapping ranges, in registration order.
-pub(crate) fn find_overlap(ranges: &[Versions]) -> Option<(Versions, Versions)> {
+pub(crate) fn find_overlap(ranges: &[VersionSpan]) -> Option<(VersionSpan, VersionSpan)> {
     ranges.iter().enumerate().find_map(|(i, a)| {
         ranges[i + 1..]
             .iter()
@@ -208,7 +62,7 @@ type Grouped<S> = Vec<(String, Vec<(Method, Vec<Entry<S>>)>)>;
 struct Entry<S> {
     path: String,
     method: Method,
-    versions: Versions,
+    versions: VersionSpan,
     handler: BoxedHandler<S>,
 }
 
@@ -337,7 +191,13 @@ where
 
     /// Adds a handler for `method` on `path` (axum path syntax, such as
     /// `/resource_providers/{uuid}`) at `versions`.
-    pub fn route<H, T>(mut self, path: &str, method: Method, versions: Versions, handler: H) -> Self
+    pub fn route<H, T>(
+        mut self,
+        path: &str,
+        method: Method,
+        versions: VersionSpan,
+        handler: H,
+    ) -> Self
     where
         H: Handler<T, S>,
         T: 'static,
@@ -354,7 +214,7 @@ where
     }
 
     /// Adds a GET handler.
-    pub fn get<H, T>(self, path: &str, versions: Versions, handler: H) -> Self
+    pub fn get<H, T>(self, path: &str, versions: VersionSpan, handler: H) -> Self
     where
         H: Handler<T, S>,
         T: 'static,
@@ -363,7 +223,7 @@ where
     }
 
     /// Adds a POST handler.
-    pub fn post<H, T>(self, path: &str, versions: Versions, handler: H) -> Self
+    pub fn post<H, T>(self, path: &str, versions: VersionSpan, handler: H) -> Self
     where
         H: Handler<T, S>,
         T: 'static,
@@ -372,7 +232,7 @@ where
     }
 
     /// Adds a PUT handler.
-    pub fn put<H, T>(self, path: &str, versions: Versions, handler: H) -> Self
+    pub fn put<H, T>(self, path: &str, versions: VersionSpan, handler: H) -> Self
     where
         H: Handler<T, S>,
         T: 'static,
@@ -381,7 +241,7 @@ where
     }
 
     /// Adds a PATCH handler.
-    pub fn patch<H, T>(self, path: &str, versions: Versions, handler: H) -> Self
+    pub fn patch<H, T>(self, path: &str, versions: VersionSpan, handler: H) -> Self
     where
         H: Handler<T, S>,
         T: 'static,
@@ -390,7 +250,7 @@ where
     }
 
     /// Adds a DELETE handler.
-    pub fn delete<H, T>(self, path: &str, versions: Versions, handler: H) -> Self
+    pub fn delete<H, T>(self, path: &str, versions: VersionSpan, handler: H) -> Self
     where
         H: Handler<T, S>,
         T: 'static,
@@ -420,12 +280,14 @@ where
     /// The route table.
     #[must_use]
     pub fn table(&self) -> RouteTable {
-        let mut rows: Vec<(&str, &Method, Versions)> = self
+        let mut rows: Vec<(&str, &Method, VersionSpan)> = self
             .entries
             .iter()
             .map(|e| (e.path.as_str(), &e.method, e.versions))
             .collect();
-        rows.sort_by(|a, b| (a.0, a.1.as_str(), a.2.start).cmp(&(b.0, b.1.as_str(), b.2.start)));
+        rows.sort_by(|a, b| {
+            (a.0, a.1.as_str(), a.2.start()).cmp(&(b.0, b.1.as_str(), b.2.start()))
+        });
         RouteTable {
             rows: rows
                 .into_iter()
@@ -433,8 +295,8 @@ where
                     method: method.to_string(),
                     path: path.to_owned(),
                     versions: versions.to_string(),
-                    min_version: versions.start.to_string(),
-                    max_version: versions.end.map(|v| v.to_string()),
+                    min_version: versions.start().to_string(),
+                    max_version: versions.end().map(|v| v.to_string()),
                 })
                 .collect(),
         }
@@ -473,7 +335,7 @@ where
         for (path, methods) in paths {
             let mut operations = Vec::with_capacity(methods.len());
             for (method, entries) in methods {
-                let ranges: Vec<Versions> = entries.iter().map(|e| e.versions).collect();
+                let ranges: Vec<VersionSpan> = entries.iter().map(|e| e.versions).collect();
                 if let Some((first, second)) = find_overlap(&ranges) {
                     return Err(BuildError::Overlap(RouteConflict {
                         path,
@@ -516,7 +378,7 @@ where
 /// One method on one path: its handlers by version.
 struct Operation<S> {
     method: Method,
-    handlers: Box<[(Versions, BoxedHandler<S>)]>,
+    handlers: Box<[(VersionSpan, BoxedHandler<S>)]>,
     /// The status when no handler serves the version.
     unavailable: StatusCode,
 }
@@ -652,25 +514,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn versions_overlap_and_display() {
-        let a = Versions::between("1.0", "1.4");
-        let b = Versions::since("1.5");
-        let c = Versions::since("1.4");
-        assert!(!a.overlaps(b));
-        assert!(a.overlaps(c));
-        assert!(b.overlaps(c));
-        assert!(Versions::all().overlaps(a));
-        assert_eq!(a.to_string(), "1.0 - 1.4");
-        assert_eq!(b.to_string(), "1.5 - latest");
-        assert_eq!(Versions::all().to_string(), "all");
-        assert!(Versions::new(Version::new(1, 5), Some(Version::new(1, 4))).is_err());
-    }
-
-    #[test]
     fn overlaps_fail_the_build_naming_path_method_and_ranges() {
         let err = VersionedRouter::<()>::new()
-            .get("/a", Versions::between("1.0", "1.5"), || async { "a" })
-            .get("/a", Versions::since("1.5"), || async { "b" })
+            .get("/a", VersionSpan::from_static("1.0 - 1.5"), || async {
+                "a"
+            })
+            .get("/a", VersionSpan::from_static("1.5 - latest"), || async {
+                "b"
+            })
             .build()
             .unwrap_err();
         assert_eq!(
@@ -682,9 +533,9 @@ mod tests {
     #[test]
     fn same_ranges_on_other_methods_are_fine() {
         let router = VersionedRouter::<()>::new()
-            .get("/a", Versions::all(), || async { "a" })
-            .post("/a", Versions::all(), || async { "b" })
-            .get("/b", Versions::all(), || async { "c" });
+            .get("/a", VersionSpan::ALL, || async { "a" })
+            .post("/a", VersionSpan::ALL, || async { "b" })
+            .get("/b", VersionSpan::ALL, || async { "c" });
         let table = router.table();
         assert_eq!(table.rows().len(), 3);
         assert!(table.to_string().contains("GET     /a  all"));

@@ -24,7 +24,7 @@
 //! use axum::routing::post;
 //! use axum::{Extension, Router};
 //! use microversion_server::schema::{BodySchemas, VersionedJson};
-//! use microversion_server::Versions;
+//! use microversion::VersionSpan;
 //! use serde::Deserialize;
 //!
 //! /// What the handler works with.
@@ -50,8 +50,8 @@
 //! }
 //!
 //! let schemas = BodySchemas::<Create>::builder("POST /resource_providers")
-//!     .serde::<CreateV1>(Versions::between("1.0", "1.13"))
-//!     .serde::<CreateV14>(Versions::since("1.14"))
+//!     .serde::<CreateV1>(VersionSpan::from_static("1.0 - 1.13"))
+//!     .serde::<CreateV14>(VersionSpan::from_static("1.14 - latest"))
 //!     .build()?;
 //! let app: Router = Router::new()
 //!     .route("/resource_providers", post(create))
@@ -68,14 +68,13 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::StatusCode;
 use http::header::CONTENT_TYPE;
-use microversion::Version;
+use microversion::{Version, VersionSpan};
 use serde::Deserialize as _;
 use serde::de::{DeserializeOwned, IgnoredAny};
 
-use crate::config::BuildError;
-use crate::error::ApiError;
+use crate::error::{ApiError, BuildError, RouteConflict};
 use crate::extract::ServedVersion;
-use crate::routing::{RouteConflict, Versions, find_overlap};
+use crate::routing::find_overlap;
 
 mod depth;
 #[cfg(feature = "json-schema")]
@@ -85,7 +84,7 @@ pub use self::depth::MAX_JSON_DEPTH;
 use self::depth::Nesting;
 
 #[cfg(feature = "json-schema")]
-pub use self::python::{FormatChecker, PathItem, PythonSchema, PythonSchemaError};
+pub use self::python::{FormatChecker, InvalidSchema, PathItem, PythonSchema, PythonSchemaError};
 
 /// Reads a body, given how deeply it nests.
 type Parser<T> = Box<dyn Fn(&[u8], Nesting) -> Result<T, BodyError> + Send + Sync>;
@@ -117,7 +116,7 @@ pub enum MessageStyle {
 /// builder's message style.
 #[cfg(feature = "json-schema")]
 struct PendingSchema<T> {
-    versions: Versions,
+    versions: VersionSpan,
     schema: serde_json::Value,
     convert: Arc<dyn Fn(serde_json::Value) -> Result<T, BodyError> + Send + Sync>,
 }
@@ -132,7 +131,7 @@ enum Entry<T> {
 /// The schemas of one operation's request body, by version.
 pub struct BodySchemas<T> {
     name: String,
-    entries: Vec<(Versions, Parser<T>)>,
+    entries: Vec<(VersionSpan, Parser<T>)>,
 }
 
 impl<T> fmt::Debug for BodySchemas<T> {
@@ -163,7 +162,7 @@ impl<T: Send + Sync + 'static> BodySchemas<T> {
 
     /// The versions each schema covers, in registration order.
     #[must_use]
-    pub fn versions(&self) -> Vec<Versions> {
+    pub fn versions(&self) -> Vec<VersionSpan> {
         self.entries.iter().map(|(v, _)| *v).collect()
     }
 
@@ -209,7 +208,7 @@ impl<T: Send + Sync + 'static> BodySchemas<T> {
 #[must_use]
 pub struct BodySchemasBuilder<T> {
     name: String,
-    entries: Vec<(Versions, Entry<T>)>,
+    entries: Vec<(VersionSpan, Entry<T>)>,
     error: Option<BuildError>,
     style: MessageStyle,
     #[cfg(feature = "json-schema")]
@@ -251,7 +250,7 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
     /// At `versions`, the body is a `U` (deserialized from JSON), converted
     /// into `T`. Use `#[serde(deny_unknown_fields)]` on `U` to reject
     /// unknown fields.
-    pub fn serde<U>(mut self, versions: Versions) -> Self
+    pub fn serde<U>(mut self, versions: VersionSpan) -> Self
     where
         U: DeserializeOwned + Into<T> + 'static,
     {
@@ -281,7 +280,7 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
     /// At `versions`, the body must validate against the JSON Schema
     /// `schema`, then is deserialized into `T`.
     #[cfg(feature = "json-schema")]
-    pub fn json_schema(mut self, versions: Versions, schema: &serde_json::Value) -> Self
+    pub fn json_schema(mut self, versions: VersionSpan, schema: &serde_json::Value) -> Self
     where
         T: DeserializeOwned,
     {
@@ -310,13 +309,15 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
             schema,
             convert,
         } = pending;
-        let name = &self.name;
-        let invalid = |e: &dyn fmt::Display| {
-            BuildError::Invalid(format!("invalid JSON Schema for {name} at {versions}: {e}"))
-        };
+        let invalid =
+            |source: Box<dyn std::error::Error + Send + Sync>| BuildError::InvalidSchema {
+                name: self.name.clone(),
+                versions,
+                source,
+            };
         match self.style {
             MessageStyle::Python => {
-                let mut validator = PythonSchema::new(&schema).map_err(|e| invalid(&e))?;
+                let mut validator = PythonSchema::new(&schema).map_err(|e| invalid(Box::new(e)))?;
                 if let Some(formats) = &self.formats {
                     validator = validator.with_format_checker(formats.clone());
                 }
@@ -327,7 +328,8 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
                 }))
             }
             MessageStyle::Default => {
-                let validator = jsonschema::validator_for(&schema).map_err(|e| invalid(&e))?;
+                let validator = jsonschema::validator_for(&schema)
+                    .map_err(|e| invalid(Box::new(e.to_owned())))?;
                 Ok(Box::new(move |body: &[u8], nesting| {
                     check_depth(body, nesting)?;
                     let value: serde_json::Value = from_bounded_slice(body)
@@ -355,7 +357,7 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
         if let Some(error) = self.error.take() {
             return Err(error);
         }
-        let ranges: Vec<Versions> = self.entries.iter().map(|(v, _)| *v).collect();
+        let ranges: Vec<VersionSpan> = self.entries.iter().map(|(v, _)| *v).collect();
         if let Some((first, second)) = find_overlap(&ranges) {
             return Err(BuildError::Overlap(RouteConflict {
                 path: format!("the body of {}", self.name),
@@ -420,6 +422,7 @@ fn too_deep(body: &[u8], at: usize) -> String {
 
 /// Deserializes a body whose depth is already bounded, without serde's
 /// own limit of 128 levels (which would refuse bodies Python reads).
+#[cfg(feature = "json-schema")]
 fn from_bounded_slice<U: DeserializeOwned>(body: &[u8]) -> serde_json::Result<U> {
     let mut de = serde_json::Deserializer::from_slice(body);
     de.disable_recursion_limit();
@@ -630,8 +633,8 @@ mod tests {
 
     fn schemas() -> BodySchemas<Thing> {
         BodySchemas::builder("POST /things")
-            .serde::<ThingV1>(Versions::between("1.0", "1.4"))
-            .serde::<ThingV2>(Versions::since("1.5"))
+            .serde::<ThingV1>(VersionSpan::from_static("1.0 - 1.4"))
+            .serde::<ThingV2>(VersionSpan::from_static("1.5 - latest"))
             .build()
             .unwrap()
     }
@@ -679,8 +682,8 @@ mod tests {
     #[test]
     fn overlapping_schemas_fail_to_build() {
         let err = BodySchemas::<Thing>::builder("POST /things")
-            .serde::<ThingV1>(Versions::between("1.0", "1.5"))
-            .serde::<ThingV2>(Versions::since("1.5"))
+            .serde::<ThingV1>(VersionSpan::from_static("1.0 - 1.5"))
+            .serde::<ThingV2>(VersionSpan::from_static("1.5 - latest"))
             .build()
             .unwrap_err();
         assert_eq!(
@@ -703,7 +706,7 @@ mod tests {
             "additionalProperties": false
         });
         let python = BodySchemas::<Named>::builder("POST /things")
-            .json_schema(Versions::all(), &schema)
+            .json_schema(VersionSpan::ALL, &schema)
             .python_messages()
             .build()
             .unwrap();
@@ -742,7 +745,7 @@ mod tests {
         let lenient = BodySchemas::<Named>::builder("POST /things")
             .python_messages()
             .format_checker(FormatChecker::empty())
-            .json_schema(Versions::all(), &schema)
+            .json_schema(VersionSpan::ALL, &schema)
             .build()
             .unwrap();
         assert_eq!(
@@ -753,7 +756,7 @@ mod tests {
         );
         // The default style is unchanged.
         let default = BodySchemas::<Named>::builder("POST /things")
-            .json_schema(Versions::all(), &schema)
+            .json_schema(VersionSpan::ALL, &schema)
             .build()
             .unwrap();
         assert!(matches!(
@@ -762,14 +765,24 @@ mod tests {
         ));
         let bad = BodySchemas::<Named>::builder("POST /things")
             .python_messages()
-            .json_schema(Versions::all(), &serde_json::json!({"$ref": "#/x"}))
+            .json_schema(VersionSpan::ALL, &serde_json::json!({"$ref": "#/x"}))
             .build()
             .unwrap_err();
         assert!(
             bad.to_string()
-                .starts_with("invalid JSON Schema for POST /things at"),
+                .starts_with("invalid JSON Schema for POST /things at all: "),
             "{bad}"
         );
+        match &bad {
+            BuildError::InvalidSchema { name, versions, .. } => {
+                assert_eq!(
+                    (name.as_str(), *versions),
+                    ("POST /things", VersionSpan::ALL)
+                );
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(std::error::Error::source(&bad).is_some());
     }
 
     #[cfg(feature = "json-schema")]
@@ -786,7 +799,7 @@ mod tests {
             "additionalProperties": false
         });
         let s = BodySchemas::<Inv>::builder("PUT /inventory")
-            .json_schema(Versions::all(), &schema)
+            .json_schema(VersionSpan::ALL, &schema)
             .build()
             .unwrap();
         assert_eq!(
@@ -807,14 +820,16 @@ mod tests {
             "{err}"
         );
         let bad = BodySchemas::<Inv>::builder("PUT /inventory")
-            .json_schema(Versions::all(), &serde_json::json!({"type": 12}))
+            .json_schema(VersionSpan::ALL, &serde_json::json!({"type": 12}))
             .build()
             .unwrap_err();
         assert!(
             bad.to_string()
-                .starts_with("invalid JSON Schema for PUT /inventory"),
+                .starts_with("invalid JSON Schema for PUT /inventory at all: "),
             "{bad}"
         );
+        assert!(matches!(bad, BuildError::InvalidSchema { .. }));
+        assert!(std::error::Error::source(&bad).is_some());
     }
 
     /// `open` arrays nested in each other around `inner`, `depth` deep.
@@ -867,7 +882,7 @@ mod tests {
         });
         let python = BodySchemas::<serde_json::Value>::builder("POST /things")
             .python_messages()
-            .json_schema(Versions::all(), &schema)
+            .json_schema(VersionSpan::ALL, &schema)
             .build()
             .unwrap();
         let v = Version::new(1, 0);

@@ -12,7 +12,7 @@ use std::hint::black_box;
 
 use http::{HeaderMap, HeaderName, HeaderValue};
 use microversion::{Version, VersionRange};
-use microversion_server::{Microversions, Negotiation, Profile};
+use microversion_server::{Microversions, NegotiationOutcome, Profile};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 #[global_allocator]
@@ -44,8 +44,8 @@ fn api(profile: Profile, service: &str, min: &'static str, max: &'static str) ->
         .unwrap()
 }
 
-fn served(s: &'static str) -> Negotiation {
-    Negotiation::Served(Version::from_static(s))
+fn served(s: &'static str) -> NegotiationOutcome {
+    NegotiationOutcome::Served(Version::from_static(s))
 }
 
 #[test]
@@ -58,7 +58,7 @@ fn negotiation_of_well_formed_headers_does_not_allocate() {
     let ironic = api(Profile::Ironic, "baremetal", "1.1", "1.115");
     let cinder = api(Profile::Cinder, "volume", "3.0", "3.71");
 
-    let cases: Vec<(&str, &Microversions, HeaderMap, Negotiation)> = vec![
+    let cases: Vec<(&str, &Microversions, HeaderMap, NegotiationOutcome)> = vec![
         ("absent", &placement, HeaderMap::new(), served("1.0")),
         (
             "other headers only",
@@ -118,13 +118,13 @@ fn negotiation_of_well_formed_headers_does_not_allocate() {
             "out of range",
             &placement,
             headers(&[(STD, "placement 1.999")]),
-            Negotiation::Unsupported(Version::new(1, 999)),
+            NegotiationOutcome::Unsupported(Version::new(1, 999)),
         ),
         (
             "zero major read as below the range",
             &placement,
             headers(&[(STD, "placement 0.5")]),
-            Negotiation::Unsupported(Version::new(0, 5)),
+            NegotiationOutcome::Unsupported(Version::new(0, 5)),
         ),
         (
             "nova: standard header",
@@ -185,6 +185,6 @@ fn negotiation_of_well_formed_headers_does_not_allocate() {
     // message, which allocates.
     let bad = headers(&[(STD, "placement 1.2.3")]);
     let (got, count) = allocations(|| placement.negotiate(&bad));
-    assert!(matches!(got, Negotiation::Malformed(_)), "{got:?}");
+    assert!(matches!(got, NegotiationOutcome::Malformed(_)), "{got:?}");
     assert!(count > 0, "the counting allocator counted nothing");
 }

@@ -12,9 +12,9 @@ use axum::Router;
 use axum::body::Body;
 use axum::routing::get;
 use http::{Request, StatusCode};
-use microversion::VersionRange;
+use microversion::{VersionRange, VersionSpan};
 use microversion_server::{
-    MicroversionLayer, Microversions, Profile, RequestId, ServedVersion, VersionedRouter, Versions,
+    MicroversionLayer, Microversions, Profile, RequestId, ServedVersion, VersionedRouter,
 };
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 use tower::{Layer, Service, ServiceExt};
@@ -78,8 +78,12 @@ fn the_layer_and_versioned_dispatch_stay_within_their_allocation_budget() {
     let bare = allocations_per_request(&bare, "placement 1.20");
 
     let versioned: Router = VersionedRouter::new()
-        .get("/resource", Versions::between("1.0", "1.19"), handler)
-        .get("/resource", Versions::since("1.20"), handler)
+        .get("/resource", VersionSpan::from_static("1.0 - 1.19"), handler)
+        .get(
+            "/resource",
+            VersionSpan::from_static("1.20 - latest"),
+            handler,
+        )
         .build()
         .unwrap()
         .with_state(());
@@ -100,14 +104,14 @@ fn the_layer_and_versioned_dispatch_stay_within_their_allocation_budget() {
 
     // Handlers that read both: still one extension, no copy of the id.
     let reading: Router = VersionedRouter::new()
-        .get("/resource", Versions::all(), reads_both)
+        .get("/resource", VersionSpan::ALL, reads_both)
         .build()
         .unwrap()
         .with_state(());
     let reading = MicroversionLayer::new(api()).layer(reading);
     let both = allocations_per_request(&reading, "placement 1.20");
     let plain: Router = VersionedRouter::new()
-        .get("/resource", Versions::all(), handler)
+        .get("/resource", VersionSpan::ALL, handler)
         .build()
         .unwrap()
         .with_state(());

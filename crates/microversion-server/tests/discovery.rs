@@ -7,11 +7,11 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use axum::Router;
 use axum::routing::get;
-use microversion::{Version, VersionRange, VersionStatus, VersionsDocument};
+use microversion::{Version, VersionRange, VersionSpan, VersionStatus, VersionsDocument};
 use microversion_server::history::VersionHistory;
 use microversion_server::{
     ApiVersionSpec, Deprecation, Discovery, MicroversionLayer, Microversions, Profile,
-    ServedVersion, VersionedRouter, Versions,
+    ServedVersion, VersionedRouter,
 };
 use serde_json::{Value, json};
 
@@ -189,9 +189,11 @@ fn deprecating_app() -> (Router, Microversions) {
     let discovery = Discovery::single(&api, "v1").unwrap();
     #[allow(unused_mut)]
     let mut app = VersionedRouter::new()
-        .get("/widgets", Versions::all(), |v: ServedVersion| async move {
-            v.to_string()
-        })
+        .get(
+            "/widgets",
+            VersionSpan::ALL,
+            |v: ServedVersion| async move { v.to_string() },
+        )
         .build()
         .unwrap()
         .merge(discovery.router())

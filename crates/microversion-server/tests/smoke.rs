@@ -3,9 +3,9 @@
 mod common;
 
 use axum::Json;
-use microversion::VersionRange;
+use microversion::{VersionRange, VersionSpan};
 use microversion_server::{
-    ApiError, MicroversionLayer, Microversions, Profile, ServedVersion, VersionedRouter, Versions,
+    ApiError, MicroversionLayer, Microversions, Profile, ServedVersion, VersionedRouter,
 };
 use serde_json::{Value, json};
 
@@ -27,9 +27,9 @@ async fn server(profile: Profile) -> String {
         .build()
         .unwrap();
     let app = VersionedRouter::new()
-        .get("/things", Versions::between("1.0", "1.4"), old)
-        .get("/things", Versions::since("1.5"), new)
-        .post("/things", Versions::all(), gone)
+        .get("/things", VersionSpan::from_static("1.0 - 1.4"), old)
+        .get("/things", VersionSpan::from_static("1.5 - latest"), new)
+        .post("/things", VersionSpan::ALL, gone)
         .build()
         .unwrap()
         .layer(MicroversionLayer::new(api));
@@ -110,10 +110,8 @@ async fn versioned_dispatch_and_headers() {
 mod bodies {
     use axum::Router;
     use axum::routing::post;
-    use microversion::VersionRange;
-    use microversion_server::{
-        BodySchemas, MicroversionLayer, Microversions, VersionedJson, Versions,
-    };
+    use microversion::{VersionRange, VersionSpan};
+    use microversion_server::{BodySchemas, MicroversionLayer, Microversions, VersionedJson};
     use serde::Deserialize;
     use serde_json::Value;
 
@@ -163,8 +161,8 @@ mod bodies {
             .build()
             .unwrap();
         let schemas = BodySchemas::<Create>::builder("POST /things")
-            .serde::<V1>(Versions::between("1.0", "1.4"))
-            .serde::<V5>(Versions::since("1.5"))
+            .serde::<V1>(VersionSpan::from_static("1.0 - 1.4"))
+            .serde::<V5>(VersionSpan::from_static("1.5 - latest"))
             .build()
             .unwrap();
         let app = Router::new()

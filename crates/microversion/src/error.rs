@@ -175,6 +175,75 @@ impl fmt::Debug for InvalidVersionRequest {
 
 impl std::error::Error for InvalidVersionRequest {}
 
+/// Why a text is not a [`VersionSpan`](crate::VersionSpan).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SpanErrorKind {
+    /// Neither `all` nor two parts around a dash.
+    Shape,
+    Start(VersionErrorKind),
+    End(VersionErrorKind),
+    Inverted(InvalidRange),
+}
+
+/// A string that is not a valid [`VersionSpan`](crate::VersionSpan).
+///
+/// Its message quotes the input and says what is wrong or accepted:
+/// `invalid version span "1.5": expected "X.Y - X.Y", "X.Y - latest" or "all"`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct InvalidVersionSpan {
+    input: Box<str>,
+    kind: SpanErrorKind,
+}
+
+impl InvalidVersionSpan {
+    pub(crate) fn new(input: &str, kind: SpanErrorKind) -> Self {
+        InvalidVersionSpan {
+            input: input.into(),
+            kind,
+        }
+    }
+
+    /// The rejected input, exactly as given.
+    #[must_use]
+    pub fn input(&self) -> &str {
+        &self.input
+    }
+}
+
+impl fmt::Display for InvalidVersionSpan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("invalid version span ")?;
+        write_quoted(f, self.input.as_bytes())?;
+        match self.kind {
+            SpanErrorKind::Shape => {
+                f.write_str(": expected \"X.Y - X.Y\", \"X.Y - latest\" or \"all\"")
+            }
+            SpanErrorKind::Start(kind) => write!(f, ": its first version: {}", kind.reason()),
+            SpanErrorKind::End(kind) => write!(
+                f,
+                ": its last version: {}; expected a version or \"latest\"",
+                kind.reason()
+            ),
+            SpanErrorKind::Inverted(e) => write!(
+                f,
+                ": its first version {} is above its last {}",
+                e.min, e.max
+            ),
+        }
+    }
+}
+
+impl fmt::Debug for InvalidVersionSpan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InvalidVersionSpan")
+            .field("input", &self.input)
+            .field("kind", &self.kind)
+            .finish()
+    }
+}
+
+impl std::error::Error for InvalidVersionSpan {}
+
 /// A range whose minimum is above its maximum.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InvalidRange {
@@ -258,6 +327,7 @@ enum ErrorKind {
     Version(InvalidVersion),
     Request(InvalidVersionRequest),
     Range(InvalidRange),
+    Span(InvalidVersionSpan),
     Unsupported(UnsupportedVersion),
     Negotiation(crate::NegotiationError),
 }
@@ -268,16 +338,20 @@ impl Error {
             ErrorKind::Version(e) => e,
             ErrorKind::Request(e) => e,
             ErrorKind::Range(e) => e,
+            ErrorKind::Span(e) => e,
             ErrorKind::Unsupported(e) => e,
             ErrorKind::Negotiation(e) => e,
         }
     }
 
-    /// Whether this is an [`InvalidVersion`] or an [`InvalidVersionRequest`]:
-    /// bad input text.
+    /// Whether this is an [`InvalidVersion`], an [`InvalidVersionRequest`]
+    /// or an [`InvalidVersionSpan`]: bad input text.
     #[must_use]
     pub fn is_invalid_version(&self) -> bool {
-        matches!(self.inner, ErrorKind::Version(_) | ErrorKind::Request(_))
+        matches!(
+            self.inner,
+            ErrorKind::Version(_) | ErrorKind::Request(_) | ErrorKind::Span(_)
+        )
     }
 
     /// Whether this is an [`UnsupportedVersion`] or a negotiation failure:
@@ -317,6 +391,7 @@ into_error! {
     InvalidVersion => Version,
     InvalidVersionRequest => Request,
     InvalidRange => Range,
+    InvalidVersionSpan => Span,
     UnsupportedVersion => Unsupported,
     crate::NegotiationError => Negotiation,
 }

@@ -9,6 +9,8 @@
 //! - [`VersionRequest`]: what a client user asks for (`2.10`, `2.latest`,
 //!   `latest`, `2`, `None`);
 //! - [`VersionRange`]: an inclusive range, and resolving a request in it;
+//! - [`VersionSpan`]: the versions a route, schema or client operation
+//!   exists at (`1.0 - 1.4`, `1.5 - latest`, `all`);
 //! - [`VersionHeader`]: the `OpenStack-API-Version` header codec and the
 //!   legacy per-service headers;
 //! - [`negotiate`]: a client's choice of version from both sides' ranges;
@@ -60,7 +62,7 @@
 //!
 //! # Features
 //!
-//! - `serde`: `Serialize` and `Deserialize` for versions, requests, the
+//! - `serde`: `Serialize` and `Deserialize` for versions, requests, spans, the
 //!   versions document (all four shapes servers send) and the error body.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -73,11 +75,13 @@ mod range;
 mod request;
 #[cfg(feature = "serde")]
 mod serde;
+mod span;
 mod version;
 
 pub use crate::document::{ApiVersion, ErrorBody, ErrorEntry, VersionStatus, VersionsDocument};
 pub use crate::error::{
-    Error, InvalidRange, InvalidVersion, InvalidVersionRequest, UnsupportedVersion,
+    Error, InvalidRange, InvalidVersion, InvalidVersionRequest, InvalidVersionSpan,
+    UnsupportedVersion,
 };
 pub use crate::header::{
     Decoded, InvalidServiceType, Malformed, OPENSTACK_API_VERSION, RequestedVersion, VersionHeader,
@@ -87,4 +91,5 @@ pub use crate::negotiate::{
 };
 pub use crate::range::VersionRange;
 pub use crate::request::VersionRequest;
+pub use crate::span::VersionSpan;
 pub use crate::version::Version;

@@ -83,7 +83,7 @@ impl VersionRange {
     /// Whether `version` lies in the range, ends included.
     #[must_use]
     pub fn contains(self, version: Version) -> bool {
-        version.matches(self.min, Some(self.max))
+        version >= self.min && version <= self.max
     }
 
     /// The versions both ranges contain, if any.

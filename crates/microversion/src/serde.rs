@@ -9,7 +9,7 @@ use crate::document::{
     ApiVersion, ErrorBody, ErrorEntry, Link, MediaType, VersionDocument, VersionStatus,
     VersionsDocument,
 };
-use crate::{Version, VersionRequest};
+use crate::{Version, VersionRequest, VersionSpan};
 
 impl Serialize for Version {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -31,6 +31,19 @@ impl Serialize for VersionRequest {
 }
 
 impl<'de> Deserialize<'de> for VersionRequest {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        s.parse().map_err(de::Error::custom)
+    }
+}
+
+impl Serialize for VersionSpan {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for VersionSpan {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let s = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
         s.parse().map_err(de::Error::custom)
@@ -406,6 +419,14 @@ mod tests {
         );
         let req: VersionRequest = serde_json::from_value(json!("2.latest")).unwrap();
         assert_eq!(req, VersionRequest::MajorLatest(2));
+        let span = VersionSpan::from_static("1.5 - latest");
+        assert_eq!(serde_json::to_value(span).unwrap(), json!("1.5 - latest"));
+        assert_eq!(
+            serde_json::from_value::<VersionSpan>(json!("1.0 - 1.4")).unwrap(),
+            VersionSpan::from_static("1.0 - 1.4")
+        );
+        let err = serde_json::from_value::<VersionSpan>(json!("1.5")).unwrap_err();
+        assert!(err.to_string().contains("invalid version span"), "{err}");
     }
 
     #[test]

@@ -80,40 +80,30 @@ impl Version {
     pub const fn minor(self) -> u32 {
         self.minor
     }
-
-    /// Whether this version lies in `[start, end]`, with `None` as an open
-    /// end.
-    ///
-    /// This is how a handler branches on the served version:
-    ///
-    /// ```
-    /// use microversion::Version;
-    ///
-    /// let served = Version::new(1, 20);
-    /// assert!(served.matches(Version::new(1, 14), None));
-    /// assert!(!served.matches(Version::new(1, 0), Some(Version::new(1, 19))));
-    /// ```
-    #[must_use]
-    pub fn matches(self, start: Version, end: Option<Version>) -> bool {
-        self >= start && end.is_none_or(|end| self <= end)
-    }
 }
 
 /// The one grammar of a version, on bytes.
 ///
 /// Kept allocation-free: it runs for every request that carries a header.
-pub(crate) fn parse(bytes: &[u8]) -> Result<Version, VersionErrorKind> {
+pub(crate) const fn parse(bytes: &[u8]) -> Result<Version, VersionErrorKind> {
     if bytes.is_empty() {
         return Err(VersionErrorKind::Empty);
     }
-    let dot = bytes
-        .iter()
-        .position(|&b| b == b'.')
-        .ok_or(VersionErrorKind::MissingDot)?;
-    let (major, minor) = (&bytes[..dot], &bytes[dot + 1..]);
-    let major = parse_number(major);
-    let minor = parse_number(minor)?;
-    match major {
+    let mut dot = 0;
+    while dot < bytes.len() && bytes[dot] != b'.' {
+        dot += 1;
+    }
+    if dot == bytes.len() {
+        return Err(VersionErrorKind::MissingDot);
+    }
+    let (major, rest) = bytes.split_at(dot);
+    let (_, minor) = rest.split_at(1);
+    // The minor's error comes first: `1.2.3` says "more than one dot".
+    let minor = match parse_number(minor) {
+        Ok(minor) => minor,
+        Err(kind) => return Err(kind),
+    };
+    match parse_number(major) {
         Ok(0) => Err(VersionErrorKind::ZeroMajor(minor)),
         Ok(major) => Ok(Version::new(major, minor)),
         Err(kind) => Err(kind),
@@ -130,25 +120,47 @@ pub(crate) fn parse_major(digits: &[u8]) -> Result<u32, VersionErrorKind> {
 }
 
 /// `0` or a number without leading zeros that fits in a `u32`.
-fn parse_number(digits: &[u8]) -> Result<u32, VersionErrorKind> {
-    match digits {
-        [] => Err(VersionErrorKind::MissingNumber),
-        [b'0', _, ..] if digits.iter().all(u8::is_ascii_digit) => {
-            Err(VersionErrorKind::LeadingZero)
-        }
-        _ => digits.iter().try_fold(0u32, |acc, &b| {
-            if !b.is_ascii_digit() {
-                return Err(if b == b'.' {
-                    VersionErrorKind::TooManyParts
-                } else {
-                    VersionErrorKind::InvalidCharacter
-                });
-            }
-            acc.checked_mul(10)
-                .and_then(|acc| acc.checked_add(u32::from(b - b'0')))
-                .ok_or(VersionErrorKind::Overflow)
-        }),
+///
+/// `const` (hence the loops) so that spans can be parsed at compile time.
+const fn parse_number(digits: &[u8]) -> Result<u32, VersionErrorKind> {
+    if digits.is_empty() {
+        return Err(VersionErrorKind::MissingNumber);
     }
+    if digits[0] == b'0' && digits.len() > 1 && all_digits(digits) {
+        return Err(VersionErrorKind::LeadingZero);
+    }
+    let mut number: u32 = 0;
+    let mut i = 0;
+    while i < digits.len() {
+        let b = digits[i];
+        if !b.is_ascii_digit() {
+            return Err(if b == b'.' {
+                VersionErrorKind::TooManyParts
+            } else {
+                VersionErrorKind::InvalidCharacter
+            });
+        }
+        number = match number.checked_mul(10) {
+            Some(tens) => match tens.checked_add((b - b'0') as u32) {
+                Some(sum) => sum,
+                None => return Err(VersionErrorKind::Overflow),
+            },
+            None => return Err(VersionErrorKind::Overflow),
+        };
+        i += 1;
+    }
+    Ok(number)
+}
+
+const fn all_digits(digits: &[u8]) -> bool {
+    let mut i = 0;
+    while i < digits.len() {
+        if !digits[i].is_ascii_digit() {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 impl fmt::Display for Version {
@@ -295,15 +307,6 @@ mod tests {
         assert!(Version::new(2, 10) > Version::new(2, 9));
         assert!(Version::new(3, 0) > Version::new(2, 104));
         assert!(Version::new(1, 0) < Version::new(1, 1));
-    }
-
-    #[test]
-    fn matches_is_inclusive_with_open_end() {
-        let v = Version::new(1, 10);
-        assert!(v.matches(Version::new(1, 10), Some(Version::new(1, 10))));
-        assert!(v.matches(Version::new(1, 0), None));
-        assert!(!v.matches(Version::new(1, 11), None));
-        assert!(!v.matches(Version::new(1, 0), Some(Version::new(1, 9))));
     }
 
     #[test]

@@ -18,10 +18,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use http::header::{CONTENT_TYPE, VARY};
 use http::{HeaderMap, HeaderValue, StatusCode};
-use microversion::{Decoded, Version, VersionHeader, VersionRange, VersionStatus};
+use microversion::{Decoded, Version, VersionHeader, VersionRange, VersionSpan, VersionStatus};
 use microversion_server::discovery::ApiVersionSpec;
 use microversion_server::{
-    Discovery, MicroversionLayer, Microversions, Profile, ServedVersion, VersionedRouter, Versions,
+    Discovery, MicroversionLayer, Microversions, Profile, ServedVersion, VersionedRouter,
 };
 use serde_json::{Value, json};
 
@@ -204,7 +204,7 @@ impl Demo {
         VersionedRouter::new()
             .get(
                 &format!("{prefix}/widgets"),
-                Versions::all(),
+                VersionSpan::ALL,
                 move |v: ServedVersion| async move {
                     let mut widget = json!({"id": 1, "name": "sprocket"});
                     if *v >= color_from {
@@ -215,7 +215,7 @@ impl Demo {
             )
             .post(
                 &format!("{prefix}/widgets"),
-                Versions::all(),
+                VersionSpan::ALL,
                 move |v: ServedVersion, Json(body): Json<Value>| async move {
                     let widget = json!({"id": 2, "name": body["name"]});
                     if *v >= returns_200_from {
@@ -227,7 +227,7 @@ impl Demo {
             )
             .get(
                 &format!("{prefix}/gadgets"),
-                Versions::new(returns_200_from, None).unwrap(),
+                VersionSpan::new(returns_200_from, None).unwrap(),
                 || async { Json(json!({"gadgets": []})) },
             )
             .build()
@@ -285,7 +285,7 @@ pub enum Fault {
     LatestAnyCase,
     /// Lenient parsing: `1.01` is read as `1.1`.
     LeadingZeros,
-    /// Versions are compared as text: `1.9` is above `1.39`.
+    /// VersionSpan are compared as text: `1.9` is above `1.39`.
     TextOrder,
     /// The legacy header wins over the standard one.
     LegacyWins,

@@ -15,9 +15,9 @@ use axum::middleware::{self, Next};
 use axum::routing::get;
 use http::{HeaderMap, Method};
 use microversion::document::Link;
-use microversion::{ApiVersion, VersionRange, VersionStatus, VersionsDocument};
+use microversion::{ApiVersion, VersionRange, VersionSpan, VersionStatus, VersionsDocument};
 use microversion_server::{
-    MicroversionLayer, Microversions, Profile, ServedVersion, VersionedRouter, Versions,
+    MicroversionLayer, Microversions, Profile, ServedVersion, VersionedRouter,
 };
 use serde_json::{Value, json};
 
@@ -164,8 +164,8 @@ pub async fn server_with_range(profile: Profile, range: Option<VersionRange>) ->
                 "min_version": range.min().to_string(), "status": "CURRENT",
                 "links": [{"rel": "self", "href": ""}]}]});
             let app = VersionedRouter::new()
-                .get("/resource_providers", Versions::all(), echo)
-                .get("/traits", Versions::since("1.6"), echo)
+                .get("/resource_providers", VersionSpan::ALL, echo)
+                .get("/traits", VersionSpan::from_static("1.6 - latest"), echo)
                 .build()
                 .expect("routes")
                 .route("/", get(move || async move { Json(root.clone()) }))
@@ -203,7 +203,7 @@ pub async fn server_with_range(profile: Profile, range: Option<VersionRange>) ->
             let root = doc(vec![v20, v21.clone()]);
             let versioned_root = json!({"version": serde_json::to_value(&v21).unwrap()});
             let app = VersionedRouter::new()
-                .get("/v2.1/flavors", Versions::all(), echo)
+                .get("/v2.1/flavors", VersionSpan::ALL, echo)
                 .build()
                 .expect("routes")
                 .route("/", get(move || async move { Json(root.clone()) }))
@@ -247,7 +247,7 @@ pub async fn server_with_range(profile: Profile, range: Option<VersionRange>) ->
                 "nodes": [{"href": "http://127.0.0.1:6385/v1/nodes/", "rel": "self"}],
                 "version": default});
             let app = VersionedRouter::new()
-                .get("/v1/nodes", Versions::all(), echo)
+                .get("/v1/nodes", VersionSpan::ALL, echo)
                 .build()
                 .expect("routes")
                 .route("/", get(move || async move { Json(root.clone()) }))
@@ -283,7 +283,7 @@ pub async fn server_with_range(profile: Profile, range: Option<VersionRange>) ->
                 entry("v3.0", VersionStatus::Current, Some(range), "/v3/"),
             ]);
             let app = VersionedRouter::new()
-                .get("/v3/volumes", Versions::all(), echo)
+                .get("/v3/volumes", VersionSpan::ALL, echo)
                 .build()
                 .expect("routes")
                 .route("/", get(move || async move { Json(root.clone()) }))
@@ -311,7 +311,7 @@ pub async fn server_with_range(profile: Profile, range: Option<VersionRange>) ->
                 serde_json::to_value(entry("v1.0", VersionStatus::Current, Some(range), "/")).unwrap()
             ]}});
             let app = VersionedRouter::new()
-                .get("/things", Versions::all(), echo)
+                .get("/things", VersionSpan::ALL, echo)
                 .build()
                 .expect("routes")
                 .route("/", get(move || async move { Json(root.clone()) }))

@@ -24,8 +24,6 @@ use std::sync::Arc;
 use fancy_regex::Regex;
 use serde_json::{Map, Number, Value};
 
-use crate::config::BuildError;
-
 pub(crate) use self::json::python_json_error;
 use self::repr::{pformat, repr, repr_number, repr_str};
 
@@ -246,7 +244,7 @@ fn format_as_index(container: &str, indices: &[PathItem]) -> String {
 ///      On instance:\n    \
 ///      {'nom': 'a'}"
 /// );
-/// # Ok::<(), microversion_server::BuildError>(())
+/// # Ok::<(), microversion_server::schema::InvalidSchema>(())
 /// ```
 #[derive(Clone)]
 pub struct PythonSchema {
@@ -254,6 +252,19 @@ pub struct PythonSchema {
     regexes: Arc<HashMap<String, Regex>>,
     formats: FormatChecker,
 }
+
+/// A schema [`PythonSchema`] cannot compile; the message says what and
+/// where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvalidSchema(String);
+
+impl fmt::Display for InvalidSchema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InvalidSchema {}
 
 impl fmt::Debug for PythonSchema {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -269,13 +280,13 @@ impl PythonSchema {
     ///
     /// # Errors
     ///
-    /// [`BuildError::Invalid`] when the schema is not a valid draft 2020-12
+    /// [`InvalidSchema`] when the schema is not a valid draft 2020-12
     /// schema (Python's `check_schema` would refuse it), a pattern does not
     /// compile, or it uses `$ref`, `$dynamicRef` or an `unevaluated*`
     /// keyword, which this validator does not implement.
-    pub fn new(schema: &Value) -> Result<Self, BuildError> {
+    pub fn new(schema: &Value) -> Result<Self, InvalidSchema> {
         let mut regexes = HashMap::new();
-        check_schema(schema, "schema", &mut regexes).map_err(BuildError::Invalid)?;
+        check_schema(schema, "schema", &mut regexes).map_err(InvalidSchema)?;
         Ok(PythonSchema {
             schema: Arc::new(schema.clone()),
             regexes: Arc::new(regexes),

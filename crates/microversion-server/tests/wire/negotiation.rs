@@ -343,7 +343,7 @@ async fn rule7_legacy_header_is_read_only_without_a_standard_entry() {
     }
 }
 
-/// 8. Versions compare as numbers (X.10 > X.9) and ranges include both
+/// 8. VersionSpan compare as numbers (X.10 > X.9) and ranges include both
 ///    ends, in the service's range and in route ranges.
 #[tokio::test]
 async fn rule8_numeric_order_and_inclusive_ranges() {

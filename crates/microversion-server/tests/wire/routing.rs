@@ -3,7 +3,8 @@
 //! exactly as unknown paths, gaps in the route table, handlers branching.
 
 use http::Method;
-use microversion_server::{BuildError, VersionedRouter, Versions};
+use microversion::VersionSpan;
+use microversion_server::{BuildError, VersionedRouter};
 use serde_json::Value;
 
 use crate::support::{Resp, SERVICES, Svc, get, send};
@@ -235,9 +236,15 @@ fn rule16_gaps_are_visible_in_the_route_table() {
 #[test]
 fn rule16_overlaps_fail_the_build() {
     let err = VersionedRouter::<()>::new()
-        .get("/a", Versions::between("1.0", "1.9"), || async { "a" })
-        .get("/a", Versions::between("1.12", "1.20"), || async { "b" })
-        .get("/a", Versions::since("1.9"), || async { "c" })
+        .get("/a", VersionSpan::from_static("1.0 - 1.9"), || async {
+            "a"
+        })
+        .get("/a", VersionSpan::from_static("1.12 - 1.20"), || async {
+            "b"
+        })
+        .get("/a", VersionSpan::from_static("1.9 - latest"), || async {
+            "c"
+        })
         .build()
         .unwrap_err();
     let BuildError::Overlap(conflict) = &err else {
@@ -245,16 +252,18 @@ fn rule16_overlaps_fail_the_build() {
     };
     assert_eq!(conflict.path, "/a");
     assert_eq!(conflict.method, Some(Method::GET));
-    assert_eq!(conflict.first, Versions::between("1.0", "1.9"));
-    assert_eq!(conflict.second, Versions::since("1.9"));
+    assert_eq!(conflict.first, VersionSpan::from_static("1.0 - 1.9"));
+    assert_eq!(conflict.second, VersionSpan::from_static("1.9 - latest"));
     assert_eq!(
         err.to_string(),
         "overlapping version ranges for GET /a: 1.0 - 1.9 and 1.9 - latest"
     );
-    // Versions::all() overlaps everything.
+    // VersionSpan::ALL overlaps everything.
     let err = VersionedRouter::<()>::new()
-        .post("/b", Versions::between("1.5", "1.6"), || async { "a" })
-        .post("/b", Versions::all(), || async { "b" })
+        .post("/b", VersionSpan::from_static("1.5 - 1.6"), || async {
+            "a"
+        })
+        .post("/b", VersionSpan::ALL, || async { "b" })
         .build()
         .unwrap_err();
     assert_eq!(
@@ -326,8 +335,10 @@ async fn head_is_answered_by_get() {
 async fn unavailable_status_405_names_the_methods_served() {
     let svc = crate::support::API_SIG;
     let app = VersionedRouter::new()
-        .get("/x", Versions::between("1.0", "1.4"), || async { "get" })
-        .post("/x", Versions::all(), || async { "post" })
+        .get("/x", VersionSpan::from_static("1.0 - 1.4"), || async {
+            "get"
+        })
+        .post("/x", VersionSpan::ALL, || async { "post" })
         .unavailable_status("/x", &Method::GET, http::StatusCode::METHOD_NOT_ALLOWED)
         .build()
         .unwrap()
@@ -354,8 +365,12 @@ async fn unavailable_status_405_names_the_methods_served() {
 async fn methods_at_every_version_405_at_any_version() {
     let svc = crate::support::API_SIG;
     let app = VersionedRouter::new()
-        .post("/y", Versions::since("1.5"), || async { "post" })
-        .get("/z", Versions::since("1.5"), || async { "z" })
+        .post("/y", VersionSpan::from_static("1.5 - latest"), || async {
+            "post"
+        })
+        .get("/z", VersionSpan::from_static("1.5 - latest"), || async {
+            "z"
+        })
         .methods_at_every_version("/y")
         .build()
         .unwrap()

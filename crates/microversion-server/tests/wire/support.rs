@@ -8,10 +8,9 @@ use std::fmt::Display;
 use axum::Json;
 use http::header::VARY;
 use http::{HeaderMap, HeaderValue, Method};
-use microversion::{Version, VersionRange};
+use microversion::{Version, VersionRange, VersionSpan};
 use microversion_server::{
     ApiError, MicroversionLayer, Microversions, Profile, RequestId, ServedVersion, VersionedRouter,
-    Versions,
 };
 use serde_json::{Value, json};
 
@@ -240,19 +239,19 @@ impl Svc {
     /// - `GET /gap`: up to X.2 and from X.5 (removed, then back);
     /// - `GET /branch`: one handler branching with `matches`.
     pub(crate) fn routes(&self) -> VersionedRouter {
-        let upto = |minor| Versions::new(self.min, Some(self.v(minor))).unwrap();
-        let from = |minor| Versions::new(self.v(minor), None).unwrap();
+        let upto = |minor| VersionSpan::new(self.min, Some(self.v(minor))).unwrap();
+        let from = |minor| VersionSpan::new(self.v(minor), None).unwrap();
         VersionedRouter::new()
-            .get("/", Versions::all(), root)
-            .get("/echo", Versions::all(), echo)
+            .get("/", VersionSpan::ALL, root)
+            .get("/echo", VersionSpan::ALL, echo)
             .get("/things", upto(9), things_old)
             .get("/things", from(10), things_new)
-            .post("/things", Versions::all(), conflict)
+            .post("/things", VersionSpan::ALL, conflict)
             .get("/gone", upto(2), gone)
             .get("/new", from(10), added)
             .get("/gap", upto(2), gap_before)
             .get("/gap", from(5), gap_after)
-            .get("/branch", Versions::all(), branch)
+            .get("/branch", VersionSpan::ALL, branch)
     }
 
     /// Starts this profile's server on loopback; returns its base URL.
@@ -312,10 +311,11 @@ async fn branch(version: ServedVersion) -> Json<Value> {
     let major = version.major();
     let at = |minor| Version::new(major, minor);
     let mut body = json!({"version": version.to_string()});
-    if version.matches(at(5), Some(at(7))) {
+    let middle = VersionSpan::between(at(5), at(7)).expect("5 comes before 7");
+    if middle.contains(*version) {
         body["middle"] = json!(true);
     }
-    if version.matches(at(8), None) {
+    if VersionSpan::since(at(8)).contains(*version) {
         body["added_in_8"] = json!(true);
     }
     Json(body)

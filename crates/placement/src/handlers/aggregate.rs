@@ -10,8 +10,8 @@ use axum::extract::State;
 use axum::response::Response;
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
-use microversion::Version;
-use microversion_server::{BodySchemas, ServedVersion, VersionedRouter, Versions};
+use microversion::{Version, VersionSpan};
+use microversion_server::{BodySchemas, ServedVersion, VersionedRouter};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -25,15 +25,17 @@ use crate::objects::aggregate::{self, SetError};
 const AGGREGATES: &str = "/resource_providers/{uuid}/aggregates";
 
 pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
-    router.get(AGGREGATES, Versions::since("1.1"), list).put(
-        AGGREGATES,
-        Versions::since("1.1"),
-        replace,
-    )
+    router
+        .get(AGGREGATES, VersionSpan::from_static("1.1 - latest"), list)
+        .put(
+            AGGREGATES,
+            VersionSpan::from_static("1.1 - latest"),
+            replace,
+        )
 }
 
 /// From this version bodies carry the provider generation.
-const WITH_GENERATION: Version = Version::new(1, 19);
+const WITH_GENERATION: VersionSpan = VersionSpan::since(Version::new(1, 19));
 
 /// A PUT body: a list of uuids before 1.19, an object with the
 /// generation from 1.19 (the schema of the version decides which).
@@ -78,9 +80,9 @@ fn list_schema() -> Value {
 
 static PUT_SCHEMA: LazyLock<BodySchemas<AggregatesBody>> = LazyLock::new(|| {
     body_schemas("PUT /resource_providers/{uuid}/aggregates")
-        .json_schema(Versions::between("1.1", "1.18"), &list_schema())
+        .json_schema(VersionSpan::from_static("1.1 - 1.18"), &list_schema())
         .json_schema(
-            Versions::since("1.19"),
+            VersionSpan::from_static("1.19 - latest"),
             &json!({
                 "type": "object",
                 "properties": {
@@ -97,7 +99,7 @@ static PUT_SCHEMA: LazyLock<BodySchemas<AggregatesBody>> = LazyLock::new(|| {
 
 fn respond(version: Version, aggregates: &[String], generation: i64) -> Response {
     let mut body = json!({"aggregates": aggregates});
-    if version.matches(WITH_GENERATION, None) {
+    if WITH_GENERATION.contains(version) {
         body["resource_provider_generation"] = json!(generation);
     }
     // Associations are not dated: upstream tells "now".

@@ -14,8 +14,8 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
-use microversion::Version;
-use microversion_server::{BodySchemas, ServedVersion, VersionedRouter, Versions};
+use microversion::{Version, VersionSpan};
+use microversion_server::{BodySchemas, ServedVersion, VersionedRouter};
 use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
@@ -32,36 +32,40 @@ pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppSt
     router
         .get(
             "/allocations/{consumer_uuid}",
-            Versions::all(),
+            VersionSpan::ALL,
             list_for_consumer,
         )
         .put(
             "/allocations/{consumer_uuid}",
-            Versions::all(),
+            VersionSpan::ALL,
             set_for_consumer,
         )
         .delete(
             "/allocations/{consumer_uuid}",
-            Versions::all(),
+            VersionSpan::ALL,
             delete_for_consumer,
         )
-        .post("/allocations", Versions::since("1.13"), set_many)
+        .post(
+            "/allocations",
+            VersionSpan::from_static("1.13 - latest"),
+            set_many,
+        )
         // Upstream declares POST on /allocations at every version: other
         // methods are 405 even before 1.13.
         .methods_at_every_version("/allocations")
         .get(
             "/resource_providers/{uuid}/allocations",
-            Versions::all(),
+            VersionSpan::ALL,
             list_for_provider,
         )
 }
 
 /// Dict-form allocations and project and user in GET and PUT.
-const DICT_FORM: Version = Version::new(1, 12);
+const DICT_FORM: VersionSpan = VersionSpan::since(Version::new(1, 12));
 /// Consumer generations.
-const CONSUMER_GENERATION: Version = Version::new(1, 28);
+const CONSUMER_GENERATION: VersionSpan = VersionSpan::since(Version::new(1, 28));
 /// Consumer types.
-const CONSUMER_TYPE: Version = Version::new(1, 38);
+const CONSUMER_TYPE: VersionSpan = VersionSpan::since(Version::new(1, 38));
 
 /// The upstream patterns of the schemas.
 pub(crate) const UUID_PATTERN: &str = "^[0-9a-fA-F-]{36}$";
@@ -146,7 +150,7 @@ fn dict_schema(deletable: bool, since: Version) -> Value {
         "additionalProperties": false
     });
     let mut required = vec!["allocations", "project_id", "user_id"];
-    if since >= CONSUMER_GENERATION {
+    if CONSUMER_GENERATION.contains(since) {
         schema["properties"]["consumer_generation"] =
             json!({"type": ["integer", "null"], "additionalProperties": false});
         required.push("consumer_generation");
@@ -164,7 +168,7 @@ fn dict_schema(deletable: bool, since: Version) -> Value {
             }
         });
     }
-    if since >= CONSUMER_TYPE {
+    if CONSUMER_TYPE.contains(since) {
         schema["properties"]["consumer_type"] = json!({
             "type": "string", "pattern": RC_PATTERN, "minLength": 1, "maxLength": 255
         });
@@ -185,7 +189,7 @@ pub(crate) fn many_schema(since: Version, min_consumers: u32) -> Value {
     })
 }
 
-fn build(name: &str, entries: Vec<(Versions, Value)>) -> BodySchemas<Value> {
+fn build(name: &str, entries: Vec<(VersionSpan, Value)>) -> BodySchemas<Value> {
     entries
         .into_iter()
         .fold(body_schemas(name), |b, (versions, schema)| {
@@ -199,21 +203,24 @@ static PUT_SCHEMAS: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
     build(
         "PUT /allocations/{consumer_uuid}",
         vec![
-            (Versions::between("1.0", "1.7"), list_schema(false)),
-            (Versions::between("1.8", "1.11"), list_schema(true)),
+            (VersionSpan::from_static("1.0 - 1.7"), list_schema(false)),
+            (VersionSpan::from_static("1.8 - 1.11"), list_schema(true)),
             (
-                Versions::between("1.12", "1.27"),
-                dict_schema(false, DICT_FORM),
+                VersionSpan::from_static("1.12 - 1.27"),
+                dict_schema(false, DICT_FORM.start()),
             ),
             (
-                Versions::between("1.28", "1.33"),
-                dict_schema(true, CONSUMER_GENERATION),
+                VersionSpan::from_static("1.28 - 1.33"),
+                dict_schema(true, CONSUMER_GENERATION.start()),
             ),
             (
-                Versions::between("1.34", "1.37"),
+                VersionSpan::from_static("1.34 - 1.37"),
                 dict_schema(true, Version::new(1, 34)),
             ),
-            (Versions::since("1.38"), dict_schema(true, CONSUMER_TYPE)),
+            (
+                VersionSpan::from_static("1.38 - latest"),
+                dict_schema(true, CONSUMER_TYPE.start()),
+            ),
         ],
     )
 });
@@ -223,18 +230,21 @@ static POST_SCHEMAS: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
         "POST /allocations",
         vec![
             (
-                Versions::between("1.13", "1.27"),
+                VersionSpan::from_static("1.13 - 1.27"),
                 many_schema(Version::new(1, 13), 1),
             ),
             (
-                Versions::between("1.28", "1.33"),
-                many_schema(CONSUMER_GENERATION, 1),
+                VersionSpan::from_static("1.28 - 1.33"),
+                many_schema(CONSUMER_GENERATION.start(), 1),
             ),
             (
-                Versions::between("1.34", "1.37"),
+                VersionSpan::from_static("1.34 - 1.37"),
                 many_schema(Version::new(1, 34), 1),
             ),
-            (Versions::since("1.38"), many_schema(CONSUMER_TYPE, 1)),
+            (
+                VersionSpan::from_static("1.38 - latest"),
+                many_schema(CONSUMER_TYPE.start(), 1),
+            ),
         ],
     )
 });
@@ -242,8 +252,8 @@ static POST_SCHEMAS: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
 /// The write rules of the served version.
 pub(crate) fn rules(version: Version) -> Rules {
     Rules {
-        consumer_generations: version.matches(CONSUMER_GENERATION, None),
-        consumer_types: version.matches(CONSUMER_TYPE, None),
+        consumer_generations: CONSUMER_GENERATION.contains(version),
+        consumer_types: CONSUMER_TYPE.contains(version),
     }
 }
 
@@ -386,13 +396,13 @@ async fn list_for_consumer(
         entry["generation"] = json!(a.provider_generation);
     }
     let mut body = json!({"allocations": by_provider});
-    if let Some(c) = consumer.filter(|_| version.matches(DICT_FORM, None)) {
+    if let Some(c) = consumer.filter(|_| DICT_FORM.contains(version)) {
         body["project_id"] = json!(c.project_id);
         body["user_id"] = json!(c.user_id);
-        if version.matches(CONSUMER_GENERATION, None) {
+        if CONSUMER_GENERATION.contains(version) {
             body["consumer_generation"] = json!(c.generation);
         }
-        if version.matches(CONSUMER_TYPE, None) {
+        if CONSUMER_TYPE.contains(version) {
             body["consumer_type"] =
                 json!(c.consumer_type.as_deref().unwrap_or(UNKNOWN_CONSUMER_TYPE));
         }
@@ -412,7 +422,7 @@ async fn list_for_provider(
     state.authorize(&ctx, "placement:resource_providers:allocations:list")?;
     let rp = existing(&state, &uuid, Missing::Named).await?;
     let allocations = allocation::for_provider(&state.store, rp.id).await?;
-    let show_generation = version.matches(CONSUMER_GENERATION, None);
+    let show_generation = CONSUMER_GENERATION.contains(version);
     let mut by_consumer = Map::new();
     for a in &allocations {
         let entry = by_consumer
@@ -464,7 +474,7 @@ async fn set_for_consumer(
     let data = PUT_SCHEMAS.parse(*version, &body)?;
     let empty = Map::new();
     let data = data.as_object().unwrap_or(&empty);
-    let write = if version.matches(DICT_FORM, None) {
+    let write = if DICT_FORM.contains(version) {
         consumer_write(consumer_uuid.clone(), data)
     } else {
         ConsumerWrite {

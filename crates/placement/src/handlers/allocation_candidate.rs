@@ -10,8 +10,8 @@ use std::time::SystemTime;
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use http::{HeaderMap, StatusCode};
-use microversion::Version;
-use microversion_server::{BodySchemas, ServedVersion, VersionedRouter, Versions};
+use microversion::{Version, VersionSpan};
+use microversion_server::{BodySchemas, ServedVersion, VersionedRouter};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value, json};
@@ -27,26 +27,30 @@ use crate::objects::candidate::{
 };
 
 pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
-    router.get("/allocation_candidates", Versions::since("1.10"), list)
+    router.get(
+        "/allocation_candidates",
+        VersionSpan::from_static("1.10 - latest"),
+        list,
+    )
 }
 
 /// Dict-form allocations (as PUT /allocations/{consumer} takes them).
-const DICT_ALLOCATIONS: Version = Version::new(1, 12);
+const DICT_ALLOCATIONS: VersionSpan = VersionSpan::since(Version::new(1, 12));
 /// Traits in the summaries.
-const SUMMARY_TRAITS: Version = Version::new(1, 17);
+const SUMMARY_TRAITS: VersionSpan = VersionSpan::since(Version::new(1, 17));
 /// Forbidden traits (and the check of conflicts).
-const FORBIDDEN_TRAITS: Version = Version::new(1, 22);
+const FORBIDDEN_TRAITS: VersionSpan = VersionSpan::since(Version::new(1, 22));
 /// Every inventory in the summaries, not only the classes asked for.
-const ALL_RESOURCES: Version = Version::new(1, 27);
+const ALL_RESOURCES: VersionSpan = VersionSpan::since(Version::new(1, 27));
 /// Nested providers: a group may spread over a tree; parent and root in
 /// the summaries.
-const NESTED: Version = Version::new(1, 29);
+const NESTED: VersionSpan = VersionSpan::since(Version::new(1, 29));
 /// Group suffixes of letters, digits, `_` and `-`.
-const VERBOSE_SUFFIX: Version = Version::new(1, 33);
+const VERBOSE_SUFFIX: VersionSpan = VersionSpan::since(Version::new(1, 33));
 /// `mappings` in the allocation requests.
-const MAPPINGS: Version = Version::new(1, 34);
+const MAPPINGS: VersionSpan = VersionSpan::since(Version::new(1, 34));
 /// `same_subtree` and resourceless groups.
-const SAME_SUBTREE: Version = Version::new(1, 36);
+const SAME_SUBTREE: VersionSpan = VersionSpan::since(Version::new(1, 36));
 
 /// A numbered suffix (1.25) and a named one (1.33).
 const NUMBERED: &str = "[1-9][0-9]*";
@@ -93,17 +97,17 @@ static QUERY: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
     let three = ["resources", "required", "member_of"];
     let four = ["resources", "required", "member_of", "in_tree"];
     query::query_schemas("GET /allocation_candidates query")
-        .json_schema(Versions::between("1.10", "1.15"), &plain(&[]))
+        .json_schema(VersionSpan::from_static("1.10 - 1.15"), &plain(&[]))
         .json_schema(
-            Versions::between("1.16", "1.16"),
+            VersionSpan::from_static("1.16 - 1.16"),
             &plain(&[("limit", &limit)]),
         )
         .json_schema(
-            Versions::between("1.17", "1.20"),
+            VersionSpan::from_static("1.17 - 1.20"),
             &plain(&[("limit", &limit), ("required", &string)]),
         )
         .json_schema(
-            Versions::between("1.21", "1.24"),
+            VersionSpan::from_static("1.21 - 1.24"),
             &plain(&[
                 ("limit", &limit),
                 ("required", &string),
@@ -111,23 +115,23 @@ static QUERY: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
             ]),
         )
         .json_schema(
-            Versions::between("1.25", "1.30"),
+            VersionSpan::from_static("1.25 - 1.30"),
             &granular(NUMBERED, &three, &[]),
         )
         .json_schema(
-            Versions::between("1.31", "1.32"),
+            VersionSpan::from_static("1.31 - 1.32"),
             &granular(NUMBERED, &four, &[]),
         )
         .json_schema(
-            Versions::between("1.33", "1.34"),
+            VersionSpan::from_static("1.33 - 1.34"),
             &granular(NAMED, &four, &[]),
         )
         .json_schema(
-            Versions::between("1.35", "1.35"),
+            VersionSpan::from_static("1.35 - 1.35"),
             &granular(NAMED, &four, &["root_required"]),
         )
         .json_schema(
-            Versions::since("1.36"),
+            VersionSpan::from_static("1.36 - latest"),
             &granular(NAMED, &four, &["root_required", "same_subtree"]),
         )
         .build()
@@ -156,7 +160,7 @@ async fn list(
             "The \"group_policy\" parameter is required when specifying more than one \"resources{N}\" parameter.",
         ));
     }
-    wide.nested_aware = version.matches(NESTED, None);
+    wide.nested_aware = NESTED.contains(version);
     wide.max_candidates = usize::try_from(state.config.max_allocation_candidates).ok();
     wide.strategy = state.config.allocation_candidates_strategy;
     let found = candidate::search(&state.store, &groups, &wide)
@@ -252,7 +256,7 @@ fn request_wide(params: &QueryParams) -> Result<RequestWide> {
 /// Splits a parameter name into its prefix and group suffix, when it
 /// names a group parameter at `version`.
 fn group_key(key: &str, version: Version) -> Option<(&'static str, &str)> {
-    let verbose = version.matches(VERBOSE_SUFFIX, None);
+    let verbose = VERBOSE_SUFFIX.contains(version);
     for prefix in ["resources", "required", "member_of", "in_tree"] {
         let Some(suffix) = key.strip_prefix(prefix) else {
             continue;
@@ -351,7 +355,7 @@ fn request_groups(
             }
         }
     }
-    if version.matches(SAME_SUBTREE, None) {
+    if SAME_SUBTREE.contains(version) {
         let resourceless: BTreeSet<&str> = groups
             .iter()
             .filter(|g| g.resources.is_empty())
@@ -427,7 +431,7 @@ fn request_groups(
             ));
         }
     }
-    if version.matches(FORBIDDEN_TRAITS, None) {
+    if FORBIDDEN_TRAITS.contains(version) {
         let mut conflicts: Vec<String> = Vec::new();
         for g in &groups {
             for any in &g.required_traits {
@@ -463,7 +467,7 @@ struct Rendered<'a> {
 }
 
 fn render<'a>(found: &'a Candidates, groups: &'a [Group], version: Version) -> Rendered<'a> {
-    let shown = (!version.matches(ALL_RESOURCES, None)).then(|| {
+    let shown = (!ALL_RESOURCES.contains(version)).then(|| {
         groups
             .iter()
             .flat_map(|g| g.resources.iter().map(|(c, _)| c.as_str()))
@@ -472,10 +476,10 @@ fn render<'a>(found: &'a Candidates, groups: &'a [Group], version: Version) -> R
     Rendered {
         found,
         shown,
-        dict: version.matches(DICT_ALLOCATIONS, None),
-        mappings: version.matches(MAPPINGS, None),
-        traits: version.matches(SUMMARY_TRAITS, None),
-        nested: version.matches(NESTED, None),
+        dict: DICT_ALLOCATIONS.contains(version),
+        mappings: MAPPINGS.contains(version),
+        traits: SUMMARY_TRAITS.contains(version),
+        nested: NESTED.contains(version),
     }
 }
 

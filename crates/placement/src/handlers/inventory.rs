@@ -11,8 +11,8 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::header::LOCATION;
 use http::{HeaderMap, Method, StatusCode};
-use microversion::Version;
-use microversion_server::{BodySchemas, ServedVersion, VersionedRouter, Versions};
+use microversion::{Version, VersionSpan};
+use microversion_server::{BodySchemas, ServedVersion, VersionedRouter};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -30,18 +30,22 @@ const INVENTORY: &str = "/resource_providers/{uuid}/inventories/{resource_class}
 
 pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
     router
-        .get(INVENTORIES, Versions::all(), list)
-        .post(INVENTORIES, Versions::all(), create)
-        .put(INVENTORIES, Versions::all(), replace)
-        .delete(INVENTORIES, Versions::since("1.5"), delete_all)
+        .get(INVENTORIES, VersionSpan::ALL, list)
+        .post(INVENTORIES, VersionSpan::ALL, create)
+        .put(INVENTORIES, VersionSpan::ALL, replace)
+        .delete(
+            INVENTORIES,
+            VersionSpan::from_static("1.5 - latest"),
+            delete_all,
+        )
         .unavailable_status(INVENTORIES, &Method::DELETE, StatusCode::METHOD_NOT_ALLOWED)
-        .get(INVENTORY, Versions::all(), show)
-        .put(INVENTORY, Versions::all(), update)
-        .delete(INVENTORY, Versions::all(), delete)
+        .get(INVENTORY, VersionSpan::ALL, show)
+        .put(INVENTORY, VersionSpan::ALL, update)
+        .delete(INVENTORY, VersionSpan::ALL, delete)
 }
 
 /// Reserved may equal total from this version.
-const RESERVED_CAN_BE_TOTAL: Version = Version::new(1, 26);
+const RESERVED_CAN_BE_TOTAL: VersionSpan = VersionSpan::since(Version::new(1, 26));
 
 /// The largest integer the database keeps.
 const MAX_INT: i64 = 2_147_483_647;
@@ -157,7 +161,7 @@ static CREATE_SCHEMA: LazyLock<BodySchemas<CreateBody>> = LazyLock::new(|| {
     properties["resource_class"] = json!({"type": "string", "pattern": RC_PATTERN});
     body_schemas("POST /resource_providers/{uuid}/inventories")
         .json_schema(
-            Versions::all(),
+            VersionSpan::ALL,
             &json!({
                 "type": "object",
                 "properties": properties,
@@ -172,7 +176,7 @@ static CREATE_SCHEMA: LazyLock<BodySchemas<CreateBody>> = LazyLock::new(|| {
 static UPDATE_SCHEMA: LazyLock<BodySchemas<UpdateBody>> = LazyLock::new(|| {
     body_schemas("PUT /resource_providers/{uuid}/inventories/{resource_class}")
         .json_schema(
-            Versions::all(),
+            VersionSpan::ALL,
             &json!({
                 "type": "object",
                 "properties": record_properties(),
@@ -193,7 +197,7 @@ static REPLACE_SCHEMA: LazyLock<BodySchemas<ReplaceBody>> = LazyLock::new(|| {
     });
     body_schemas("PUT /resource_providers/{uuid}/inventories")
         .json_schema(
-            Versions::all(),
+            VersionSpan::ALL,
             &json!({
                 "type": "object",
                 "properties": {
@@ -259,7 +263,7 @@ fn check_capacity(
     uuid: &str,
     inventories: &[Inventory],
 ) -> std::result::Result<(), String> {
-    let reserved_can_be_total = version.matches(RESERVED_CAN_BE_TOTAL, None);
+    let reserved_can_be_total = RESERVED_CAN_BE_TOTAL.contains(version);
     for inv in inventories {
         let capacity = inv.capacity();
         let class = &inv.resource_class;

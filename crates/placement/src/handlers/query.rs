@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use microversion::Version;
+use microversion::{Version, VersionSpan};
 use microversion_server::schema::BodySchemasBuilder;
 use microversion_server::{BodyError, BodySchemas};
 use serde_json::{Map, Value};
@@ -163,19 +163,19 @@ pub(crate) struct MemberOf {
 }
 
 /// Several `member_of` from this version.
-const MULTI_MEMBER_OF: Version = Version::new(1, 24);
+const MULTI_MEMBER_OF: VersionSpan = VersionSpan::since(Version::new(1, 24));
 /// `!` (forbidden aggregates) from this version.
-const FORBIDDEN_AGGREGATES: Version = Version::new(1, 32);
+const FORBIDDEN_AGGREGATES: VersionSpan = VersionSpan::since(Version::new(1, 32));
 /// `!` (forbidden traits) from this version.
-const FORBIDDEN_TRAITS: Version = Version::new(1, 22);
+const FORBIDDEN_TRAITS: VersionSpan = VersionSpan::since(Version::new(1, 22));
 /// `in:` and several `required` from this version.
-const ANY_TRAITS: Version = Version::new(1, 39);
+const ANY_TRAITS: VersionSpan = VersionSpan::since(Version::new(1, 39));
 
 /// Parses every `member_of{suffix}` parameter as the served version allows.
 pub(crate) fn member_of(params: &QueryParams, version: Version, suffix: &str) -> Result<MemberOf> {
     let key = format!("member_of{suffix}");
     let values = params.get_all(&key);
-    if !version.matches(MULTI_MEMBER_OF, None) && values.len() > 1 {
+    if !MULTI_MEMBER_OF.contains(version) && values.len() > 1 {
         return Err(Error::bad_request(format!(
             "Multiple member_of{suffix} parameters are not supported"
         )));
@@ -187,7 +187,7 @@ pub(crate) fn member_of(params: &QueryParams, version: Version, suffix: &str) ->
             out.required.push(required);
         }
         if !forbidden.is_empty() {
-            if !version.matches(FORBIDDEN_AGGREGATES, None) {
+            if !FORBIDDEN_AGGREGATES.contains(version) {
                 return Err(Error::bad_request(format!(
                     "Forbidden member_of{suffix} parameters are not supported in the specified microversion"
                 )));
@@ -240,8 +240,8 @@ pub(crate) fn required_traits(
     version: Version,
     suffix: &str,
 ) -> Result<RequiredTraits> {
-    let allow_forbidden = version.matches(FORBIDDEN_TRAITS, None);
-    let allow_any = version.matches(ANY_TRAITS, None);
+    let allow_forbidden = FORBIDDEN_TRAITS.contains(version);
+    let allow_any = ANY_TRAITS.contains(version);
     let mut values = params.get_all(&format!("required{suffix}"));
     if !allow_any && values.len() > 1 {
         values.drain(..values.len() - 1);

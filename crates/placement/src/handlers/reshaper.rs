@@ -8,8 +8,8 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
-use microversion::Version;
-use microversion_server::{BodySchemas, ServedVersion, VersionedRouter, Versions};
+use microversion::{Version, VersionSpan};
+use microversion_server::{BodySchemas, ServedVersion, VersionedRouter};
 use serde_json::{Value, json};
 
 use crate::app::AppState;
@@ -25,7 +25,11 @@ use crate::objects::reshaper::InventoryReplacement;
 
 pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
     router
-        .post("/reshaper", Versions::since("1.30"), reshape)
+        .post(
+            "/reshaper",
+            VersionSpan::from_static("1.30 - latest"),
+            reshape,
+        )
         .methods_at_every_version("/reshaper")
 }
 
@@ -88,14 +92,17 @@ fn schema(allocations_since: Version) -> Value {
 static SCHEMAS: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
     body_schemas("POST /reshaper")
         .json_schema(
-            Versions::between("1.30", "1.33"),
+            VersionSpan::from_static("1.30 - 1.33"),
             &schema(Version::new(1, 28)),
         )
         .json_schema(
-            Versions::between("1.34", "1.37"),
+            VersionSpan::from_static("1.34 - 1.37"),
             &schema(Version::new(1, 34)),
         )
-        .json_schema(Versions::since("1.38"), &schema(Version::new(1, 38)))
+        .json_schema(
+            VersionSpan::from_static("1.38 - latest"),
+            &schema(Version::new(1, 38)),
+        )
         .build()
         .unwrap_or_else(|e| panic!("the reshaper schemas are valid: {e}"))
 });

@@ -8,7 +8,8 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::header::LOCATION;
 use http::{HeaderMap, StatusCode};
-use microversion_server::{BodySchemas, ServedVersion, VersionedRouter, Versions};
+use microversion::VersionSpan;
+use microversion_server::{BodySchemas, ServedVersion, VersionedRouter};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -21,20 +22,36 @@ use crate::objects::resource_class::{self, Deleted, ResourceClass};
 
 pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
     router
-        .get("/resource_classes", Versions::since("1.2"), list)
-        .post("/resource_classes", Versions::since("1.2"), create)
-        .get("/resource_classes/{name}", Versions::since("1.2"), show)
+        .get(
+            "/resource_classes",
+            VersionSpan::from_static("1.2 - latest"),
+            list,
+        )
+        .post(
+            "/resource_classes",
+            VersionSpan::from_static("1.2 - latest"),
+            create,
+        )
+        .get(
+            "/resource_classes/{name}",
+            VersionSpan::from_static("1.2 - latest"),
+            show,
+        )
         .put(
             "/resource_classes/{name}",
-            Versions::between("1.2", "1.6"),
+            VersionSpan::from_static("1.2 - 1.6"),
             update,
         )
         .put(
             "/resource_classes/{name}",
-            Versions::since("1.7"),
+            VersionSpan::from_static("1.7 - latest"),
             create_or_validate,
         )
-        .delete("/resource_classes/{name}", Versions::since("1.2"), delete)
+        .delete(
+            "/resource_classes/{name}",
+            VersionSpan::from_static("1.2 - latest"),
+            delete,
+        )
 }
 
 /// The body of POST (and of PUT before 1.7): a custom class name.
@@ -46,7 +63,7 @@ struct NameBody {
 static NAME_SCHEMA: LazyLock<BodySchemas<NameBody>> = LazyLock::new(|| {
     body_schemas("resource class")
         .json_schema(
-            Versions::all(),
+            VersionSpan::ALL,
             &json!({
                 "type": "object",
                 "properties": {

@@ -11,8 +11,8 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::header::{CONTENT_TYPE, LOCATION};
 use http::{HeaderMap, HeaderValue, StatusCode};
-use microversion::Version;
-use microversion_server::{BodySchemas, ServedVersion, VersionedRouter, Versions};
+use microversion::{Version, VersionSpan};
+use microversion_server::{BodySchemas, ServedVersion, VersionedRouter};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Value, json};
@@ -31,23 +31,23 @@ use crate::objects::provider::{
 
 pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
     router
-        .get("/resource_providers", Versions::all(), list)
-        .post("/resource_providers", Versions::all(), create)
-        .get("/resource_providers/{uuid}", Versions::all(), show)
-        .put("/resource_providers/{uuid}", Versions::all(), update)
-        .delete("/resource_providers/{uuid}", Versions::all(), delete)
+        .get("/resource_providers", VersionSpan::ALL, list)
+        .post("/resource_providers", VersionSpan::ALL, create)
+        .get("/resource_providers/{uuid}", VersionSpan::ALL, show)
+        .put("/resource_providers/{uuid}", VersionSpan::ALL, update)
+        .delete("/resource_providers/{uuid}", VersionSpan::ALL, delete)
 }
 
 /// Aggregates link (1.1), traits link (1.6), allocations link (1.11).
-const AGGREGATES: Version = Version::new(1, 1);
-const TRAITS: Version = Version::new(1, 6);
-const ALLOCATIONS: Version = Version::new(1, 11);
+const AGGREGATES: VersionSpan = VersionSpan::since(Version::new(1, 1));
+const TRAITS: VersionSpan = VersionSpan::since(Version::new(1, 6));
+const ALLOCATIONS: VersionSpan = VersionSpan::since(Version::new(1, 11));
 /// Nested providers: parent and root in the representation and bodies.
-const NESTED: Version = Version::new(1, 14);
+const NESTED: VersionSpan = VersionSpan::since(Version::new(1, 14));
 /// POST answers 200 with the provider.
-const CREATE_RETURNS_BODY: Version = Version::new(1, 20);
+const CREATE_RETURNS_BODY: VersionSpan = VersionSpan::since(Version::new(1, 20));
 /// Re-parenting and un-parenting.
-const REPARENTING: Version = Version::new(1, 37);
+const REPARENTING: VersionSpan = VersionSpan::since(Version::new(1, 37));
 
 /// The URL of a provider.
 pub(crate) fn url(uuid: &str) -> String {
@@ -63,7 +63,7 @@ fn link_rels(version: Version) -> impl Iterator<Item = &'static str> {
             (ALLOCATIONS, "allocations"),
         ]
         .into_iter()
-        .filter(move |(since, _)| version.matches(*since, None))
+        .filter(move |(since, _)| since.contains(version))
         .map(|(_, rel)| rel),
     )
 }
@@ -91,7 +91,7 @@ pub(crate) fn render(p: &Provider, version: Version) -> Rendered<'_> {
 impl Serialize for Rendered<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         let p = self.provider;
-        let nested = self.version.matches(NESTED, None);
+        let nested = NESTED.contains(self.version);
         let mut map = s.serialize_map(Some(if nested { 6 } else { 4 }))?;
         map.serialize_entry("uuid", &p.uuid)?;
         map.serialize_entry("name", &p.name)?;
@@ -138,7 +138,7 @@ impl Rendered<'_> {
         out.extend_from_slice(br#","generation":"#);
         out.extend_from_slice(itoa::Buffer::new().format(p.generation).as_bytes());
         links.write(p.uuid, out);
-        if self.version.matches(NESTED, None) {
+        if NESTED.contains(self.version) {
             out.extend_from_slice(br#","parent_provider_uuid":"#);
             quoted(out, p.parent_uuid);
             out.extend_from_slice(br#","root_provider_uuid":"#);
@@ -249,17 +249,17 @@ static LIST_QUERY: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
         json!({"type": "object", "properties": properties, "additionalProperties": false})
     };
     query::query_schemas("GET /resource_providers query")
-        .json_schema(Versions::between("1.0", "1.2"), &schema(&[]))
+        .json_schema(VersionSpan::from_static("1.0 - 1.2"), &schema(&[]))
         .json_schema(
-            Versions::between("1.3", "1.3"),
+            VersionSpan::from_static("1.3 - 1.3"),
             &schema(&[("member_of", &string)]),
         )
         .json_schema(
-            Versions::between("1.4", "1.13"),
+            VersionSpan::from_static("1.4 - 1.13"),
             &schema(&[("member_of", &string), ("resources", &string)]),
         )
         .json_schema(
-            Versions::between("1.14", "1.17"),
+            VersionSpan::from_static("1.14 - 1.17"),
             &schema(&[
                 ("member_of", &string),
                 ("resources", &string),
@@ -267,7 +267,7 @@ static LIST_QUERY: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
             ]),
         )
         .json_schema(
-            Versions::since("1.18"),
+            VersionSpan::from_static("1.18 - latest"),
             &schema(&[
                 ("member_of", &string),
                 ("resources", &string),
@@ -447,10 +447,13 @@ fn provider_schema(with_uuid: bool, with_parent: bool) -> Value {
 static CREATE_SCHEMA: LazyLock<BodySchemas<ProviderBody>> = LazyLock::new(|| {
     body_schemas("POST /resource_providers")
         .json_schema(
-            Versions::between("1.0", "1.13"),
+            VersionSpan::from_static("1.0 - 1.13"),
             &provider_schema(true, false),
         )
-        .json_schema(Versions::since("1.14"), &provider_schema(true, true))
+        .json_schema(
+            VersionSpan::from_static("1.14 - latest"),
+            &provider_schema(true, true),
+        )
         .build()
         .unwrap_or_else(|e| panic!("the provider schemas are valid: {e}"))
 });
@@ -458,10 +461,13 @@ static CREATE_SCHEMA: LazyLock<BodySchemas<ProviderBody>> = LazyLock::new(|| {
 static UPDATE_SCHEMA: LazyLock<BodySchemas<ProviderBody>> = LazyLock::new(|| {
     body_schemas("PUT /resource_providers/{uuid}")
         .json_schema(
-            Versions::between("1.0", "1.13"),
+            VersionSpan::from_static("1.0 - 1.13"),
             &provider_schema(false, false),
         )
-        .json_schema(Versions::since("1.14"), &provider_schema(false, true))
+        .json_schema(
+            VersionSpan::from_static("1.14 - latest"),
+            &provider_schema(false, true),
+        )
         .build()
         .unwrap_or_else(|e| panic!("the provider schemas are valid: {e}"))
 });
@@ -510,7 +516,7 @@ async fn create(
             )),
         })?;
     let location = absolute_url(&headers, &url(&created.uuid));
-    if version.matches(CREATE_RETURNS_BODY, None) {
+    if CREATE_RETURNS_BODY.contains(version) {
         let mut response = json_response_dated(
             version,
             StatusCode::OK,
@@ -604,7 +610,7 @@ async fn update(
     let change = Update {
         name: data.name.clone(),
         parent: data.parent_provider_uuid.clone(),
-        allow_reparenting: version.matches(REPARENTING, None),
+        allow_reparenting: REPARENTING.contains(version),
     };
     let updated = provider::update(&state.store, &uuid, &change)
         .await
@@ -695,13 +701,13 @@ mod tests {
         let base = url(&p.uuid);
         let mut links = vec![json!({"rel": "self", "href": base})];
         let mut rels = vec!["inventories", "usages"];
-        if version.matches(AGGREGATES, None) {
+        if AGGREGATES.contains(version) {
             rels.push("aggregates");
         }
-        if version.matches(TRAITS, None) {
+        if TRAITS.contains(version) {
             rels.push("traits");
         }
-        if version.matches(ALLOCATIONS, None) {
+        if ALLOCATIONS.contains(version) {
             rels.push("allocations");
         }
         links.extend(
@@ -714,7 +720,7 @@ mod tests {
             "generation": p.generation,
             "links": Value::Array(links),
         });
-        if version.matches(NESTED, None) {
+        if NESTED.contains(version) {
             body["parent_provider_uuid"] = json!(p.parent_uuid);
             body["root_provider_uuid"] = json!(p.root_uuid);
         }

@@ -3,13 +3,14 @@
 use axum::extract::State;
 use axum::response::Response;
 use http::StatusCode;
-use microversion_server::{ServedVersion, VersionedRouter, Versions};
+use microversion::VersionSpan;
+use microversion_server::{ServedVersion, VersionedRouter};
 
 use crate::app::AppState;
 use crate::handlers::util::json_bytes_response;
 
 pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
-    router.get("/", Versions::all(), home)
+    router.get("/", VersionSpan::ALL, home)
 }
 
 /// The document is the same on every request: serialized once, in

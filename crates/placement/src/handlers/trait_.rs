@@ -10,8 +10,8 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::header::LOCATION;
 use http::{HeaderMap, StatusCode};
-use microversion::Version;
-use microversion_server::{BodySchemas, ServedVersion, VersionedRouter, Versions};
+use microversion::{Version, VersionSpan};
+use microversion_server::{BodySchemas, ServedVersion, VersionedRouter};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -30,19 +30,43 @@ const PROVIDER_TRAITS: &str = "/resource_providers/{uuid}/traits";
 
 pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
     router
-        .get("/traits", Versions::since("1.6"), list)
-        .get("/traits/{name}", Versions::since("1.6"), show)
-        .put("/traits/{name}", Versions::since("1.6"), create)
-        .delete("/traits/{name}", Versions::since("1.6"), delete)
-        .get(PROVIDER_TRAITS, Versions::since("1.6"), list_for_provider)
-        .put(PROVIDER_TRAITS, Versions::since("1.6"), set_for_provider)
-        .delete(PROVIDER_TRAITS, Versions::since("1.6"), clear_for_provider)
+        .get("/traits", VersionSpan::from_static("1.6 - latest"), list)
+        .get(
+            "/traits/{name}",
+            VersionSpan::from_static("1.6 - latest"),
+            show,
+        )
+        .put(
+            "/traits/{name}",
+            VersionSpan::from_static("1.6 - latest"),
+            create,
+        )
+        .delete(
+            "/traits/{name}",
+            VersionSpan::from_static("1.6 - latest"),
+            delete,
+        )
+        .get(
+            PROVIDER_TRAITS,
+            VersionSpan::from_static("1.6 - latest"),
+            list_for_provider,
+        )
+        .put(
+            PROVIDER_TRAITS,
+            VersionSpan::from_static("1.6 - latest"),
+            set_for_provider,
+        )
+        .delete(
+            PROVIDER_TRAITS,
+            VersionSpan::from_static("1.6 - latest"),
+            clear_for_provider,
+        )
 }
 
 static LIST_QUERY: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
     query::query_schemas("GET /traits query")
         .json_schema(
-            Versions::all(),
+            VersionSpan::ALL,
             &json!({
                 "type": "object",
                 "properties": {"name": {"type": "string"}, "associated": {"type": "string"}},
@@ -63,7 +87,7 @@ struct SetBody {
 static SET_SCHEMA: LazyLock<BodySchemas<SetBody>> = LazyLock::new(|| {
     body_schemas("PUT /resource_providers/{uuid}/traits")
         .json_schema(
-            Versions::all(),
+            VersionSpan::ALL,
             &json!({
                 "type": "object",
                 "properties": {

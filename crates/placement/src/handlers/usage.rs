@@ -7,8 +7,8 @@ use std::sync::LazyLock;
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use http::{HeaderMap, StatusCode};
-use microversion::Version;
-use microversion_server::{PythonSchema, ServedVersion, VersionedRouter, Versions};
+use microversion::{Version, VersionSpan};
+use microversion_server::{PythonSchema, ServedVersion, VersionedRouter};
 use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
@@ -23,15 +23,15 @@ pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppSt
     router
         .get(
             "/resource_providers/{uuid}/usages",
-            Versions::all(),
+            VersionSpan::ALL,
             for_provider,
         )
-        .get("/usages", Versions::since("1.9"), total)
+        .get("/usages", VersionSpan::from_static("1.9 - latest"), total)
         .methods_at_every_version("/usages")
 }
 
 /// Usages grouped by consumer type.
-const BY_CONSUMER_TYPE: Version = Version::new(1, 38);
+const BY_CONSUMER_TYPE: VersionSpan = VersionSpan::since(Version::new(1, 38));
 
 fn query_schema(consumer_type: bool) -> Value {
     let string = json!({"type": "string", "minLength": 1, "maxLength": 255});
@@ -105,7 +105,7 @@ async fn total(
     // checks the query (a missing project is the text "None").
     let target = Target::default().with("project_id", project_id.unwrap_or("None"));
     state.authorize_on(&ctx, "placement:usages", &target)?;
-    let by_type = version.matches(BY_CONSUMER_TYPE, None);
+    let by_type = BY_CONSUMER_TYPE.contains(version);
     let schema = if by_type {
         &QUERY_SCHEMA_1_38
     } else {

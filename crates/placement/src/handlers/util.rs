@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE, HOST, LAST_MODIFIED};
 use http::request::Parts;
 use http::{HeaderMap, HeaderValue, StatusCode};
-use microversion::Version;
+use microversion::{Version, VersionSpan};
 use microversion_server::schema::BodySchemasBuilder;
 use microversion_server::{BodySchemas, FormatChecker, PythonSchema};
 use serde::de::DeserializeOwned;
@@ -36,7 +36,7 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for Path<T>
 
 /// From this version GET responses carry `Last-Modified` and
 /// `Cache-Control: no-cache`.
-pub(crate) const CACHE_HEADERS: Version = Version::new(1, 15);
+pub(crate) const CACHE_HEADERS: VersionSpan = VersionSpan::since(Version::new(1, 15));
 
 /// 406 unless `Accept` (when given) allows JSON.
 pub(crate) fn check_accept(headers: &HeaderMap) -> Result<()> {
@@ -177,7 +177,7 @@ fn dated_now(
     mut response: Response,
     last_modified: Option<SystemTime>,
 ) -> Response {
-    if version >= CACHE_HEADERS {
+    if CACHE_HEADERS.contains(version) {
         let headers = response.headers_mut();
         headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
         let when = last_modified.unwrap_or_else(SystemTime::now);
@@ -196,7 +196,7 @@ pub(crate) fn cache_headers(
     mut response: Response,
     last_modified: Option<SystemTime>,
 ) -> Response {
-    if version.matches(CACHE_HEADERS, None) {
+    if CACHE_HEADERS.contains(version) {
         let headers = response.headers_mut();
         headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
         if let Some(when) = last_modified {
