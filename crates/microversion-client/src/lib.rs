@@ -130,3 +130,9 @@ pub use crate::headers::{header_service_type, legacy_header};
 pub use crate::input::{IntoVersion, IntoVersionRequest};
 pub use crate::probe::{EndpointReport, Probe, ProbeReport};
 pub use crate::versioned::{Versioned, VersionedBuilder};
+
+/// The README's examples, compiled and run as doc tests so that they stay
+/// true.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

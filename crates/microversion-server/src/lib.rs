@@ -90,3 +90,9 @@ pub use crate::schema::{BodyError, BodySchemas, MessageStyle, VersionedJson};
 pub use crate::schema::{FormatChecker, PythonSchema, PythonSchemaError};
 #[cfg(feature = "metrics")]
 pub use crate::telemetry::Telemetry;
+
+/// The README's examples, compiled and run as doc tests so that they stay
+/// true.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -93,3 +93,9 @@ pub use crate::range::VersionRange;
 pub use crate::request::VersionRequest;
 pub use crate::span::VersionSpan;
 pub use crate::version::Version;
+
+/// The README's examples, compiled and run as doc tests so that they stay
+/// true.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
