@@ -6,8 +6,9 @@ mod common;
 
 use std::process::Command;
 
-use common::{API_SIG, CINDER, Demo, Fault, Scratch, Server};
+use common::{API_SIG, CINDER, Demo, Fault, Server};
 use microversion::Version;
+use microversion_test_support::{Scratch, SeenRequest};
 use serde_json::Value;
 
 /// One run of the binary.
@@ -29,8 +30,8 @@ fn run_with(args: &[&str], env: &[(&str, &str)], cache: &Scratch) -> Run {
             cmd.env_remove(&name);
         }
     }
-    cmd.env("XDG_CACHE_HOME", cache.0.join("xdg"));
-    cmd.env("HOME", cache.0.join("home"));
+    cmd.env("XDG_CACHE_HOME", cache.join("xdg"));
+    cmd.env("HOME", cache.join("home"));
     for (name, value) in env {
         cmd.env(name, value);
     }
@@ -54,7 +55,7 @@ fn url(server: &Server, path: &str) -> String {
 fn versions_sent(server: &Server, path: &str) -> Vec<Option<String>> {
     server
         .log
-        .to(path)
+        .to(&[path])
         .iter()
         .map(|s| {
             s.headers
@@ -420,7 +421,7 @@ fn the_version_comes_from_the_environment() {
         "{}",
         r.stderr
     );
-    let sent = &cinder.log.to("/v3/widgets")[0];
+    let sent = &cinder.log.to(&["/v3/widgets"])[0];
     assert_eq!(sent.headers["openstack-api-version"], "volume 3.71");
     assert_eq!(sent.headers["openstack-volume-microversion"], "3.71");
 }
@@ -457,7 +458,7 @@ fn invalid_versions_are_rejected_before_anything_is_sent() {
         r.stderr,
         "microversion: error: invalid OS_PLACEMENT_API_VERSION: invalid version \"spam\": expected X.Y, X.latest or latest (or None for no microversion)\n"
     );
-    assert_eq!(server.log.count(), 0, "{:?}", server.log.all());
+    assert_eq!(server.log.len(), 0, "{:?}", server.log.all());
 }
 
 #[test]
@@ -479,8 +480,8 @@ fn versions_the_server_lacks_fail_after_discovery_only() {
             server.url
         )
     );
-    assert_eq!(server.log.to("/widgets").len(), 0);
-    assert_eq!(server.log.to("/").len(), 1);
+    assert_eq!(server.log.to(&["/widgets"]).len(), 0);
+    assert_eq!(server.log.to(&["/"]).len(), 1);
 }
 
 #[test]
@@ -494,7 +495,7 @@ fn request_needs_a_service_type_for_a_microversion() {
         "{}",
         r.stderr
     );
-    assert_eq!(server.log.count(), 0);
+    assert_eq!(server.log.len(), 0);
     // None sends nothing to negotiate: the headers go as given.
     let r = run(&[
         "request",
@@ -528,7 +529,7 @@ fn request_needs_a_service_type_for_a_microversion() {
         "{}",
         r.stderr
     );
-    assert_eq!(server.log.count(), 1);
+    assert_eq!(server.log.len(), 1);
 }
 
 #[test]
@@ -550,7 +551,7 @@ fn request_sends_bodies_methods_headers_and_tokens() {
     assert_eq!(r.code, 0, "{r:?}");
     assert_eq!(r.stdout, r#"{"id":2,"name":"gear"}"#);
     let scratch = Scratch::new("body");
-    let file = scratch.0.join("body.json");
+    let file = scratch.join("body.json");
     std::fs::write(&file, r#"{"name": "cog"}"#).unwrap();
     let data = format!("@{}", file.display());
     let r = run(&[
@@ -572,7 +573,7 @@ fn request_sends_bodies_methods_headers_and_tokens() {
         "{}",
         r.stdout
     );
-    let posts: Vec<common::Seen> = server.log.to("/widgets");
+    let posts: Vec<SeenRequest> = server.log.to(&["/widgets"]);
     assert_eq!(posts.len(), 2);
     assert!(
         posts
@@ -629,7 +630,7 @@ fn request_reads_the_body_from_standard_input() {
             "-d",
             "@-",
         ])
-        .env("XDG_CACHE_HOME", &cache.0)
+        .env("XDG_CACHE_HOME", cache.path())
         .env_remove("http_proxy")
         .env_remove("HTTP_PROXY")
         .stdin(Stdio::piped())
@@ -705,9 +706,9 @@ fn the_cache_is_written_under_xdg_cache_home_and_reused() {
         assert_eq!(r.code, 0, "{r:?}");
     }
     // One discovery for two requests.
-    assert_eq!(server.log.to("/").len(), 1);
-    assert_eq!(server.log.to("/widgets").len(), 2);
-    let dir = cache.0.join("xdg").join("microversion");
+    assert_eq!(server.log.to(&["/"]).len(), 1);
+    assert_eq!(server.log.to(&["/widgets"]).len(), 2);
+    let dir = cache.join("xdg").join("microversion");
     let files: Vec<_> = std::fs::read_dir(&dir)
         .expect("the cache directory")
         .collect();
@@ -717,7 +718,7 @@ fn the_cache_is_written_under_xdg_cache_home_and_reused() {
     assert_eq!(record["endpoint"], server.url.trim_end_matches('/'));
     assert_eq!(record["max_version"], "1.39");
     assert!(
-        !cache.0.join("home").exists(),
+        !cache.join("home").exists(),
         "nothing under HOME when XDG_CACHE_HOME is set"
     );
 }
@@ -737,7 +738,7 @@ fn without_xdg_cache_home_the_cache_is_under_home() {
         &cache,
     );
     assert_eq!(r.code, 0, "{r:?}");
-    let dir = cache.0.join("home").join(".cache").join("microversion");
+    let dir = cache.join("home").join(".cache").join("microversion");
     assert_eq!(
         std::fs::read_dir(&dir)
             .expect("~/.cache/microversion")
@@ -765,8 +766,8 @@ fn no_cache_neither_reads_nor_writes_it() {
         );
         assert_eq!(r.code, 0, "{r:?}");
     }
-    assert_eq!(server.log.to("/").len(), 2);
-    assert!(!cache.0.join("xdg").exists());
+    assert_eq!(server.log.to(&["/"]).len(), 2);
+    assert!(!cache.join("xdg").exists());
     // A cache written before is not read either.
     let r = run_with(
         &["request", &target, "--service-type", "placement"],
@@ -774,7 +775,7 @@ fn no_cache_neither_reads_nor_writes_it() {
         &cache,
     );
     assert_eq!(r.code, 0);
-    assert_eq!(server.log.to("/").len(), 3);
+    assert_eq!(server.log.to(&["/"]).len(), 3);
     let r = run_with(
         &[
             "request",
@@ -787,7 +788,7 @@ fn no_cache_neither_reads_nor_writes_it() {
         &cache,
     );
     assert_eq!(r.code, 0);
-    assert_eq!(server.log.to("/").len(), 4);
+    assert_eq!(server.log.to(&["/"]).len(), 4);
 }
 
 // --- check ---

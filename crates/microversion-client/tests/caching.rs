@@ -9,10 +9,11 @@ use std::time::Duration;
 
 use axum::Json;
 use axum::routing::get;
-use common::{Log, Scratch, Server, header, serve, server};
+use common::{Server, server};
 use microversion::{NegotiationError, ServerVersions, Version, VersionRange};
 use microversion_client::{Client, DiscoveryCache, DiskCache, NegotiationMode};
 use microversion_server::{MicroversionLayer, Microversions, Profile, ServedVersion};
+use microversion_test_support::{RequestLog, Scratch, serve};
 use serde_json::{Value, json};
 use tokio::sync::Barrier;
 
@@ -22,8 +23,8 @@ fn r(min: &'static str, max: &'static str) -> VersionRange {
 
 /// A Placement-like server whose versions document takes 200 ms, so that
 /// concurrent first callers overlap.
-async fn slow_placement() -> (String, Log) {
-    let log = Log::default();
+async fn slow_placement() -> (String, RequestLog) {
+    let log = RequestLog::default();
     let api = Microversions::builder("placement", r("1.0", "1.39"))
         .profile(Profile::Placement)
         .build()
@@ -42,7 +43,7 @@ async fn slow_placement() -> (String, Log) {
             get(|v: ServedVersion| async move { v.to_string() }),
         )
         .layer(MicroversionLayer::new(api));
-    let base = serve(app, &log).await;
+    let base = serve(log.recording(app)).await;
     (base, log)
 }
 
@@ -84,10 +85,7 @@ async fn fifty_concurrent_first_calls_discover_once() {
     assert_eq!(log.count(&["/resource_providers"]), 50);
     // Every request carried the negotiated version.
     for seen in log.to(&["/resource_providers"]) {
-        assert_eq!(
-            header(&seen, "openstack-api-version"),
-            Some("placement 1.39")
-        );
+        assert_eq!(seen.header("openstack-api-version"), Some("placement 1.39"));
     }
 }
 
@@ -127,7 +125,7 @@ fn with_disk(s: &Server, dir: &Scratch) -> Client {
         .service_type(s.client_service_type)
         .supported_versions(r("1.0", "1.60"))
         .version("latest")
-        .disk_cache(DiskCache::new(&dir.0))
+        .disk_cache(DiskCache::new(dir.path()))
         .build()
         .unwrap()
 }
@@ -147,7 +145,7 @@ async fn the_disk_cache_saves_discovery_across_clients() {
     );
     assert_eq!(s.discoveries(), 1);
 
-    let path = DiskCache::new(&dir.0).path_for(first.endpoint());
+    let path = DiskCache::new(dir.path()).path_for(first.endpoint());
     assert_eq!(
         dir.files(),
         [path.file_name().unwrap().to_string_lossy().into_owned()]
@@ -174,7 +172,7 @@ async fn entries_expire_after_their_ttl() {
     let dir = Scratch::new("ttl");
     with_disk(&s, &dir).version().await.unwrap();
     assert_eq!(s.discoveries(), 1);
-    let path = DiskCache::new(&dir.0).path_for(&url::Url::parse(&s.endpoint).unwrap());
+    let path = DiskCache::new(dir.path()).path_for(&url::Url::parse(&s.endpoint).unwrap());
     // Ten minutes old: stale for the default 300 s, fresh for an hour.
     let mut saved = read_json(&path);
     let old = saved["saved_at"].as_u64().unwrap() - 600;
@@ -185,7 +183,7 @@ async fn entries_expire_after_their_ttl() {
         .endpoint(&s.endpoint)
         .service_type("placement")
         .supported_versions(r("1.0", "1.60"))
-        .disk_cache(DiskCache::new(&dir.0).ttl(Duration::from_secs(3600)))
+        .disk_cache(DiskCache::new(dir.path()).ttl(Duration::from_secs(3600)))
         .build()
         .unwrap();
     hour.server_versions().await.unwrap();
@@ -201,8 +199,7 @@ async fn entries_expire_after_their_ttl() {
 async fn corrupt_and_unreadable_files_are_ignored_and_rewritten() {
     let s = server(Profile::Placement).await;
     let dir = Scratch::new("corrupt");
-    let path = DiskCache::new(&dir.0).path_for(&url::Url::parse(&s.endpoint).unwrap());
-    std::fs::create_dir_all(&dir.0).unwrap();
+    let path = DiskCache::new(dir.path()).path_for(&url::Url::parse(&s.endpoint).unwrap());
     let garbage: [&[u8]; 4] = [b"{\"format\": ", b"\x00\xff\xfe garbage", b"[]", b"{}"];
     for (i, bytes) in garbage.into_iter().enumerate() {
         std::fs::write(&path, bytes).unwrap();
@@ -212,18 +209,18 @@ async fn corrupt_and_unreadable_files_are_ignored_and_rewritten() {
         assert_eq!(read_json(&path)["max_version"], "1.39");
     }
     // A cache directory that cannot be created is not an error either.
-    let file = Scratch::new("not-a-dir");
-    std::fs::write(&file.0, b"x").unwrap();
+    let scratch = Scratch::new("not-a-dir");
+    let file = scratch.join("not-a-dir");
+    std::fs::write(&file, b"x").unwrap();
     let c = Client::builder()
         .endpoint(&s.endpoint)
         .service_type("placement")
         .supported_versions(r("1.0", "1.60"))
         .version("latest")
-        .disk_cache(DiskCache::new(file.0.join("cache")))
+        .disk_cache(DiskCache::new(file.join("cache")))
         .build()
         .unwrap();
     assert_eq!(c.get(s.resource).send().await.unwrap().status(), 200);
-    let _ = std::fs::remove_file(&file.0);
 }
 
 #[tokio::test]
@@ -235,7 +232,7 @@ async fn keys_are_the_full_endpoint_url() {
             .endpoint(endpoint)
             .service_type("compute")
             .supported_versions(r("2.1", "2.90"))
-            .disk_cache(DiskCache::new(&dir.0))
+            .disk_cache(DiskCache::new(dir.path()))
             .build()
             .unwrap()
     };
@@ -288,7 +285,7 @@ async fn concurrent_writers_leave_one_whole_file() {
     }
     let files = dir.files();
     assert_eq!(files.len(), 1, "{files:?}");
-    let saved = read_json(&dir.0.join(&files[0]));
+    let saved = read_json(&dir.path().join(&files[0]));
     assert_eq!(saved["max_version"], "1.39");
 }
 
@@ -307,7 +304,7 @@ async fn a_406_on_a_cached_version_drops_it_and_renegotiates_once() {
     let s = server(Profile::Placement).await;
     let dir = Scratch::new("stale");
     with_disk(&s, &dir).version().await.unwrap();
-    let path = DiskCache::new(&dir.0).path_for(&url::Url::parse(&s.endpoint).unwrap());
+    let path = DiskCache::new(dir.path()).path_for(&url::Url::parse(&s.endpoint).unwrap());
     make_stale(&path, "1.50");
 
     let c = with_disk(&s, &dir);
@@ -322,7 +319,7 @@ async fn a_406_on_a_cached_version_drops_it_and_renegotiates_once() {
     let sent: Vec<_> = s
         .resource_requests()
         .iter()
-        .map(|r| header(r, "openstack-api-version").unwrap().to_owned())
+        .map(|r| r.header("openstack-api-version").unwrap().to_owned())
         .collect();
     assert_eq!(sent, ["placement 1.50", "placement 1.39"]);
     assert_eq!(s.discoveries(), 2, "the first client's and one rediscovery");
@@ -338,7 +335,7 @@ async fn a_406_on_a_cached_exact_version_names_the_fresh_ranges() {
     let s = server(Profile::Placement).await;
     let dir = Scratch::new("stale-exact");
     with_disk(&s, &dir).version().await.unwrap();
-    let path = DiskCache::new(&dir.0).path_for(&url::Url::parse(&s.endpoint).unwrap());
+    let path = DiskCache::new(dir.path()).path_for(&url::Url::parse(&s.endpoint).unwrap());
     make_stale(&path, "1.50");
     let c = with_disk(&s, &dir);
     let err = c.get(s.resource).version("1.45").send().await.unwrap_err();
@@ -365,12 +362,12 @@ async fn the_optimistic_mode_saves_what_a_406_taught() {
             .supported_versions(r("1.1", "1.200"))
             .version("latest")
             .negotiation(NegotiationMode::Optimistic)
-            .disk_cache(DiskCache::new(&dir.0))
+            .disk_cache(DiskCache::new(dir.path()))
             .build()
             .unwrap()
     };
     assert_eq!(build().get("nodes").send().await.unwrap().attempts(), 2);
-    let saved = read_json(&dir.0.join(&dir.files()[0]));
+    let saved = read_json(&dir.path().join(&dir.files()[0]));
     assert_eq!(saved["source"], "not-acceptable");
     assert_eq!(
         (saved["min_version"].as_str(), saved["max_version"].as_str()),

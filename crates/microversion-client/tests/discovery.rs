@@ -1,16 +1,14 @@
 //! Discovery over loopback: the four document shapes, the documents the
 //! real services send, the parent on 404, link normalisation, and errors.
 
-mod common;
-
 use axum::Json;
 use axum::Router;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect};
 use axum::routing::get;
-use common::{Log, serve};
 use microversion::{ServerVersions, VersionRange};
 use microversion_client::{Client, MatchedBy};
+use microversion_test_support::{RequestLog, dead_base, serve};
 use serde_json::{Value, json};
 
 fn client(endpoint: &str) -> Client {
@@ -23,13 +21,13 @@ fn client(endpoint: &str) -> Client {
 }
 
 /// Serves `document` at `path` (and answers 404 elsewhere).
-async fn serving(path: &'static str, status: StatusCode, document: Value) -> (String, Log) {
-    let log = Log::default();
+async fn serving(path: &'static str, status: StatusCode, document: Value) -> (String, RequestLog) {
+    let log = RequestLog::default();
     let app = Router::new().route(
         path,
         get(move || async move { (status, Json(document.clone())) }),
     );
-    let base = serve(app, &log).await;
+    let base = serve(log.recording(app)).await;
     (base, log)
 }
 
@@ -198,7 +196,7 @@ async fn parent_on_404_and_the_matching_entry() {
 
 #[tokio::test]
 async fn redirects_are_followed_and_links_resolved_from_where_they_led() {
-    let log = Log::default();
+    let log = RequestLog::default();
     let app = Router::new()
         .route("/old/", get(|| async { Redirect::permanent("/new/") }))
         .route(
@@ -209,7 +207,7 @@ async fn redirects_are_followed_and_links_resolved_from_where_they_led() {
                     "links": [{"rel": "self", "href": "v1/"}]}]}))
             }),
         );
-    let base = serve(app, &log).await;
+    let base = serve(log.recording(app)).await;
     let d = client(&format!("{base}/old/")).discover().await.unwrap();
     assert_eq!(d.document_url().path(), "/new/");
     assert_eq!(
@@ -229,9 +227,9 @@ async fn discovery_errors_say_what_answered() {
         format!("example at {base}/: discovery failed: {base}/ answered 500 Internal Server Error")
     );
 
-    let log = Log::default();
+    let log = RequestLog::default();
     let app = Router::new().route("/", get(|| async { "<html>hello</html>".into_response() }));
-    let html = serve(app, &log).await;
+    let html = serve(log.recording(app)).await;
     let err = client(&html).discover().await.unwrap_err();
     assert!(err.is_discovery());
     assert!(
@@ -261,12 +259,7 @@ async fn discovery_errors_say_what_answered() {
     assert!(err.to_string().ends_with("lists no version"), "{err}");
 
     // Nothing listens there.
-    let closed = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        drop(listener);
-        format!("http://{addr}/")
-    };
+    let closed = format!("{}/", dead_base());
     let err = client(&closed).discover().await.unwrap_err();
     assert!(err.is_request() && err.is_connect(), "{err:?}");
 }
@@ -283,7 +276,7 @@ async fn failed_discovery_is_not_cached() {
 
 #[tokio::test]
 async fn timeouts_apply_to_discovery() {
-    let log = Log::default();
+    let log = RequestLog::default();
     let app = Router::new().route(
         "/",
         get(|| async {
@@ -291,7 +284,7 @@ async fn timeouts_apply_to_discovery() {
             Json(json!({}))
         }),
     );
-    let base = serve(app, &log).await;
+    let base = serve(log.recording(app)).await;
     let c = Client::builder()
         .endpoint(&base)
         .service_type("example")

@@ -6,10 +6,11 @@ use axum::Json;
 use axum::Router;
 use axum::http::StatusCode;
 use axum::routing::get;
-use common::{Log, header, ignoring_server, serve, server, server_with_range, unversioned_server};
+use common::{ignoring_server, server, server_with_range, unversioned_server};
 use microversion::{NegotiationError, ServerVersions, Version, VersionRange};
 use microversion_client::{Client, ClientBuilder, IgnoredHeader, NegotiationMode, Versioned};
 use microversion_server::Profile;
+use microversion_test_support::{RequestLog, serve};
 use serde_json::json;
 
 fn r(min: &'static str, max: &'static str) -> VersionRange {
@@ -50,7 +51,7 @@ async fn case_2_server_without_microversions() {
     assert_eq!(res.status(), 200);
     assert_eq!(res.sent_version(), None);
     assert_eq!(
-        header(&s.resource_requests()[0], "openstack-api-version"),
+        s.resource_requests()[0].header("openstack-api-version"),
         None
     );
 
@@ -77,7 +78,7 @@ async fn case_2_server_without_microversions() {
     assert_eq!(res.sent_version(), None);
     assert_eq!(res.version(), Some(v("2.0")));
     assert_eq!(
-        header(&s.resource_requests()[1], "openstack-api-version"),
+        s.resource_requests()[1].header("openstack-api-version"),
         None
     );
     assert_eq!(s.discoveries(), 1);
@@ -98,7 +99,7 @@ async fn case_3_exact_inside_both_is_sent() {
         (Some(v("1.20")), Some(v("1.20")))
     );
     assert_eq!(
-        header(&s.resource_requests()[0], "openstack-api-version"),
+        s.resource_requests()[0].header("openstack-api-version"),
         Some("placement 1.20")
     );
 }
@@ -311,8 +312,8 @@ async fn case_7_latest_below_every_server_version_fails_after_one_406() {
 }
 
 /// A server that refuses every version with 406 and claims 1.0 - 1.10.
-async fn always_refusing() -> (String, Log) {
-    let log = Log::default();
+async fn always_refusing() -> (String, RequestLog) {
+    let log = RequestLog::default();
     let app = Router::new().route(
         "/things",
         get(|| async {
@@ -323,7 +324,7 @@ async fn always_refusing() -> (String, Log) {
             )
         }),
     );
-    let base = serve(app, &log).await;
+    let base = serve(log.recording(app)).await;
     (base, log)
 }
 
@@ -348,7 +349,7 @@ async fn case_7_at_most_one_retry() {
     let sent: Vec<_> = log
         .to(&["/things"])
         .iter()
-        .map(|s| header(s, "openstack-api-version").unwrap().to_owned())
+        .map(|s| s.header("openstack-api-version").unwrap().to_owned())
         .collect();
     assert_eq!(sent, ["example 1.50", "example 1.10"]);
 }
@@ -378,7 +379,7 @@ async fn case_7_off_mode_neither_discovers_nor_retries() {
 #[tokio::test]
 async fn discovery_mode_does_not_loop_when_the_server_contradicts_its_document() {
     // The document says 1.0 - 1.50, the API serves 1.0 - 1.39.
-    let log = Log::default();
+    let log = RequestLog::default();
     let api = microversion_server::Microversions::builder("example", r("1.0", "1.39"))
         .build()
         .unwrap();
@@ -388,7 +389,7 @@ async fn discovery_mode_does_not_loop_when_the_server_contradicts_its_document()
         .route("/things", get(|| async { "ok" }))
         .route("/", get(move || async move { Json(root.clone()) }))
         .layer(microversion_server::MicroversionLayer::new(api));
-    let base = serve(app, &log).await;
+    let base = serve(log.recording(app)).await;
     let c = builder(&base, "example", r("1.0", "1.60"))
         .version("latest")
         .build()
@@ -451,7 +452,7 @@ async fn case_8_or_falls_back_to_x_0() {
     assert_eq!(res.sent_version(), None);
     assert_eq!(res.version(), Some(v("1.0")));
     assert_eq!(
-        header(&s.resource_requests()[1], "openstack-api-version"),
+        s.resource_requests()[1].header("openstack-api-version"),
         None
     );
     let err = c.get("things").version("1.5").send().await.unwrap_err();
@@ -463,7 +464,7 @@ async fn case_8_or_falls_back_to_x_0() {
 
 #[tokio::test]
 async fn case_8_another_version_in_the_answer() {
-    let log = Log::default();
+    let log = RequestLog::default();
     let root = json!({"versions": [{"id": "v1.0", "status": "CURRENT", "min_version": "1.0",
         "max_version": "1.20", "links": []}]});
     let app = Router::new()
@@ -472,7 +473,7 @@ async fn case_8_another_version_in_the_answer() {
             "/things",
             get(|| async { ([("openstack-api-version", "example 1.1")], "ok") }),
         );
-    let base = serve(app, &log).await;
+    let base = serve(log.recording(app)).await;
     let c = builder(&base, "example", r("1.0", "1.20"))
         .version("1.20")
         .build()

@@ -6,6 +6,7 @@ use common::{server_with_range, unversioned_server};
 use microversion::{ServerVersions, VersionRange};
 use microversion_client::Probe;
 use microversion_server::Profile;
+use microversion_test_support::dead_base;
 
 fn r(min: &'static str, max: &'static str) -> VersionRange {
     VersionRange::from_static(min, max)
@@ -39,10 +40,7 @@ async fn each_range_and_the_common_one() {
     // One discovery request each, sent with the extra header.
     for s in [&a, &b, &c] {
         assert_eq!(s.discoveries(), 1);
-        assert_eq!(
-            common::header(&s.log.all()[0], "x-auth-token"),
-            Some("admin")
-        );
+        assert_eq!(s.log.all()[0].header("x-auth-token"), Some("admin"));
     }
     // With the client's own range too.
     let report = Probe::new()
@@ -92,12 +90,7 @@ async fn no_common_version_names_each_range() {
 #[tokio::test]
 async fn failures_are_reported_per_endpoint() {
     let a = server_with_range(Profile::Placement, None).await;
-    let closed = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        drop(listener);
-        format!("http://{addr}/")
-    };
+    let closed = format!("{}/", dead_base());
     let report = Probe::new()
         .endpoint(&a.endpoint)
         .endpoint(&closed)

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Server, header, server};
+use common::{Server, server};
 use microversion::{ServerVersions, Version, VersionRange};
 use microversion_client::{Client, NegotiationMode};
 use microversion_server::Profile;
@@ -59,13 +59,13 @@ async fn every_profile_discovers_and_negotiates_latest() {
         assert_eq!(sent.len(), 1, "{profile}");
         let expected = format!("{} {}", s.service_type, s.range.max());
         assert_eq!(
-            header(&sent[0], "openstack-api-version"),
+            sent[0].header("openstack-api-version"),
             Some(expected.as_str()),
             "{profile}"
         );
         match s.legacy {
             Some(legacy) => assert_eq!(
-                header(&sent[0], legacy),
+                sent[0].header(legacy),
                 Some(s.range.max().to_string().as_str()),
                 "{profile}"
             ),
@@ -74,12 +74,12 @@ async fn every_profile_discovers_and_negotiates_latest() {
                     "x-openstack-nova-api-version",
                     "x-openstack-ironic-api-version",
                 ] {
-                    assert_eq!(header(&sent[0], name), None, "{profile}");
+                    assert_eq!(sent[0].header(name), None, "{profile}");
                 }
             }
         }
         assert_eq!(
-            header(&sent[0], "accept"),
+            sent[0].header("accept"),
             Some("application/json"),
             "{profile}"
         );
@@ -138,7 +138,7 @@ async fn every_profile_teaches_its_range_in_the_optimistic_mode() {
         let sent = s.resource_requests();
         let versions: Vec<_> = sent
             .iter()
-            .map(|r| header(r, "openstack-api-version").unwrap().to_owned())
+            .map(|r| r.header("openstack-api-version").unwrap().to_owned())
             .collect();
         assert_eq!(
             versions,
@@ -201,7 +201,7 @@ async fn no_version_requested_sends_no_header() {
         assert_eq!(res.version(), Some(s.range.min()), "{profile}");
         assert_eq!(res.sent_version(), None, "{profile}");
         let sent = s.resource_requests();
-        assert_eq!(header(&sent[0], "openstack-api-version"), None, "{profile}");
+        assert_eq!(sent[0].header("openstack-api-version"), None, "{profile}");
         // Nothing needed discovery.
         assert_eq!(s.discoveries(), 0, "{profile}");
         // Asking for the version in use discovers the server's minimum.

@@ -24,9 +24,10 @@ use axum::Router;
 use axum::body::Body;
 use axum::routing::get;
 use criterion::{Criterion, criterion_group, criterion_main};
-use http::{HeaderMap, HeaderName, HeaderValue, Request, StatusCode};
+use http::{Request, StatusCode};
 use microversion::{VersionRange, VersionSpan};
 use microversion_server::{MicroversionLayer, Microversions, Profile, RequestId, VersionedRouter};
+use microversion_test_support::header_map;
 use tower::{Layer, Service, ServiceExt};
 
 const BODY: &str = r#"{"resource_providers": []}"#;
@@ -177,44 +178,37 @@ fn bench_layer(c: &mut Criterion) {
     group.finish();
 }
 
-fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
-    let mut map = HeaderMap::new();
-    for (name, value) in pairs {
-        map.append(
-            HeaderName::from_static(name),
-            HeaderValue::from_static(value),
-        );
-    }
-    map
-}
-
 fn bench_negotiate(c: &mut Criterion) {
     let placement = placement();
     let nova = api(Profile::Nova, "compute", "2.1", "2.104");
     let std = "openstack-api-version";
     let cases = [
-        ("absent", &placement, headers(&[])),
-        ("exact", &placement, headers(&[(std, "placement 1.20")])),
-        ("latest", &placement, headers(&[(std, "placement latest")])),
+        ("absent", &placement, header_map(&[])),
+        ("exact", &placement, header_map(&[(std, "placement 1.20")])),
+        (
+            "latest",
+            &placement,
+            header_map(&[(std, "placement latest")]),
+        ),
         (
             "folded",
             &placement,
-            headers(&[(std, "compute 2.1, placement 1.14, volume 3.5")]),
+            header_map(&[(std, "compute 2.1, placement 1.14, volume 3.5")]),
         ),
         (
             "nova_legacy",
             &nova,
-            headers(&[("x-openstack-nova-api-version", "2.53")]),
+            header_map(&[("x-openstack-nova-api-version", "2.53")]),
         ),
         (
             "out_of_range",
             &placement,
-            headers(&[(std, "placement 1.999")]),
+            header_map(&[(std, "placement 1.999")]),
         ),
         (
             "malformed",
             &placement,
-            headers(&[(std, "placement 1.2.3")]),
+            header_map(&[(std, "placement 1.2.3")]),
         ),
     ];
     let mut group = c.benchmark_group("negotiate");

@@ -10,9 +10,10 @@
 use std::alloc::System;
 use std::hint::black_box;
 
-use http::{HeaderMap, HeaderName, HeaderValue};
+use http::HeaderMap;
 use microversion::{Version, VersionRange};
 use microversion_server::{Microversions, NegotiationOutcome, Profile};
+use microversion_test_support::header_map;
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 #[global_allocator]
@@ -24,17 +25,6 @@ fn allocations<T>(f: impl FnOnce() -> T) -> (T, usize) {
     let out = black_box(f());
     let change = region.change();
     (out, change.allocations + change.reallocations)
-}
-
-fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
-    let mut map = HeaderMap::new();
-    for (name, value) in pairs {
-        map.append(
-            HeaderName::from_static(name),
-            HeaderValue::from_static(value),
-        );
-    }
-    map
 }
 
 fn api(profile: Profile, service: &str, min: &'static str, max: &'static str) -> Microversions {
@@ -63,115 +53,115 @@ fn negotiation_of_well_formed_headers_does_not_allocate() {
         (
             "other headers only",
             &placement,
-            headers(&[("accept", "application/json"), ("x-auth-token", "admin")]),
+            header_map(&[("accept", "application/json"), ("x-auth-token", "admin")]),
             served("1.0"),
         ),
         (
             "latest",
             &placement,
-            headers(&[(STD, "placement latest")]),
+            header_map(&[(STD, "placement latest")]),
             served("1.39"),
         ),
         (
             "exact",
             &placement,
-            headers(&[(STD, "placement 1.20")]),
+            header_map(&[(STD, "placement 1.20")]),
             served("1.20"),
         ),
         (
             "exact, api-sig",
             &api_sig,
-            headers(&[(STD, "placement 1.20")]),
+            header_map(&[(STD, "placement 1.20")]),
             served("1.20"),
         ),
         (
             "folded, several services",
             &placement,
-            headers(&[(STD, "compute 2.1, placement 1.14, volume 3.5")]),
+            header_map(&[(STD, "compute 2.1, placement 1.14, volume 3.5")]),
             served("1.14"),
         ),
         (
             "repeated lines, last entry wins",
             &placement,
-            headers(&[(STD, "placement 1.2"), (STD, "compute 2.1, placement 1.30")]),
+            header_map(&[(STD, "placement 1.2"), (STD, "compute 2.1, placement 1.30")]),
             served("1.30"),
         ),
         (
             "only another service",
             &placement,
-            headers(&[(STD, "compute 2.1")]),
+            header_map(&[(STD, "compute 2.1")]),
             served("1.0"),
         ),
         (
             "type without version, then one",
             &placement,
-            headers(&[(STD, "placement, placement 1.7")]),
+            header_map(&[(STD, "placement, placement 1.7")]),
             served("1.7"),
         ),
         (
             "outer whitespace",
             &placement,
-            headers(&[(STD, "  placement \t 1.9  ")]),
+            header_map(&[(STD, "  placement \t 1.9  ")]),
             served("1.9"),
         ),
         (
             "out of range",
             &placement,
-            headers(&[(STD, "placement 1.999")]),
+            header_map(&[(STD, "placement 1.999")]),
             NegotiationOutcome::Unsupported(Version::new(1, 999)),
         ),
         (
             "zero major read as below the range",
             &placement,
-            headers(&[(STD, "placement 0.5")]),
+            header_map(&[(STD, "placement 0.5")]),
             NegotiationOutcome::Unsupported(Version::new(0, 5)),
         ),
         (
             "nova: standard header",
             &nova,
-            headers(&[(STD, "compute 2.20")]),
+            header_map(&[(STD, "compute 2.20")]),
             served("2.20"),
         ),
         (
             "nova: legacy header only",
             &nova,
-            headers(&[(NOVA, "2.53")]),
+            header_map(&[(NOVA, "2.53")]),
             served("2.53"),
         ),
         (
             "nova: legacy latest",
             &nova,
-            headers(&[(NOVA, "latest")]),
+            header_map(&[(NOVA, "latest")]),
             served("2.104"),
         ),
         (
             "nova: folded legacy",
             &nova,
-            headers(&[(NOVA, "2.10, 2.60")]),
+            header_map(&[(NOVA, "2.10, 2.60")]),
             served("2.60"),
         ),
         (
             "nova: standard wins over legacy",
             &nova,
-            headers(&[(STD, "compute 2.20"), (NOVA, "2.60")]),
+            header_map(&[(STD, "compute 2.20"), (NOVA, "2.60")]),
             served("2.20"),
         ),
         (
             "nova: other service, then legacy",
             &nova,
-            headers(&[(STD, "placement 1.5"), (NOVA, "2.60")]),
+            header_map(&[(STD, "placement 1.5"), (NOVA, "2.60")]),
             served("2.60"),
         ),
         (
             "ironic: LATEST, legacy",
             &ironic,
-            headers(&[("x-openstack-ironic-api-version", "LATEST")]),
+            header_map(&[("x-openstack-ironic-api-version", "LATEST")]),
             served("1.115"),
         ),
         (
             "cinder: legacy",
             &cinder,
-            headers(&[("openstack-volume-microversion", "3.44")]),
+            header_map(&[("openstack-volume-microversion", "3.44")]),
             served("3.44"),
         ),
     ];
@@ -183,7 +173,7 @@ fn negotiation_of_well_formed_headers_does_not_allocate() {
 
     // The counter works: a malformed version keeps its text for the error
     // message, which allocates.
-    let bad = headers(&[(STD, "placement 1.2.3")]);
+    let bad = header_map(&[(STD, "placement 1.2.3")]);
     let (got, count) = allocations(|| placement.negotiate(&bad));
     assert!(matches!(got, NegotiationOutcome::Malformed(_)), "{got:?}");
     assert!(count > 0, "the counting allocator counted nothing");

@@ -1,8 +1,6 @@
 //! Discovery (wire.md 12-13), the version history (18), deprecation
 //! headers and telemetry, over a real loopback server.
 
-mod common;
-
 use std::time::{Duration, UNIX_EPOCH};
 
 use axum::Router;
@@ -13,6 +11,7 @@ use microversion_server::{
     ApiVersionSpec, Deprecation, Discovery, MicroversionLayer, Microversions, Profile,
     ServedVersion, VersionedRouter,
 };
+use microversion_test_support::serve;
 use serde_json::{Value, json};
 
 fn client() -> reqwest::Client {
@@ -51,7 +50,7 @@ fn cinder_like(public_url: Option<&str>) -> Router {
 
 #[tokio::test]
 async fn versions_document_lists_every_api_version() {
-    let base = common::serve(cinder_like(None)).await;
+    let base = serve(cinder_like(None)).await;
     let res = client().get(format!("{base}/")).send().await.unwrap();
     assert_eq!(res.status(), 200);
     // Cinder's root is not versioned, but always varies on the header.
@@ -80,7 +79,7 @@ async fn versions_document_lists_every_api_version() {
 
 #[tokio::test]
 async fn versioned_roots_answer_with_and_without_the_slash() {
-    let base = common::serve(cinder_like(Some("https://volume.example.org"))).await;
+    let base = serve(cinder_like(Some("https://volume.example.org"))).await;
     for path in ["/v3/", "/v3"] {
         let res = client().get(format!("{base}{path}")).send().await.unwrap();
         assert_eq!(res.status(), 200, "{path}");
@@ -106,7 +105,7 @@ async fn versioned_roots_answer_with_and_without_the_slash() {
 
 #[tokio::test]
 async fn links_follow_the_host_and_forwarded_proto() {
-    let base = common::serve(cinder_like(None)).await;
+    let base = serve(cinder_like(None)).await;
     let res = client()
         .get(format!("{base}/"))
         .header("host", "api.example.net:8776")
@@ -137,7 +136,7 @@ async fn placement_root_is_versioned_and_describes_the_range() {
         .build()
         .unwrap();
     let app = discovery.router().layer(MicroversionLayer::new(api));
-    let base = common::serve(app).await;
+    let base = serve(app).await;
     let res = client()
         .get(format!("{base}/"))
         .header("openstack-api-version", "placement latest")
@@ -216,7 +215,7 @@ fn deprecating_app() -> (Router, Microversions) {
 #[tokio::test]
 async fn deprecated_versions_carry_deprecation_and_sunset() {
     let (app, _) = deprecating_app();
-    let base = common::serve(app).await;
+    let base = serve(app).await;
     let res = client()
         .get(format!("{base}/widgets"))
         .header("openstack-api-version", "widgets 1.1")
@@ -243,7 +242,7 @@ async fn deprecated_versions_carry_deprecation_and_sunset() {
 #[tokio::test]
 async fn history_is_served_with_statuses() {
     let (app, _) = deprecating_app();
-    let base = common::serve(app).await;
+    let base = serve(app).await;
     let res = client()
         .get(format!("{base}/history"))
         .send()
@@ -272,7 +271,7 @@ async fn history_is_served_with_statuses() {
 #[tokio::test]
 async fn metrics_count_versions_clients_and_outcomes() {
     let (app, api) = deprecating_app();
-    let base = common::serve(app).await;
+    let base = serve(app).await;
     let c = client();
     for (ua, version) in [
         ("python-novaclient/18.0 keystoneauth1/5.0", "widgets 1.1"),

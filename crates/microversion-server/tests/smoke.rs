@@ -1,12 +1,11 @@
 //! The layer and the versioned router over a real loopback server.
 
-mod common;
-
 use axum::Json;
 use microversion::{VersionRange, VersionSpan};
 use microversion_server::{
     ApiError, MicroversionLayer, Microversions, Profile, ServedVersion, VersionedRouter,
 };
+use microversion_test_support::serve;
 use serde_json::{Value, json};
 
 async fn old() -> Json<Value> {
@@ -33,7 +32,7 @@ async fn server(profile: Profile) -> String {
         .build()
         .unwrap()
         .layer(MicroversionLayer::new(api));
-    common::serve(app).await
+    serve(app).await
 }
 
 #[tokio::test]
@@ -169,7 +168,7 @@ mod bodies {
             .route("/things", post(create))
             .layer(schemas.extension())
             .layer(MicroversionLayer::new(api));
-        super::common::serve(app).await
+        super::serve(app).await
     }
 
     async fn send(base: &str, version: &str, content_type: &str, body: &str) -> (u16, String) {

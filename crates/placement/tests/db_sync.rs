@@ -5,6 +5,7 @@
 //! `PLACEMENT_TEST_EMPTY_DATABASE` names when set (scripts/test.sh sets it
 //! to a new PostgreSQL and a new MariaDB database).
 
+use microversion_test_support::Scratch;
 use placement::db::Store;
 use placement::db::schema::{Synced, sync};
 
@@ -47,14 +48,9 @@ async fn concurrent_syncs(url: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_syncs_on_a_new_sqlite_file() {
-    let file = std::env::temp_dir().join(format!("placement-db-sync-{}.db", std::process::id()));
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
-    }
+    let dir = Scratch::new("placement-db-sync");
+    let file = dir.join("placement.db");
     concurrent_syncs(&format!("sqlite:///{}", file.display())).await;
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

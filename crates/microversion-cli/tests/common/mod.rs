@@ -7,8 +7,6 @@
 
 #![allow(dead_code, unreachable_pub)]
 
-use std::sync::{Arc, Mutex};
-
 use axum::Json;
 use axum::Router;
 use axum::body::Body;
@@ -17,87 +15,37 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use http::header::{CONTENT_TYPE, VARY};
-use http::{HeaderMap, HeaderValue, StatusCode};
+use http::{HeaderValue, StatusCode};
 use microversion::{Decoded, Version, VersionHeader, VersionRange, VersionSpan, VersionStatus};
 use microversion_server::discovery::ApiVersionSpec;
 use microversion_server::{
     Discovery, MicroversionLayer, Microversions, Profile, ServedVersion, VersionedRouter,
 };
+use microversion_test_support::{RequestLog, dead_base, serve_on_own_thread};
 use serde_json::{Value, json};
-
-/// One request as a server received it.
-#[derive(Clone, Debug)]
-pub struct Seen {
-    pub method: String,
-    pub path: String,
-    pub headers: HeaderMap,
-}
-
-/// Every request a server received.
-#[derive(Clone, Debug, Default)]
-pub struct Log(Arc<Mutex<Vec<Seen>>>);
-
-impl Log {
-    pub fn all(&self) -> Vec<Seen> {
-        self.0.lock().unwrap().clone()
-    }
-
-    pub fn count(&self) -> usize {
-        self.0.lock().unwrap().len()
-    }
-
-    /// Requests to `path`.
-    pub fn to(&self, path: &str) -> Vec<Seen> {
-        self.all().into_iter().filter(|s| s.path == path).collect()
-    }
-}
 
 /// A running server.
 #[derive(Clone, Debug)]
 pub struct Server {
     /// `http://127.0.0.1:PORT/`
     pub url: String,
-    pub log: Log,
+    pub log: RequestLog,
 }
 
 /// Serves `app` on 127.0.0.1 at a free port, on a thread of its own,
 /// recording every request.
 pub fn start(app: Router) -> Server {
-    let log = Log::default();
-    let recorder = log.clone();
-    let app = app.layer(middleware::from_fn(move |req: Request, next: Next| {
-        recorder.0.lock().unwrap().push(Seen {
-            method: req.method().to_string(),
-            path: req.uri().path().to_owned(),
-            headers: req.headers().clone(),
-        });
-        next.run(req)
-    }));
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-    listener.set_nonblocking(true).expect("non-blocking");
-    let addr = listener.local_addr().expect("local address");
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime");
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-            axum::serve(listener, app).await.expect("serve");
-        });
-    });
+    let log = RequestLog::default();
+    let base = serve_on_own_thread(log.recording(app));
     Server {
-        url: format!("http://{addr}/"),
+        url: format!("{base}/"),
         log,
     }
 }
 
 /// A port nothing listens on.
 pub fn dead_url() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-    let addr = listener.local_addr().expect("local address");
-    drop(listener);
-    format!("http://{addr}/")
+    format!("{}/", dead_base())
 }
 
 /// The demo service in one profile, with the service type and range of
@@ -535,29 +483,4 @@ fn entries(values: &[String]) -> Vec<(String, String)> {
             Some((service, words.next().unwrap_or_default().to_owned()))
         })
         .collect()
-}
-
-/// A scratch directory, removed on drop.
-#[derive(Debug)]
-pub struct Scratch(pub std::path::PathBuf);
-
-impl Scratch {
-    pub fn new(name: &str) -> Self {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static N: AtomicU64 = AtomicU64::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "microversion-cli-{name}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("scratch directory");
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }

@@ -4,66 +4,17 @@
 
 #![allow(dead_code, unreachable_pub)]
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-
 use axum::Json;
 use axum::Router;
-use axum::extract::Request;
-use axum::middleware::{self, Next};
 use axum::routing::get;
-use http::{HeaderMap, Method};
+use http::Method;
 use microversion::document::Link;
 use microversion::{ApiVersion, VersionRange, VersionSpan, VersionStatus, VersionsDocument};
 use microversion_server::{
     MicroversionLayer, Microversions, Profile, ServedVersion, VersionedRouter,
 };
+use microversion_test_support::{RequestLog, SeenRequest, serve};
 use serde_json::{Value, json};
-
-/// One request as the server received it.
-#[derive(Clone, Debug)]
-pub struct Seen {
-    pub method: Method,
-    pub path: String,
-    pub headers: HeaderMap,
-}
-
-/// What a server received.
-#[derive(Clone, Debug, Default)]
-pub struct Log {
-    seen: Arc<Mutex<Vec<Seen>>>,
-}
-
-impl Log {
-    pub fn all(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap().clone()
-    }
-
-    /// Requests whose path is one of `paths`.
-    pub fn to(&self, paths: &[&str]) -> Vec<Seen> {
-        self.all()
-            .into_iter()
-            .filter(|s| paths.contains(&s.path.as_str()))
-            .collect()
-    }
-
-    pub fn count(&self, paths: &[&str]) -> usize {
-        self.to(paths).len()
-    }
-
-    pub fn clear(&self) {
-        self.seen.lock().unwrap().clear();
-    }
-
-    fn record(&self, req: &Request) {
-        self.seen.lock().unwrap().push(Seen {
-            method: req.method().clone(),
-            path: req.uri().path().to_owned(),
-            headers: req.headers().clone(),
-        });
-    }
-}
 
 /// A running test server.
 #[derive(Clone, Debug)]
@@ -86,7 +37,7 @@ pub struct Server {
     /// The legacy header the server reads, if any.
     pub legacy: Option<&'static str>,
     pub profile: Option<Profile>,
-    pub log: Log,
+    pub log: RequestLog,
 }
 
 impl Server {
@@ -99,29 +50,9 @@ impl Server {
             .count()
     }
 
-    pub fn resource_requests(&self) -> Vec<Seen> {
+    pub fn resource_requests(&self) -> Vec<SeenRequest> {
         self.log.to(&[self.resource_path])
     }
-}
-
-/// Serves `app` on 127.0.0.1 at a free port, recording every request.
-pub async fn serve(app: Router, log: &Log) -> String {
-    let log = log.clone();
-    let app = app.layer(middleware::from_fn(move |req: Request, next: Next| {
-        let log = log.clone();
-        async move {
-            log.record(&req);
-            next.run(req).await
-        }
-    }));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind loopback");
-    let addr = listener.local_addr().expect("local addr");
-    tokio::spawn(async move {
-        axum::serve(listener, app).await.expect("serve");
-    });
-    format!("http://{addr}")
 }
 
 /// A handler that answers the served version.
@@ -155,7 +86,7 @@ pub async fn server(profile: Profile) -> Server {
 
 /// As [`server`], with another supported range.
 pub async fn server_with_range(profile: Profile, range: Option<VersionRange>) -> Server {
-    let log = Log::default();
+    let log = RequestLog::default();
     match profile {
         Profile::Placement => {
             let range = range.unwrap_or(VersionRange::from_static("1.0", "1.39"));
@@ -170,7 +101,7 @@ pub async fn server_with_range(profile: Profile, range: Option<VersionRange>) ->
                 .expect("routes")
                 .route("/", get(move || async move { Json(root.clone()) }))
                 .layer(MicroversionLayer::new(api("placement", range, profile)));
-            let base = serve(app, &log).await;
+            let base = serve(log.recording(app)).await;
             Server {
                 endpoint: base.clone(),
                 base,
@@ -219,7 +150,7 @@ pub async fn server_with_range(profile: Profile, range: Option<VersionRange>) ->
                     get(move || async move { Json(versioned_root.clone()) }),
                 )
                 .layer(MicroversionLayer::new(api("compute", range, profile)));
-            let base = serve(app, &log).await;
+            let base = serve(log.recording(app)).await;
             Server {
                 endpoint: format!("{base}/v2.1"),
                 base,
@@ -260,7 +191,7 @@ pub async fn server_with_range(profile: Profile, range: Option<VersionRange>) ->
                 )
                 .route("/v1/", get(move || async move { Json(v1.clone()) }))
                 .layer(MicroversionLayer::new(api("baremetal", range, profile)));
-            let base = serve(app, &log).await;
+            let base = serve(log.recording(app)).await;
             Server {
                 endpoint: format!("{base}/v1"),
                 base,
@@ -288,7 +219,7 @@ pub async fn server_with_range(profile: Profile, range: Option<VersionRange>) ->
                 .expect("routes")
                 .route("/", get(move || async move { Json(root.clone()) }))
                 .layer(MicroversionLayer::new(api("volume", range, profile)));
-            let base = serve(app, &log).await;
+            let base = serve(log.recording(app)).await;
             Server {
                 endpoint: format!("{base}/v3/"),
                 base,
@@ -320,7 +251,7 @@ pub async fn server_with_range(profile: Profile, range: Option<VersionRange>) ->
                     range,
                     Profile::ApiSig,
                 )));
-            let base = serve(app, &log).await;
+            let base = serve(log.recording(app)).await;
             Server {
                 endpoint: format!("{base}/"),
                 base,
@@ -341,13 +272,13 @@ pub async fn server_with_range(profile: Profile, range: Option<VersionRange>) ->
 /// A server without microversions: its document has no min or max, and
 /// it ignores every version header.
 pub async fn unversioned_server() -> Server {
-    let log = Log::default();
+    let log = RequestLog::default();
     let root = json!({"versions": [{"id": "v2.0", "status": "CURRENT", "min_version": "",
         "version": "", "links": [{"rel": "self", "href": "/v2/"}]}]});
     let app = Router::new()
         .route("/", get(move || async move { Json(root.clone()) }))
         .route("/v2/things", get(|| async { Json(json!({"things": []})) }));
-    let base = serve(app, &log).await;
+    let base = serve(log.recording(app)).await;
     Server {
         endpoint: format!("{base}/v2"),
         base,
@@ -368,7 +299,7 @@ pub async fn unversioned_server() -> Server {
 /// whose API ignores the version header, as a deployment behind a proxy
 /// that strips it, or a service older than its document, does.
 pub async fn ignoring_server() -> Server {
-    let log = Log::default();
+    let log = RequestLog::default();
     let range = VersionRange::from_static("1.0", "1.20");
     let root = doc(vec![entry(
         "v1.0",
@@ -379,7 +310,7 @@ pub async fn ignoring_server() -> Server {
     let app = Router::new()
         .route("/", get(move || async move { Json(root.clone()) }))
         .route("/things", get(|| async { Json(json!({"things": []})) }));
-    let base = serve(app, &log).await;
+    let base = serve(log.recording(app)).await;
     Server {
         endpoint: format!("{base}/"),
         base,
@@ -393,44 +324,4 @@ pub async fn ignoring_server() -> Server {
         profile: None,
         log,
     }
-}
-
-/// A scratch directory, removed when dropped.
-pub struct Scratch(pub PathBuf);
-
-impl Scratch {
-    pub fn new(name: &str) -> Self {
-        static N: AtomicU64 = AtomicU64::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "mv-client-test-{name}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        Scratch(dir)
-    }
-
-    /// The regular files in it (names).
-    pub fn files(&self) -> Vec<String> {
-        let Ok(entries) = std::fs::read_dir(&self.0) else {
-            return Vec::new();
-        };
-        let mut names: Vec<String> = entries
-            .filter_map(Result::ok)
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// The value of `name` in the request, as text.
-pub fn header<'a>(seen: &'a Seen, name: &str) -> Option<&'a str> {
-    seen.headers.get(name).and_then(|v| v.to_str().ok())
 }

@@ -10,8 +10,6 @@
 //! Rules 12, 13 (discovery documents) and 18 (version history) belong to
 //! modules not tested here.
 
-#[path = "../common/mod.rs"]
-mod common;
 mod negotiation;
 mod placement_gabbi;
 mod responses;

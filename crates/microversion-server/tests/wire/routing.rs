@@ -343,7 +343,7 @@ async fn unavailable_status_405_names_the_methods_served() {
         .build()
         .unwrap()
         .layer(microversion_server::MicroversionLayer::new(svc.api()));
-    let base = crate::common::serve(app).await;
+    let base = microversion_test_support::serve(app).await;
     let at = |v: &'static str| [("OpenStack-API-Version", v)];
     let r = get(&base, "/x", &at("placement 1.4")).await;
     assert_eq!((r.status, r.body.as_str()), (200, "get"));
@@ -375,7 +375,7 @@ async fn methods_at_every_version_405_at_any_version() {
         .build()
         .unwrap()
         .layer(microversion_server::MicroversionLayer::new(svc.api()));
-    let base = crate::common::serve(app).await;
+    let base = microversion_test_support::serve(app).await;
     let at = |v: &'static str| [("OpenStack-API-Version", v)];
     for version in ["placement 1.0", "placement 1.5"] {
         let r = get(&base, "/y", &at(version)).await;

@@ -261,7 +261,7 @@ impl Svc {
             .build()
             .unwrap()
             .layer(MicroversionLayer::new(self.api()));
-        crate::common::serve(app).await
+        microversion_test_support::serve(app).await
     }
 }
 

@@ -11,9 +11,8 @@
 #![allow(dead_code, unreachable_pub)]
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
 
+use microversion_test_support::{Scratch, serve_on};
 use placement::app::{AppState, router};
 use placement::config::Config;
 use placement::db::Store;
@@ -28,7 +27,9 @@ pub struct Server {
     /// The database URL, in upstream's form.
     pub database: String,
     client: reqwest::Client,
-    file: Option<PathBuf>,
+    /// The directory of the SQLite file (and its `-wal` and `-shm`),
+    /// removed with the server.
+    database_dir: Option<Scratch>,
 }
 
 /// A response, read whole.
@@ -72,8 +73,6 @@ impl Resp {
     }
 }
 
-static COUNTER: AtomicU32 = AtomicU32::new(0);
-
 /// A fresh uuid.
 pub fn uuid() -> String {
     uuid::Uuid::new_v4().to_string()
@@ -114,18 +113,12 @@ impl Server {
             .with_ansi(false)
             .with_env_filter(tracing_subscriber::EnvFilter::new("warn,placement=debug"))
             .try_init();
-        let (database, file) = match std::env::var("PLACEMENT_TEST_DATABASE") {
+        let (database, database_dir) = match std::env::var("PLACEMENT_TEST_DATABASE") {
             Ok(url) if !url.is_empty() => (url, None),
             _ => {
-                // A random part too: files that a killed run left behind
-                // (its process id since reused) must never be opened.
-                let file = std::env::temp_dir().join(format!(
-                    "placement-test-{}-{}-{}.db",
-                    std::process::id(),
-                    COUNTER.fetch_add(1, Ordering::SeqCst),
-                    &uuid()[..8]
-                ));
-                (format!("sqlite:///{}", file.display()), Some(file))
+                let dir = Scratch::new("placement-test");
+                let file = dir.join("placement.db");
+                (format!("sqlite:///{}", file.display()), Some(dir))
             }
         };
         let mut config = Config {
@@ -152,17 +145,13 @@ impl Server {
         synced.expect("standard classes and traits");
         let store = state.store.clone();
         let app = router(state).expect("routes");
-        let listener = listener().await;
-        let addr = listener.local_addr().expect("address");
-        tokio::spawn(async move {
-            axum::serve(listener, app).await.expect("serve");
-        });
+        let base = serve_on(listener().await, app);
         Server {
-            base: format!("http://{addr}"),
+            base,
             store,
             database,
             client: reqwest::Client::new(),
-            file,
+            database_dir,
         }
     }
 
@@ -430,16 +419,6 @@ impl Server {
         sqlx::AnyConnection::connect(&url)
             .await
             .expect("another connection")
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(file) = &self.file {
-            for suffix in ["", "-wal", "-shm"] {
-                let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
-            }
-        }
     }
 }
 
