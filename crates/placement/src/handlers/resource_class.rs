@@ -1,14 +1,14 @@
 //! `/resource_classes` (from 1.2): list, create, show, update (1.2 - 1.6),
 //! create-or-validate without a body (1.7), delete.
 
-use std::sync::LazyLock;
+use std::sync::Arc;
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::header::LOCATION;
 use http::{HeaderMap, StatusCode};
-use microversion_server::{BodySchemas, ServedVersion, VersionedRouter, Versions};
+use microversion_server::{BodySchemas, BuildError, ServedVersion, VersionedRouter, Versions};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -17,9 +17,10 @@ use crate::context::RequestContext;
 use crate::db::standard;
 use crate::error::{Error, Result};
 use crate::handlers::util::{Path, body_schemas, check_accept, json_body, json_response, later};
+use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::resource_class::{self, Deleted, ResourceClass};
 
-pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
+pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router
         .get("/resource_classes", Versions::since("1.2"), list)
         .post("/resource_classes", Versions::since("1.2"), create)
@@ -43,22 +44,30 @@ struct NameBody {
     name: String,
 }
 
-static NAME_SCHEMA: LazyLock<BodySchemas<NameBody>> = LazyLock::new(|| {
-    body_schemas("resource class")
-        .json_schema(
-            Versions::all(),
-            &json!({
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string", "pattern": "^CUSTOM_[A-Z0-9_]+$", "maxLength": 255}
-                },
-                "required": ["name"],
-                "additionalProperties": false
-            }),
-        )
-        .build()
-        .unwrap_or_else(|e| panic!("the resource class schema is valid: {e}"))
-});
+/// The request bodies of these routes.
+#[derive(Debug)]
+pub(crate) struct Schemas {
+    name: BodySchemas<NameBody>,
+}
+
+impl Schemas {
+    pub(crate) fn build() -> std::result::Result<Schemas, BuildError> {
+        let name = body_schemas("resource class")
+            .json_schema(
+                Versions::all(),
+                &json!({
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "pattern": "^CUSTOM_[A-Z0-9_]+$", "maxLength": 255}
+                    },
+                    "required": ["name"],
+                    "additionalProperties": false
+                }),
+            )
+            .build()?;
+        Ok(Schemas { name })
+    }
+}
 
 fn link(name: &str) -> Value {
     json!([{"rel": "self", "href": format!("/resource_classes/{name}")}])
@@ -115,13 +124,14 @@ async fn show(
 
 async fn create(
     State(state): State<AppState>,
+    State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response> {
     state.authorize(&ctx, "placement:resource_classes:create")?;
-    let NameBody { name } = json_body(&NAME_SCHEMA, *version, &headers, &body)?;
+    let NameBody { name } = json_body(&schemas.resource_class.name, *version, &headers, &body)?;
     if standard::is_standard_resource_class(&name) {
         return Err(conflicting(&name));
     }
@@ -141,6 +151,7 @@ fn conflicting(name: &str) -> Error {
 
 async fn update(
     State(state): State<AppState>,
+    State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
     headers: HeaderMap,
@@ -148,7 +159,8 @@ async fn update(
     body: Bytes,
 ) -> Result<Response> {
     state.authorize(&ctx, "placement:resource_classes:update")?;
-    let NameBody { name: new_name } = json_body(&NAME_SCHEMA, *version, &headers, &body)?;
+    let NameBody { name: new_name } =
+        json_body(&schemas.resource_class.name, *version, &headers, &body)?;
     let store = &state.store;
     let rc = resource_class::find(store, &name)
         .await?
@@ -173,6 +185,7 @@ async fn update(
 
 async fn create_or_validate(
     State(state): State<AppState>,
+    State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
     Path(name): Path<String>,
@@ -181,7 +194,10 @@ async fn create_or_validate(
     // Upstream validates the name as the body `{"name": "<name>"}`, made
     // by string formatting (so a quote in the name is malformed JSON).
     let as_body = format!("{{\"name\": \"{name}\"}}");
-    NAME_SCHEMA.parse(*version, as_body.as_bytes())?;
+    schemas
+        .resource_class
+        .name
+        .parse(*version, as_body.as_bytes())?;
     let location = [(LOCATION, format!("/resource_classes/{name}"))];
     if resource_class::find(&state.store, &name).await?.is_some() {
         return Ok((StatusCode::NO_CONTENT, location).into_response());

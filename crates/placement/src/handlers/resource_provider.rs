@@ -3,7 +3,7 @@
 //! 1.14), show, update (rename; re-parenting and un-parenting from 1.37),
 //! delete.
 
-use std::sync::LazyLock;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use axum::extract::{RawQuery, State};
@@ -12,7 +12,7 @@ use bytes::Bytes;
 use http::header::{CONTENT_TYPE, LOCATION};
 use http::{HeaderMap, HeaderValue, StatusCode};
 use microversion::Version;
-use microversion_server::{BodySchemas, ServedVersion, VersionedRouter, Versions};
+use microversion_server::{BodySchemas, BuildError, ServedVersion, VersionedRouter, Versions};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Value, json};
@@ -25,11 +25,12 @@ use crate::handlers::util::{
     Path, absolute_url, body_schemas, cache_headers, check_accept, json_response_dated,
     require_json,
 };
+use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::provider::{
     self, Filters, ListError, Provider, ProviderRef, ProviderView, Update, WriteError,
 };
 
-pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
+pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router
         .get("/resource_providers", Versions::all(), list)
         .post("/resource_providers", Versions::all(), create)
@@ -238,7 +239,7 @@ impl Serialize for Link<'_> {
 }
 
 /// The query parameters of `GET /resource_providers`, by version.
-static LIST_QUERY: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
+fn list_query_schemas() -> std::result::Result<BodySchemas<Value>, BuildError> {
     let string = json!({"type": "string"});
     let uuid = json!({"type": "string", "format": "uuid"});
     let schema = |extra: &[(&str, &Value)]| {
@@ -276,11 +277,11 @@ static LIST_QUERY: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
             ]),
         )
         .build()
-        .unwrap_or_else(|e| panic!("the provider list query schemas are valid: {e}"))
-});
+}
 
 async fn list(
     State(state): State<AppState>,
+    State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
     headers: HeaderMap,
@@ -290,7 +291,7 @@ async fn list(
     state.authorize(&ctx, "placement:resource_providers:list")?;
     let version = *version;
     let params = QueryParams::parse(raw.as_deref())?;
-    params.validate(&LIST_QUERY, version)?;
+    params.validate(&schemas.resource_provider.list_query, version)?;
     let mut filters = Filters::default();
     if params.contains("member_of") {
         let member_of = query::member_of(&params, version, "")?;
@@ -444,27 +445,37 @@ fn provider_schema(with_uuid: bool, with_parent: bool) -> Value {
     })
 }
 
-static CREATE_SCHEMA: LazyLock<BodySchemas<ProviderBody>> = LazyLock::new(|| {
-    body_schemas("POST /resource_providers")
-        .json_schema(
-            Versions::between("1.0", "1.13"),
-            &provider_schema(true, false),
-        )
-        .json_schema(Versions::since("1.14"), &provider_schema(true, true))
-        .build()
-        .unwrap_or_else(|e| panic!("the provider schemas are valid: {e}"))
-});
+/// The query string and request bodies of these routes.
+#[derive(Debug)]
+pub(crate) struct Schemas {
+    list_query: BodySchemas<Value>,
+    create: BodySchemas<ProviderBody>,
+    update: BodySchemas<ProviderBody>,
+}
 
-static UPDATE_SCHEMA: LazyLock<BodySchemas<ProviderBody>> = LazyLock::new(|| {
-    body_schemas("PUT /resource_providers/{uuid}")
-        .json_schema(
-            Versions::between("1.0", "1.13"),
-            &provider_schema(false, false),
-        )
-        .json_schema(Versions::since("1.14"), &provider_schema(false, true))
-        .build()
-        .unwrap_or_else(|e| panic!("the provider schemas are valid: {e}"))
-});
+impl Schemas {
+    pub(crate) fn build() -> std::result::Result<Schemas, BuildError> {
+        let create = body_schemas("POST /resource_providers")
+            .json_schema(
+                Versions::between("1.0", "1.13"),
+                &provider_schema(true, false),
+            )
+            .json_schema(Versions::since("1.14"), &provider_schema(true, true))
+            .build()?;
+        let update = body_schemas("PUT /resource_providers/{uuid}")
+            .json_schema(
+                Versions::between("1.0", "1.13"),
+                &provider_schema(false, false),
+            )
+            .json_schema(Versions::since("1.14"), &provider_schema(false, true))
+            .build()?;
+        Ok(Schemas {
+            list_query: list_query_schemas()?,
+            create,
+            update,
+        })
+    }
+}
 
 fn duplicate(columns: &[&str], uuid: &str, name: &str) -> Error {
     let described: Vec<String> = columns
@@ -483,6 +494,7 @@ fn duplicate(columns: &[&str], uuid: &str, name: &str) -> Error {
 
 async fn create(
     State(state): State<AppState>,
+    State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
     headers: HeaderMap,
@@ -491,7 +503,7 @@ async fn create(
     require_json(&headers)?;
     state.authorize(&ctx, "placement:resource_providers:create")?;
     let version = *version;
-    let data = CREATE_SCHEMA.parse(version, &body)?;
+    let data = schemas.resource_provider.create.parse(version, &body)?;
     let uuid = match data.uuid.as_deref() {
         Some(given) if !given.is_empty() => {
             query::canonical_uuid(given).unwrap_or_else(|| given.to_owned())
@@ -588,6 +600,7 @@ async fn show(
 
 async fn update(
     State(state): State<AppState>,
+    State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
     headers: HeaderMap,
@@ -600,7 +613,7 @@ async fn update(
     let before_updated_at = provider::updated_at(&state.store, &uuid)
         .await?
         .ok_or_else(|| Missing::Plain.error(&uuid))?;
-    let data = UPDATE_SCHEMA.parse(version, &body)?;
+    let data = schemas.resource_provider.update.parse(version, &body)?;
     let change = Update {
         name: data.name.clone(),
         parent: data.parent_provider_uuid.clone(),

@@ -6,9 +6,10 @@ use http::StatusCode;
 use microversion_server::{ServedVersion, VersionedRouter, Versions};
 
 use crate::app::AppState;
+use crate::handlers::RouterState;
 use crate::handlers::util::json_bytes_response;
 
-pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
+pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router.get("/", Versions::all(), home)
 }
 

@@ -2,7 +2,7 @@
 //! traits (filtered by name and association), create, show and delete
 //! custom traits; show, replace and clear a provider's traits.
 
-use std::sync::LazyLock;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use axum::extract::{RawQuery, State};
@@ -11,7 +11,7 @@ use bytes::Bytes;
 use http::header::LOCATION;
 use http::{HeaderMap, StatusCode};
 use microversion::Version;
-use microversion_server::{BodySchemas, ServedVersion, VersionedRouter, Versions};
+use microversion_server::{BodySchemas, BuildError, ServedVersion, VersionedRouter, Versions};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -24,11 +24,12 @@ use crate::handlers::util::{
     Path, absolute_url, body_schemas, cache_headers, check_accept, json_response_dated,
     require_json,
 };
+use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::traits::{self, CUSTOM_NAMESPACE, DeleteError, Filters, SetError, Trait};
 
 const PROVIDER_TRAITS: &str = "/resource_providers/{uuid}/traits";
 
-pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
+pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router
         .get("/traits", Versions::since("1.6"), list)
         .get("/traits/{name}", Versions::since("1.6"), show)
@@ -39,20 +40,6 @@ pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppSt
         .delete(PROVIDER_TRAITS, Versions::since("1.6"), clear_for_provider)
 }
 
-static LIST_QUERY: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
-    query::query_schemas("GET /traits query")
-        .json_schema(
-            Versions::all(),
-            &json!({
-                "type": "object",
-                "properties": {"name": {"type": "string"}, "associated": {"type": "string"}},
-                "additionalProperties": false
-            }),
-        )
-        .build()
-        .unwrap_or_else(|e| panic!("the trait query schema is valid: {e}"))
-});
-
 /// The body of `PUT /resource_providers/{uuid}/traits`.
 #[derive(Debug, Deserialize)]
 struct SetBody {
@@ -60,26 +47,45 @@ struct SetBody {
     resource_provider_generation: i64,
 }
 
-static SET_SCHEMA: LazyLock<BodySchemas<SetBody>> = LazyLock::new(|| {
-    body_schemas("PUT /resource_providers/{uuid}/traits")
-        .json_schema(
-            Versions::all(),
-            &json!({
-                "type": "object",
-                "properties": {
-                    "traits": {
-                        "type": "array",
-                        "items": {"type": "string", "minLength": 1, "maxLength": 255}
+/// The query string and request bodies of these routes.
+#[derive(Debug)]
+pub(crate) struct Schemas {
+    list_query: BodySchemas<Value>,
+    set: BodySchemas<SetBody>,
+}
+
+impl Schemas {
+    pub(crate) fn build() -> std::result::Result<Schemas, BuildError> {
+        let list_query = query::query_schemas("GET /traits query")
+            .json_schema(
+                Versions::all(),
+                &json!({
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}, "associated": {"type": "string"}},
+                    "additionalProperties": false
+                }),
+            )
+            .build()?;
+        let set = body_schemas("PUT /resource_providers/{uuid}/traits")
+            .json_schema(
+                Versions::all(),
+                &json!({
+                    "type": "object",
+                    "properties": {
+                        "traits": {
+                            "type": "array",
+                            "items": {"type": "string", "minLength": 1, "maxLength": 255}
+                        },
+                        "resource_provider_generation": {"type": "integer"}
                     },
-                    "resource_provider_generation": {"type": "integer"}
-                },
-                "required": ["traits", "resource_provider_generation"],
-                "additionalProperties": false
-            }),
-        )
-        .build()
-        .unwrap_or_else(|e| panic!("the provider traits schema is valid: {e}"))
-});
+                    "required": ["traits", "resource_provider_generation"],
+                    "additionalProperties": false
+                }),
+            )
+            .build()?;
+        Ok(Schemas { list_query, set })
+    }
+}
 
 /// Names and when the newest of them last changed (now when there are
 /// none, as upstream).
@@ -110,6 +116,7 @@ fn no_such_trait(name: &str) -> Error {
 
 async fn list(
     State(state): State<AppState>,
+    State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
     headers: HeaderMap,
@@ -118,7 +125,7 @@ async fn list(
     check_accept(&headers)?;
     state.authorize(&ctx, "placement:traits:list")?;
     let params = QueryParams::parse(raw.as_deref())?;
-    params.validate(&LIST_QUERY, *version)?;
+    params.validate(&schemas.trait_.list_query, *version)?;
     let mut filters = Filters::default();
     if let Some(name) = params.get("name") {
         let Some((op, value)) = name.split_once(':') else {
@@ -248,6 +255,7 @@ async fn list_for_provider(
 
 async fn set_for_provider(
     State(state): State<AppState>,
+    State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
     headers: HeaderMap,
@@ -256,7 +264,7 @@ async fn set_for_provider(
 ) -> Result<Response> {
     require_json(&headers)?;
     state.authorize(&ctx, "placement:resource_providers:traits:update")?;
-    let data = SET_SCHEMA.parse(*version, &body)?;
+    let data = schemas.trait_.set.parse(*version, &body)?;
     let rp = existing(&state, &uuid, Missing::Plain).await?;
     if data.resource_provider_generation != rp.generation {
         return Err(Error::conflict(
