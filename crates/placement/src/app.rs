@@ -16,7 +16,7 @@ use crate::context::RequestContext;
 use crate::db::Store;
 use crate::error::Error;
 use crate::handlers::{self, RequestSchemas, RouterState};
-use crate::policy::{Policy, Target};
+use crate::policy::{Action, Policy, Target};
 
 /// What every handler can reach.
 #[derive(Clone, Debug)]
@@ -62,7 +62,7 @@ impl AppState {
 
     /// Checks `action` for the caller against the caller's own project
     /// and user.
-    pub(crate) fn authorize(&self, ctx: &RequestContext, action: &str) -> Result<(), Error> {
+    pub(crate) fn authorize(&self, ctx: &RequestContext, action: Action) -> Result<(), Error> {
         self.authorize_on(ctx, action, &Target::of_caller(ctx))
     }
 
@@ -70,7 +70,7 @@ impl AppState {
     pub(crate) fn authorize_on(
         &self,
         ctx: &RequestContext,
-        action: &str,
+        action: Action,
         target: &Target,
     ) -> Result<(), Error> {
         Ok(self.policy.authorize(action, ctx, target)?)

@@ -22,6 +22,7 @@ use crate::handlers::resource_provider::{Missing, existing};
 use crate::handlers::util::{Path, body_schemas, check_accept, json_response_dated, require_json};
 use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::aggregate::{self, SetError};
+use crate::policy::Action;
 
 const AGGREGATES: &str = "/resource_providers/{uuid}/aggregates";
 
@@ -121,7 +122,7 @@ async fn list(
     Path(uuid): Path<String>,
 ) -> Result<Response> {
     check_accept(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:aggregates:list")?;
+    state.authorize(&ctx, Action::AggregatesList)?;
     let rp = existing(&state, &uuid, Missing::Plain).await?;
     let aggregates = aggregate::of_provider(&state.store, state.store.reader(), rp.id).await?;
     Ok(respond(*version, &aggregates, rp.generation))
@@ -137,7 +138,7 @@ async fn replace(
     body: Bytes,
 ) -> Result<Response> {
     require_json(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:aggregates:update")?;
+    state.authorize(&ctx, Action::AggregatesUpdate)?;
     let rp = existing(&state, &uuid, Missing::Plain).await?;
     let data = schemas.aggregate.put.parse(*version, &body)?;
     if let Some(generation) = data.generation() {

@@ -28,6 +28,7 @@ use crate::objects::allocation::{
     self, ConsumerWrite, ProviderResources, Rules, WriteError, last_modified,
 };
 use crate::objects::usage::UNKNOWN_CONSUMER_TYPE;
+use crate::policy::Action;
 
 pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router
@@ -385,7 +386,7 @@ async fn list_for_consumer(
     Path(consumer_uuid): Path<String>,
 ) -> Result<Response> {
     check_accept(&headers)?;
-    state.authorize(&ctx, "placement:allocations:list")?;
+    state.authorize(&ctx, Action::AllocationsList)?;
     // There is no 404: a consumer without allocations has none.
     let (allocations, consumer) = allocation::for_consumer(&state.store, &consumer_uuid).await?;
     let mut by_provider = Map::new();
@@ -420,7 +421,7 @@ async fn list_for_provider(
     Path(uuid): Path<String>,
 ) -> Result<Response> {
     check_accept(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:allocations:list")?;
+    state.authorize(&ctx, Action::ProviderAllocationsList)?;
     let rp = existing(&state, &uuid, Missing::Named).await?;
     let allocations = allocation::for_provider(&state.store, rp.id).await?;
     let show_generation = version.matches(CONSUMER_GENERATION, None);
@@ -470,7 +471,7 @@ async fn set_for_consumer(
     body: Bytes,
 ) -> Result<Response> {
     require_json(&headers)?;
-    state.authorize(&ctx, "placement:allocations:update")?;
+    state.authorize(&ctx, Action::AllocationsUpdate)?;
     let consumer_uuid = canonical_uuid(&consumer_uuid)
         .ok_or_else(|| Error::bad_request(format!("Malformed consumer_uuid: {consumer_uuid}")))?;
     let data = schemas.allocation.put.parse(*version, &body)?;
@@ -510,7 +511,7 @@ async fn set_many(
     body: Bytes,
 ) -> Result<Response> {
     require_json(&headers)?;
-    state.authorize(&ctx, "placement:allocations:manage")?;
+    state.authorize(&ctx, Action::AllocationsManage)?;
     let data = schemas.allocation.post.parse(*version, &body)?;
     let writes = consumer_writes(Some(&data));
     allocation::write(
@@ -530,7 +531,7 @@ async fn delete_for_consumer(
     ctx: RequestContext,
     Path(consumer_uuid): Path<String>,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:allocations:delete")?;
+    state.authorize(&ctx, Action::AllocationsDelete)?;
     if allocation::delete_for_consumer(&state.store, &state.config, &consumer_uuid).await? {
         Ok(StatusCode::NO_CONTENT.into_response())
     } else {

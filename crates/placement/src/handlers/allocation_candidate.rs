@@ -26,6 +26,7 @@ use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::candidate::{
     self, AllocationRequest, Candidates, Group, RequestWide, SearchError, Summary,
 };
+use crate::policy::Action;
 
 pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router.get("/allocation_candidates", Versions::since("1.10"), list)
@@ -157,7 +158,7 @@ async fn list(
     RawQuery(raw): RawQuery,
 ) -> Result<Response> {
     check_accept(&headers)?;
-    state.authorize(&ctx, "placement:allocation_candidates:list")?;
+    state.authorize(&ctx, Action::AllocationCandidatesList)?;
     let version = *version;
     let params = QueryParams::parse(raw.as_deref())?;
     params.validate(&schemas.allocation_candidate.query, version)?;

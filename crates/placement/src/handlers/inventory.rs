@@ -25,6 +25,7 @@ use crate::handlers::util::{
 };
 use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::inventory::{self, Inventory, WriteError};
+use crate::policy::Action;
 
 const INVENTORIES: &str = "/resource_providers/{uuid}/inventories";
 const INVENTORY: &str = "/resource_providers/{uuid}/inventories/{resource_class}";
@@ -296,7 +297,7 @@ async fn list(
     Path(uuid): Path<String>,
 ) -> Result<Response> {
     check_accept(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:inventories:list")?;
+    state.authorize(&ctx, Action::InventoriesList)?;
     let rp = existing(&state, &uuid, Missing::RepeatedSpaced).await?;
     let inventories = inventory::list(&state.store, state.store.reader(), rp.id).await?;
     let (body, last_modified) = render_all(&inventories, rp.generation);
@@ -316,7 +317,7 @@ async fn show(
     Path((uuid, class)): Path<(String, String)>,
 ) -> Result<Response> {
     check_accept(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:inventories:show")?;
+    state.authorize(&ctx, Action::InventoriesShow)?;
     let rp = existing(&state, &uuid, Missing::RepeatedSpaced).await?;
     let inventories = inventory::list(&state.store, state.store.reader(), rp.id).await?;
     let inv = inventories
@@ -341,7 +342,7 @@ async fn create(
     body: Bytes,
 ) -> Result<Response> {
     require_json(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:inventories:create")?;
+    state.authorize(&ctx, Action::InventoriesCreate)?;
     let rp = existing(&state, &uuid, Missing::Plain).await?;
     let data = schemas.inventory.create.parse(*version, &body)?;
     let class = data.resource_class;
@@ -387,7 +388,7 @@ async fn update(
     body: Bytes,
 ) -> Result<Response> {
     require_json(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:inventories:update")?;
+    state.authorize(&ctx, Action::InventoriesUpdate)?;
     let rp = existing(&state, &uuid, Missing::Plain).await?;
     let data = schemas.inventory.update.parse(*version, &body)?;
     if data.resource_provider_generation != rp.generation {
@@ -438,7 +439,7 @@ async fn replace(
     body: Bytes,
 ) -> Result<Response> {
     require_json(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:inventories:update")?;
+    state.authorize(&ctx, Action::InventoriesUpdate)?;
     let rp = existing(&state, &uuid, Missing::Plain).await?;
     let data = schemas.inventory.replace.parse(*version, &body)?;
     if data.resource_provider_generation != rp.generation {
@@ -493,7 +494,7 @@ async fn delete_all(
     ctx: RequestContext,
     Path(uuid): Path<String>,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:resource_providers:inventories:delete")?;
+    state.authorize(&ctx, Action::InventoriesDelete)?;
     let rp = existing(&state, &uuid, Missing::Plain).await?;
     inventory::replace(&state.store, &rp, &[])
         .await
@@ -517,7 +518,7 @@ async fn delete(
     ctx: RequestContext,
     Path((uuid, class)): Path<(String, String)>,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:resource_providers:inventories:delete")?;
+    state.authorize(&ctx, Action::InventoriesDelete)?;
     let rp = existing(&state, &uuid, Missing::Plain).await?;
     inventory::delete(&state.store, &rp, &class)
         .await

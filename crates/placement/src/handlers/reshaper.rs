@@ -23,6 +23,7 @@ use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::allocation::{self, WriteError};
 use crate::objects::inventory::Inventory;
 use crate::objects::reshaper::InventoryReplacement;
+use crate::policy::Action;
 
 pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router
@@ -160,7 +161,7 @@ async fn reshape(
     body: Bytes,
 ) -> Result<Response> {
     require_json(&headers)?;
-    state.authorize(&ctx, "placement:reshaper:reshape")?;
+    state.authorize(&ctx, Action::Reshape)?;
     let data = schemas.reshaper.body.parse(*version, &body)?;
     let inventories = replacements(data.get("inventories"))?;
     let writes = consumer_writes(data.get("allocations"));

@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::handlers::util::{Path, body_schemas, check_accept, json_body, json_response, later};
 use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::resource_class::{self, Deleted, ResourceClass};
+use crate::policy::Action;
 
 pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router
@@ -87,7 +88,7 @@ async fn list(
     version: ServedVersion,
     headers: HeaderMap,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:resource_classes:list")?;
+    state.authorize(&ctx, Action::ResourceClassesList)?;
     check_accept(&headers)?;
     let classes = resource_class::list(&state.store).await?;
     let last_modified = classes.iter().fold(None, |acc, rc| later(acc, rc.updated));
@@ -107,7 +108,7 @@ async fn show(
     headers: HeaderMap,
     Path(name): Path<String>,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:resource_classes:show")?;
+    state.authorize(&ctx, Action::ResourceClassesShow)?;
     check_accept(&headers)?;
     let rc = resource_class::find(&state.store, &name)
         .await?
@@ -130,7 +131,7 @@ async fn create(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:resource_classes:create")?;
+    state.authorize(&ctx, Action::ResourceClassesCreate)?;
     let NameBody { name } = json_body(&schemas.resource_class.name, *version, &headers, &body)?;
     if standard::is_standard_resource_class(&name) {
         return Err(conflicting(&name));
@@ -158,7 +159,7 @@ async fn update(
     Path(name): Path<String>,
     body: Bytes,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:resource_classes:update")?;
+    state.authorize(&ctx, Action::ResourceClassesUpdate)?;
     let NameBody { name: new_name } =
         json_body(&schemas.resource_class.name, *version, &headers, &body)?;
     let store = &state.store;
@@ -190,7 +191,7 @@ async fn create_or_validate(
     version: ServedVersion,
     Path(name): Path<String>,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:resource_classes:update")?;
+    state.authorize(&ctx, Action::ResourceClassesUpdate)?;
     // Upstream validates the name as the body `{"name": "<name>"}`, made
     // by string formatting (so a quote in the name is malformed JSON).
     let as_body = format!("{{\"name\": \"{name}\"}}");
@@ -215,7 +216,7 @@ async fn delete(
     ctx: RequestContext,
     Path(name): Path<String>,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:resource_classes:delete")?;
+    state.authorize(&ctx, Action::ResourceClassesDelete)?;
     let store = &state.store;
     let rc = resource_class::find(store, &name)
         .await?

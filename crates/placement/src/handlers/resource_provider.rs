@@ -29,6 +29,7 @@ use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::provider::{
     self, Filters, ListError, Provider, ProviderRef, ProviderView, Update, WriteError,
 };
+use crate::policy::Action;
 
 pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router
@@ -288,7 +289,7 @@ async fn list(
     RawQuery(raw): RawQuery,
 ) -> Result<Response> {
     check_accept(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:list")?;
+    state.authorize(&ctx, Action::ResourceProvidersList)?;
     let version = *version;
     let params = QueryParams::parse(raw.as_deref())?;
     params.validate(&schemas.resource_provider.list_query, version)?;
@@ -501,7 +502,7 @@ async fn create(
     body: Bytes,
 ) -> Result<Response> {
     require_json(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:create")?;
+    state.authorize(&ctx, Action::ResourceProvidersCreate)?;
     let version = *version;
     let data = schemas.resource_provider.create.parse(version, &body)?;
     let uuid = match data.uuid.as_deref() {
@@ -586,7 +587,7 @@ async fn show(
     Path(uuid): Path<String>,
 ) -> Result<Response> {
     check_accept(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:show")?;
+    state.authorize(&ctx, Action::ResourceProvidersShow)?;
     let found = provider::load(&state.store, state.store.reader(), &uuid)
         .await?
         .ok_or_else(|| Missing::Plain.error(&uuid))?;
@@ -608,7 +609,7 @@ async fn update(
     body: Bytes,
 ) -> Result<Response> {
     require_json(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:update")?;
+    state.authorize(&ctx, Action::ResourceProvidersUpdate)?;
     let version = *version;
     let before_updated_at = provider::updated_at(&state.store, &uuid)
         .await?
@@ -648,7 +649,7 @@ async fn delete(
     ctx: RequestContext,
     Path(uuid): Path<String>,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:resource_providers:delete")?;
+    state.authorize(&ctx, Action::ResourceProvidersDelete)?;
     provider::delete(&state.store, &uuid)
         .await
         .map_err(|e| match e {

@@ -26,6 +26,7 @@ use crate::handlers::util::{
 };
 use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::traits::{self, CUSTOM_NAMESPACE, DeleteError, Filters, SetError, Trait};
+use crate::policy::Action;
 
 const PROVIDER_TRAITS: &str = "/resource_providers/{uuid}/traits";
 
@@ -123,7 +124,7 @@ async fn list(
     RawQuery(raw): RawQuery,
 ) -> Result<Response> {
     check_accept(&headers)?;
-    state.authorize(&ctx, "placement:traits:list")?;
+    state.authorize(&ctx, Action::TraitsList)?;
     let params = QueryParams::parse(raw.as_deref())?;
     params.validate(&schemas.trait_.list_query, *version)?;
     let mut filters = Filters::default();
@@ -167,7 +168,7 @@ async fn show(
     version: ServedVersion,
     Path(name): Path<String>,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:traits:show")?;
+    state.authorize(&ctx, Action::TraitsShow)?;
     let found = traits::find(&state.store, state.store.reader(), &name)
         .await?
         .ok_or_else(|| no_such_trait(&name))?;
@@ -185,7 +186,7 @@ async fn create(
     headers: HeaderMap,
     Path(name): Path<String>,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:traits:update")?;
+    state.authorize(&ctx, Action::TraitsUpdate)?;
     if !is_custom_trait_name(&name) {
         return Err(Error::bad_request(
             "The trait is invalid. A valid trait must be no longer than 255 characters, start with the prefix \"CUSTOM_\" and use following characters: \"A\"-\"Z\", \"0\"-\"9\" and \"_\"",
@@ -213,7 +214,7 @@ async fn delete(
     ctx: RequestContext,
     Path(name): Path<String>,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:traits:delete")?;
+    state.authorize(&ctx, Action::TraitsDelete)?;
     traits::delete(&state.store, &name)
         .await
         .map_err(|e| match e {
@@ -247,7 +248,7 @@ async fn list_for_provider(
     Path(uuid): Path<String>,
 ) -> Result<Response> {
     check_accept(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:traits:list")?;
+    state.authorize(&ctx, Action::ProviderTraitsList)?;
     let rp = existing(&state, &uuid, Missing::Repeated).await?;
     let found = traits::of_provider(&state.store, state.store.reader(), rp.id).await?;
     Ok(provider_body(&found, rp.generation, *version))
@@ -263,7 +264,7 @@ async fn set_for_provider(
     body: Bytes,
 ) -> Result<Response> {
     require_json(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:traits:update")?;
+    state.authorize(&ctx, Action::ProviderTraitsUpdate)?;
     let data = schemas.trait_.set.parse(*version, &body)?;
     let rp = existing(&state, &uuid, Missing::Plain).await?;
     if data.resource_provider_generation != rp.generation {
@@ -317,7 +318,7 @@ async fn clear_for_provider(
     ctx: RequestContext,
     Path(uuid): Path<String>,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:resource_providers:traits:delete")?;
+    state.authorize(&ctx, Action::ProviderTraitsDelete)?;
     let rp = existing(&state, &uuid, Missing::Plain).await?;
     traits::set_for_provider(&state.store, &rp, &[])
         .await

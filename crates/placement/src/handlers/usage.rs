@@ -18,7 +18,7 @@ use crate::handlers::resource_provider::{Missing, existing};
 use crate::handlers::util::{Path, check_accept, json_response, validate_query};
 use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::usage;
-use crate::policy::Target;
+use crate::policy::{Action, Target};
 
 pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router
@@ -85,7 +85,7 @@ async fn for_provider(
     Path(uuid): Path<String>,
 ) -> Result<Response> {
     check_accept(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:usages")?;
+    state.authorize(&ctx, Action::ProviderUsages)?;
     let rp = existing(&state, &uuid, Missing::Repeated).await?;
     let usages = usage::by_provider(&state.store, &uuid).await?;
     let body = json!({"resource_provider_generation": rp.generation, "usages": usages});
@@ -116,7 +116,7 @@ async fn total(
     // Upstream checks policy against the project asked for, before it
     // checks the query (a missing project is the text "None").
     let target = Target::default().with("project_id", project_id.unwrap_or("None"));
-    state.authorize_on(&ctx, "placement:usages", &target)?;
+    state.authorize_on(&ctx, Action::Usages, &target)?;
     let by_type = version.matches(BY_CONSUMER_TYPE, None);
     let schemas = &schemas.usage;
     let schema = if by_type {
