@@ -63,13 +63,13 @@ pub(crate) struct Schemas {
 impl Schemas {
     pub(crate) fn build() -> std::result::Result<Schemas, BuildError> {
         Ok(Schemas {
-            query: query_schemas()?,
+            query: list_query_schemas()?,
         })
     }
 }
 
 /// The query parameters, by version (upstream's schemas).
-fn query_schemas() -> std::result::Result<BodySchemas<Value>, BuildError> {
+fn list_query_schemas() -> std::result::Result<BodySchemas<Value>, BuildError> {
     let string = json!({"type": "string"});
     let limit = json!({
         "type": ["integer", "string"],
