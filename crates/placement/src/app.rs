@@ -6,7 +6,8 @@ use axum::Router;
 use axum::middleware;
 use microversion::VersionStatus;
 use microversion_server::{
-    ApiVersionSpec, Discovery, MicroversionLayer, Microversions, Profile, VersionedRouter,
+    ApiVersionSpec, BuildError, Discovery, MicroversionLayer, Microversions, Profile,
+    VersionedRouter,
 };
 use tower::ServiceBuilder;
 
@@ -14,8 +15,8 @@ use crate::config::Config;
 use crate::context::RequestContext;
 use crate::db::Store;
 use crate::error::Error;
-use crate::handlers;
-use crate::policy::{Policy, Target};
+use crate::handlers::{self, RequestSchemas, RouterState};
+use crate::policy::{Action, Policy, Target};
 
 /// What every handler can reach.
 #[derive(Clone, Debug)]
@@ -61,7 +62,7 @@ impl AppState {
 
     /// Checks `action` for the caller against the caller's own project
     /// and user.
-    pub(crate) fn authorize(&self, ctx: &RequestContext, action: &str) -> Result<(), Error> {
+    pub(crate) fn authorize(&self, ctx: &RequestContext, action: Action) -> Result<(), Error> {
         self.authorize_on(ctx, action, &Target::of_caller(ctx))
     }
 
@@ -69,7 +70,7 @@ impl AppState {
     pub(crate) fn authorize_on(
         &self,
         ctx: &RequestContext,
-        action: &str,
+        action: Action,
         target: &Target,
     ) -> Result<(), Error> {
         Ok(self.policy.authorize(action, ctx, target)?)
@@ -107,26 +108,32 @@ pub const SERVICE_TYPE: &str = "placement";
 /// # Errors
 ///
 /// Never in practice: the history and profile are fixed.
-pub fn microversions() -> anyhow::Result<Microversions> {
+pub fn microversions() -> Result<Microversions, BuildError> {
     let history = crate::history::history()?;
-    Ok(Microversions::builder(SERVICE_TYPE, history.range())
+    Microversions::builder(SERVICE_TYPE, history.range())
         .profile(Profile::Placement)
-        .build()?)
+        .build()
 }
 
-/// The application's routes behind the microversion layer.
+/// The application's routes behind the microversion layer, with every
+/// request schema compiled.
 ///
 /// # Errors
 ///
 /// Fails when the routes or schemas are inconsistent (overlapping
-/// version ranges): a programming error found at start-up.
-pub fn router(state: AppState) -> anyhow::Result<Router> {
+/// version ranges, a schema that is not valid JSON Schema): a programming
+/// error found at start-up.
+pub fn router(state: AppState) -> Result<Router, BuildError> {
     let api = microversions()?;
     let limit = state.config.max_body_size;
     let state_cors = state.config.cors.clone();
+    let schemas = Arc::new(RequestSchemas::build()?);
     let routes = handlers::routes(VersionedRouter::new())
         .build()?
-        .with_state(state);
+        .with_state(RouterState {
+            app: state,
+            schemas,
+        });
     // Outside everything, as upstream puts oslo.middleware's CORS: a
     // preflight is answered before authentication or versioning.
     let cors = state_cors.map(|cors| {
@@ -161,9 +168,9 @@ pub fn router(state: AppState) -> anyhow::Result<Router> {
 /// # Errors
 ///
 /// Never in practice.
-pub fn discovery() -> anyhow::Result<Discovery> {
+pub fn discovery() -> Result<Discovery, BuildError> {
     let api = microversions()?;
-    Ok(Discovery::builder()
+    Discovery::builder()
         .version(
             ApiVersionSpec::new(
                 format!("v{}", api.range().min()),
@@ -173,7 +180,7 @@ pub fn discovery() -> anyhow::Result<Discovery> {
             .microversions(api.range())
             .literal_self_href(""),
         )
-        .build()?)
+        .build()
 }
 
 /// A request with a body must say what the body is, as upstream checks

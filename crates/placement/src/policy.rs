@@ -17,6 +17,9 @@ use serde::Deserialize;
 
 use crate::context::RequestContext;
 
+/// Upstream's default rules.
+const DEFAULTS: &str = include_str!("../data/policy-defaults.json");
+
 /// One default rule, as upstream registers it.
 #[derive(Debug, Deserialize)]
 struct DefaultRule {
@@ -169,6 +172,108 @@ fn parse(text: &str) -> Result<Check, InvalidCheck> {
     }
 }
 
+/// Declares [`Action`]: each variant with the name of upstream's rule for
+/// it, written once.
+macro_rules! actions {
+    ($($(#[$doc:meta])* $variant:ident => $name:literal,)*) => {
+        /// An operation the policy decides on: one of upstream's rules
+        /// `placement:*`, which a policy file may override by name.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Action {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Action {
+            /// Every action.
+            pub const ALL: &'static [Action] = &[$(Action::$variant,)*];
+
+            /// The name of the action's rule, as policy files and the 403
+            /// message write it.
+            #[must_use]
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(Action::$variant => $name,)*
+                }
+            }
+        }
+    };
+}
+
+actions! {
+    /// `GET /resource_providers`.
+    ResourceProvidersList => "placement:resource_providers:list",
+    /// `POST /resource_providers`.
+    ResourceProvidersCreate => "placement:resource_providers:create",
+    /// `GET /resource_providers/{uuid}`.
+    ResourceProvidersShow => "placement:resource_providers:show",
+    /// `PUT /resource_providers/{uuid}`.
+    ResourceProvidersUpdate => "placement:resource_providers:update",
+    /// `DELETE /resource_providers/{uuid}`.
+    ResourceProvidersDelete => "placement:resource_providers:delete",
+    /// `GET /resource_classes`.
+    ResourceClassesList => "placement:resource_classes:list",
+    /// `POST /resource_classes`.
+    ResourceClassesCreate => "placement:resource_classes:create",
+    /// `GET /resource_classes/{name}`.
+    ResourceClassesShow => "placement:resource_classes:show",
+    /// `PUT /resource_classes/{name}`.
+    ResourceClassesUpdate => "placement:resource_classes:update",
+    /// `DELETE /resource_classes/{name}`.
+    ResourceClassesDelete => "placement:resource_classes:delete",
+    /// `GET /resource_providers/{uuid}/inventories`.
+    InventoriesList => "placement:resource_providers:inventories:list",
+    /// `POST /resource_providers/{uuid}/inventories`.
+    InventoriesCreate => "placement:resource_providers:inventories:create",
+    /// `GET /resource_providers/{uuid}/inventories/{resource_class}`.
+    InventoriesShow => "placement:resource_providers:inventories:show",
+    /// `PUT` on one inventory or on all of a provider's.
+    InventoriesUpdate => "placement:resource_providers:inventories:update",
+    /// `DELETE` on one inventory or on all of a provider's.
+    InventoriesDelete => "placement:resource_providers:inventories:delete",
+    /// `GET /resource_providers/{uuid}/aggregates`.
+    AggregatesList => "placement:resource_providers:aggregates:list",
+    /// `PUT /resource_providers/{uuid}/aggregates`.
+    AggregatesUpdate => "placement:resource_providers:aggregates:update",
+    /// `GET /resource_providers/{uuid}/usages`.
+    ProviderUsages => "placement:resource_providers:usages",
+    /// `GET /usages`.
+    Usages => "placement:usages",
+    /// `GET /traits`.
+    TraitsList => "placement:traits:list",
+    /// `GET /traits/{name}`.
+    TraitsShow => "placement:traits:show",
+    /// `PUT /traits/{name}`.
+    TraitsUpdate => "placement:traits:update",
+    /// `DELETE /traits/{name}`.
+    TraitsDelete => "placement:traits:delete",
+    /// `GET /resource_providers/{uuid}/traits`.
+    ProviderTraitsList => "placement:resource_providers:traits:list",
+    /// `PUT /resource_providers/{uuid}/traits`.
+    ProviderTraitsUpdate => "placement:resource_providers:traits:update",
+    /// `DELETE /resource_providers/{uuid}/traits`.
+    ProviderTraitsDelete => "placement:resource_providers:traits:delete",
+    /// `POST /allocations`.
+    AllocationsManage => "placement:allocations:manage",
+    /// `GET /allocations/{consumer_uuid}`.
+    AllocationsList => "placement:allocations:list",
+    /// `PUT /allocations/{consumer_uuid}`.
+    AllocationsUpdate => "placement:allocations:update",
+    /// `DELETE /allocations/{consumer_uuid}`.
+    AllocationsDelete => "placement:allocations:delete",
+    /// `GET /resource_providers/{uuid}/allocations`.
+    ProviderAllocationsList => "placement:resource_providers:allocations:list",
+    /// `GET /allocation_candidates`.
+    AllocationCandidatesList => "placement:allocation_candidates:list",
+    /// `POST /reshaper`.
+    Reshape => "placement:reshaper:reshape",
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// What a rule is checked against: the object acted on.
 #[derive(Clone, Debug, Default)]
 pub struct Target {
@@ -222,8 +327,7 @@ impl Policy {
         enforce_scope: bool,
         policy_file: Option<&Path>,
     ) -> anyhow::Result<Policy> {
-        let defaults: Vec<DefaultRule> =
-            serde_json::from_str(include_str!("../data/policy-defaults.json"))?;
+        let defaults: Vec<DefaultRule> = serde_json::from_str(DEFAULTS)?;
         let overrides: HashMap<String, String> = match policy_file {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
@@ -276,7 +380,7 @@ impl Policy {
     /// Returns 403 Forbidden, in the words upstream uses.
     pub fn authorize(
         &self,
-        action: &str,
+        action: Action,
         ctx: &RequestContext,
         target: &Target,
     ) -> Result<(), ApiError> {
@@ -286,7 +390,7 @@ impl Policy {
                 format!("Policy does not allow {action} to be performed."),
             )
         };
-        let rule = self.rules.get(action).ok_or_else(denied)?;
+        let rule = self.rules.get(action.name()).ok_or_else(denied)?;
         if self.enforce_scope {
             if let Some(scopes) = &rule.scope_types {
                 let token_scope = if ctx.system_scope.is_some() {
@@ -341,6 +445,8 @@ impl Policy {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashSet;
+
     use super::*;
 
     fn ctx(user: &str, project: Option<&str>, roles: &[&str]) -> RequestContext {
@@ -349,6 +455,66 @@ mod tests {
             project_id: project.map(str::to_owned),
             roles: roles.iter().map(|r| (*r).to_owned()).collect(),
             system_scope: None,
+        }
+    }
+
+    fn defaults() -> Vec<DefaultRule> {
+        serde_json::from_str(DEFAULTS).unwrap()
+    }
+
+    #[test]
+    fn every_action_has_a_default_rule() {
+        let names: Vec<String> = defaults().into_iter().map(|d| d.name).collect();
+        for action in Action::ALL {
+            assert!(
+                names.iter().any(|n| n == action.name()),
+                "{action} has no default rule"
+            );
+        }
+        let distinct: HashSet<&str> = Action::ALL.iter().map(|a| a.name()).collect();
+        assert_eq!(
+            distinct.len(),
+            Action::ALL.len(),
+            "two actions share a name"
+        );
+    }
+
+    /// Every default rule is an action or is referred to by one, in
+    /// either mode, except `admin_api`: upstream registers it among its
+    /// base rules for policy files to use, and no default refers to it.
+    #[test]
+    fn every_default_rule_is_used() {
+        fn refer(check: &Check, to: &mut Vec<String>) {
+            match check {
+                Check::Rule(name) => to.push(name.clone()),
+                Check::Not(inner) => refer(inner, to),
+                Check::And(parts) | Check::Or(parts) => {
+                    parts.iter().for_each(|p| refer(p, to));
+                }
+                Check::Always | Check::Never | Check::Role(_) | Check::Field { .. } => {}
+            }
+        }
+        for enforce_new_defaults in [false, true] {
+            let policy = Policy::load(enforce_new_defaults, false, None).unwrap();
+            let mut used: HashSet<String> = HashSet::new();
+            let mut pending: Vec<String> =
+                Action::ALL.iter().map(|a| a.name().to_owned()).collect();
+            while let Some(name) = pending.pop() {
+                if used.insert(name.clone()) {
+                    refer(&policy.rules[&name].check, &mut pending);
+                }
+            }
+            let mut unused: Vec<String> = defaults()
+                .into_iter()
+                .map(|d| d.name)
+                .filter(|n| !used.contains(n))
+                .collect();
+            unused.sort();
+            assert_eq!(
+                unused,
+                ["admin_api"],
+                "new defaults: {enforce_new_defaults}"
+            );
         }
     }
 
@@ -385,7 +551,7 @@ mod tests {
         let service = ctx("nova", Some("svc"), &["service"]);
         let reader = ctx("bob", Some("p1"), &["reader"]);
         let nobody = ctx("eve", Some("p1"), &[]);
-        let action = "placement:reshaper:reshape";
+        let action = Action::Reshape;
         assert!(
             legacy
                 .authorize(action, &admin, &Target::of_caller(&admin))
@@ -410,7 +576,7 @@ mod tests {
             "Policy does not allow placement:reshaper:reshape to be performed."
         );
         // A project reader may read its own project's usages, not another's.
-        let usages = "placement:usages";
+        let usages = Action::Usages;
         assert!(
             secure
                 .authorize(usages, &reader, &Target::default().with("project_id", "p1"))
@@ -427,7 +593,7 @@ mod tests {
     fn scope_is_enforced_only_when_asked() {
         let mut system_admin = ctx("admin", None, &["admin"]);
         system_admin.system_scope = Some("all".into());
-        let action = "placement:resource_providers:list";
+        let action = Action::ResourceProvidersList;
         let target = Target::of_caller(&system_admin);
         assert!(
             Policy::load(true, true, None)
@@ -453,7 +619,7 @@ mod tests {
         let nobody = ctx("eve", Some("p1"), &[]);
         assert!(
             p.authorize(
-                "placement:resource_providers:list",
+                Action::ResourceProvidersList,
                 &nobody,
                 &Target::of_caller(&nobody)
             )

@@ -3,7 +3,7 @@
 //! 1.19 it carries the provider's generation, which must match and moves
 //! on.
 
-use std::sync::LazyLock;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use axum::extract::State;
@@ -11,7 +11,7 @@ use axum::response::Response;
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
 use microversion::{Version, VersionSpan};
-use microversion_server::{BodySchemas, ServedVersion, VersionedRouter};
+use microversion_server::{BodySchemas, BuildError, ServedVersion, VersionedRouter};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -20,11 +20,13 @@ use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
 use crate::handlers::resource_provider::{Missing, existing};
 use crate::handlers::util::{Path, body_schemas, check_accept, json_response_dated, require_json};
+use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::aggregate::{self, SetError};
+use crate::policy::Action;
 
 const AGGREGATES: &str = "/resource_providers/{uuid}/aggregates";
 
-pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
+pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router
         .get(AGGREGATES, VersionSpan::from_static("1.1 - latest"), list)
         .put(
@@ -78,24 +80,32 @@ fn list_schema() -> Value {
     })
 }
 
-static PUT_SCHEMA: LazyLock<BodySchemas<AggregatesBody>> = LazyLock::new(|| {
-    body_schemas("PUT /resource_providers/{uuid}/aggregates")
-        .json_schema(VersionSpan::from_static("1.1 - 1.18"), &list_schema())
-        .json_schema(
-            VersionSpan::from_static("1.19 - latest"),
-            &json!({
-                "type": "object",
-                "properties": {
-                    "aggregates": list_schema(),
-                    "resource_provider_generation": {"type": "integer"}
-                },
-                "required": ["aggregates", "resource_provider_generation"],
-                "additionalProperties": false
-            }),
-        )
-        .build()
-        .unwrap_or_else(|e| panic!("the aggregate schemas are valid: {e}"))
-});
+/// The request bodies of these routes.
+#[derive(Debug)]
+pub(crate) struct Schemas {
+    put: BodySchemas<AggregatesBody>,
+}
+
+impl Schemas {
+    pub(crate) fn build() -> std::result::Result<Schemas, BuildError> {
+        let put = body_schemas("PUT /resource_providers/{uuid}/aggregates")
+            .json_schema(VersionSpan::from_static("1.1 - 1.18"), &list_schema())
+            .json_schema(
+                VersionSpan::from_static("1.19 - latest"),
+                &json!({
+                    "type": "object",
+                    "properties": {
+                        "aggregates": list_schema(),
+                        "resource_provider_generation": {"type": "integer"}
+                    },
+                    "required": ["aggregates", "resource_provider_generation"],
+                    "additionalProperties": false
+                }),
+            )
+            .build()?;
+        Ok(Schemas { put })
+    }
+}
 
 fn respond(version: Version, aggregates: &[String], generation: i64) -> Response {
     let mut body = json!({"aggregates": aggregates});
@@ -114,7 +124,7 @@ async fn list(
     Path(uuid): Path<String>,
 ) -> Result<Response> {
     check_accept(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:aggregates:list")?;
+    state.authorize(&ctx, Action::AggregatesList)?;
     let rp = existing(&state, &uuid, Missing::Plain).await?;
     let aggregates = aggregate::of_provider(&state.store, state.store.reader(), rp.id).await?;
     Ok(respond(*version, &aggregates, rp.generation))
@@ -122,6 +132,7 @@ async fn list(
 
 async fn replace(
     State(state): State<AppState>,
+    State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
     headers: HeaderMap,
@@ -129,9 +140,9 @@ async fn replace(
     body: Bytes,
 ) -> Result<Response> {
     require_json(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:aggregates:update")?;
+    state.authorize(&ctx, Action::AggregatesUpdate)?;
     let rp = existing(&state, &uuid, Missing::Plain).await?;
-    let data = PUT_SCHEMA.parse(*version, &body)?;
+    let data = schemas.aggregate.put.parse(*version, &body)?;
     if let Some(generation) = data.generation() {
         if generation != rp.generation {
             return Err(Error::conflict(

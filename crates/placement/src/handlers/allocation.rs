@@ -8,14 +8,14 @@
 //! group mappings are accepted from 1.34, and the consumer type is required
 //! from 1.38.
 
-use std::sync::LazyLock;
+use std::sync::Arc;
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
 use microversion::{Version, VersionSpan};
-use microversion_server::{BodySchemas, ServedVersion, VersionedRouter};
+use microversion_server::{BodySchemas, BuildError, ServedVersion, VersionedRouter};
 use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
@@ -23,12 +23,14 @@ use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
 use crate::handlers::resource_provider::{Missing, existing};
 use crate::handlers::util::{Path, body_schemas, check_accept, json_response, require_json};
+use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::allocation::{
     self, ConsumerWrite, ProviderResources, Rules, WriteError, last_modified,
 };
 use crate::objects::usage::UNKNOWN_CONSUMER_TYPE;
+use crate::policy::Action;
 
-pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
+pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router
         .get(
             "/allocations/{consumer_uuid}",
@@ -189,65 +191,75 @@ pub(crate) fn many_schema(since: Version, min_consumers: u32) -> Value {
     })
 }
 
-fn build(name: &str, entries: Vec<(VersionSpan, Value)>) -> BodySchemas<Value> {
+/// The request bodies of these routes, by version.
+#[derive(Debug)]
+pub(crate) struct Schemas {
+    put: BodySchemas<Value>,
+    post: BodySchemas<Value>,
+}
+
+impl Schemas {
+    pub(crate) fn build() -> std::result::Result<Schemas, BuildError> {
+        let put = by_version(
+            "PUT /allocations/{consumer_uuid}",
+            vec![
+                (VersionSpan::from_static("1.0 - 1.7"), list_schema(false)),
+                (VersionSpan::from_static("1.8 - 1.11"), list_schema(true)),
+                (
+                    VersionSpan::from_static("1.12 - 1.27"),
+                    dict_schema(false, DICT_FORM.start()),
+                ),
+                (
+                    VersionSpan::from_static("1.28 - 1.33"),
+                    dict_schema(true, CONSUMER_GENERATION.start()),
+                ),
+                (
+                    VersionSpan::from_static("1.34 - 1.37"),
+                    dict_schema(true, Version::new(1, 34)),
+                ),
+                (
+                    VersionSpan::from_static("1.38 - latest"),
+                    dict_schema(true, CONSUMER_TYPE.start()),
+                ),
+            ],
+        )?;
+        let post = by_version(
+            "POST /allocations",
+            vec![
+                (
+                    VersionSpan::from_static("1.13 - 1.27"),
+                    many_schema(Version::new(1, 13), 1),
+                ),
+                (
+                    VersionSpan::from_static("1.28 - 1.33"),
+                    many_schema(CONSUMER_GENERATION.start(), 1),
+                ),
+                (
+                    VersionSpan::from_static("1.34 - 1.37"),
+                    many_schema(Version::new(1, 34), 1),
+                ),
+                (
+                    VersionSpan::from_static("1.38 - latest"),
+                    many_schema(CONSUMER_TYPE.start(), 1),
+                ),
+            ],
+        )?;
+        Ok(Schemas { put, post })
+    }
+}
+
+/// The body schemas of the operation `name`, one per range of versions.
+fn by_version(
+    name: &str,
+    entries: Vec<(VersionSpan, Value)>,
+) -> std::result::Result<BodySchemas<Value>, BuildError> {
     entries
         .into_iter()
         .fold(body_schemas(name), |b, (versions, schema)| {
             b.json_schema(versions, &schema)
         })
         .build()
-        .unwrap_or_else(|e| panic!("the {name} schemas are valid: {e}"))
 }
-
-static PUT_SCHEMAS: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
-    build(
-        "PUT /allocations/{consumer_uuid}",
-        vec![
-            (VersionSpan::from_static("1.0 - 1.7"), list_schema(false)),
-            (VersionSpan::from_static("1.8 - 1.11"), list_schema(true)),
-            (
-                VersionSpan::from_static("1.12 - 1.27"),
-                dict_schema(false, DICT_FORM.start()),
-            ),
-            (
-                VersionSpan::from_static("1.28 - 1.33"),
-                dict_schema(true, CONSUMER_GENERATION.start()),
-            ),
-            (
-                VersionSpan::from_static("1.34 - 1.37"),
-                dict_schema(true, Version::new(1, 34)),
-            ),
-            (
-                VersionSpan::from_static("1.38 - latest"),
-                dict_schema(true, CONSUMER_TYPE.start()),
-            ),
-        ],
-    )
-});
-
-static POST_SCHEMAS: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
-    build(
-        "POST /allocations",
-        vec![
-            (
-                VersionSpan::from_static("1.13 - 1.27"),
-                many_schema(Version::new(1, 13), 1),
-            ),
-            (
-                VersionSpan::from_static("1.28 - 1.33"),
-                many_schema(CONSUMER_GENERATION.start(), 1),
-            ),
-            (
-                VersionSpan::from_static("1.34 - 1.37"),
-                many_schema(Version::new(1, 34), 1),
-            ),
-            (
-                VersionSpan::from_static("1.38 - latest"),
-                many_schema(CONSUMER_TYPE.start(), 1),
-            ),
-        ],
-    )
-});
 
 /// The write rules of the served version.
 pub(crate) fn rules(version: Version) -> Rules {
@@ -384,7 +396,7 @@ async fn list_for_consumer(
     Path(consumer_uuid): Path<String>,
 ) -> Result<Response> {
     check_accept(&headers)?;
-    state.authorize(&ctx, "placement:allocations:list")?;
+    state.authorize(&ctx, Action::AllocationsList)?;
     // There is no 404: a consumer without allocations has none.
     let (allocations, consumer) = allocation::for_consumer(&state.store, &consumer_uuid).await?;
     let mut by_provider = Map::new();
@@ -419,7 +431,7 @@ async fn list_for_provider(
     Path(uuid): Path<String>,
 ) -> Result<Response> {
     check_accept(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:allocations:list")?;
+    state.authorize(&ctx, Action::ProviderAllocationsList)?;
     let rp = existing(&state, &uuid, Missing::Named).await?;
     let allocations = allocation::for_provider(&state.store, rp.id).await?;
     let show_generation = CONSUMER_GENERATION.contains(version);
@@ -461,6 +473,7 @@ fn write_error(e: WriteError, not_found_prefix: &str) -> Error {
 
 async fn set_for_consumer(
     State(state): State<AppState>,
+    State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
     headers: HeaderMap,
@@ -468,10 +481,10 @@ async fn set_for_consumer(
     body: Bytes,
 ) -> Result<Response> {
     require_json(&headers)?;
-    state.authorize(&ctx, "placement:allocations:update")?;
+    state.authorize(&ctx, Action::AllocationsUpdate)?;
     let consumer_uuid = canonical_uuid(&consumer_uuid)
         .ok_or_else(|| Error::bad_request(format!("Malformed consumer_uuid: {consumer_uuid}")))?;
-    let data = PUT_SCHEMAS.parse(*version, &body)?;
+    let data = schemas.allocation.put.parse(*version, &body)?;
     let empty = Map::new();
     let data = data.as_object().unwrap_or(&empty);
     let write = if DICT_FORM.contains(version) {
@@ -501,14 +514,15 @@ async fn set_for_consumer(
 
 async fn set_many(
     State(state): State<AppState>,
+    State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response> {
     require_json(&headers)?;
-    state.authorize(&ctx, "placement:allocations:manage")?;
-    let data = POST_SCHEMAS.parse(*version, &body)?;
+    state.authorize(&ctx, Action::AllocationsManage)?;
+    let data = schemas.allocation.post.parse(*version, &body)?;
     let writes = consumer_writes(Some(&data));
     allocation::write(
         &state.store,
@@ -527,7 +541,7 @@ async fn delete_for_consumer(
     ctx: RequestContext,
     Path(consumer_uuid): Path<String>,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:allocations:delete")?;
+    state.authorize(&ctx, Action::AllocationsDelete)?;
     if allocation::delete_for_consumer(&state.store, &state.config, &consumer_uuid).await? {
         Ok(StatusCode::NO_CONTENT.into_response())
     } else {
@@ -597,14 +611,16 @@ mod tests {
 
     #[test]
     fn every_schema_builds() {
+        let schemas = Schemas::build().unwrap();
         for v in [(1, 0), (1, 8), (1, 12), (1, 28), (1, 34), (1, 38)] {
             let v = Version::new(v.0, v.1);
-            assert!(PUT_SCHEMAS.parse(v, b"{}").is_err(), "{v}");
+            assert!(schemas.put.parse(v, b"{}").is_err(), "{v}");
         }
-        assert!(POST_SCHEMAS.parse(Version::new(1, 13), b"{}").is_err());
+        assert!(schemas.post.parse(Version::new(1, 13), b"{}").is_err());
         let consumer = "75d0f5f7-75d9-458c-b204-f90ac91604ec";
         let body = json!({consumer: {"allocations": {}, "project_id": "p", "user_id": "u"}});
-        let parsed = POST_SCHEMAS
+        let parsed = schemas
+            .post
             .parse(Version::new(1, 13), body.to_string().as_bytes())
             .unwrap();
         let writes = consumer_writes(Some(&parsed));
@@ -613,9 +629,49 @@ mod tests {
         assert!(writes[0].allocations.is_empty());
         // consumer_generation is required from 1.28, consumer_type from 1.38.
         assert!(
-            POST_SCHEMAS
+            schemas
+                .post
                 .parse(Version::new(1, 28), body.to_string().as_bytes())
                 .is_err()
+        );
+    }
+
+    #[test]
+    fn a_bad_table_is_a_build_error() {
+        // What `router` returns instead of answering requests with it.
+        let invalid = by_version(
+            "POST /things",
+            vec![(
+                VersionSpan::from_static("1.2 - latest"),
+                json!({"type": "nonsense"}),
+            )],
+        );
+        match invalid {
+            Err(e @ BuildError::InvalidSchema { .. }) => {
+                let message = e.to_string();
+                assert!(
+                    message.starts_with("invalid JSON Schema for POST /things"),
+                    "{message}"
+                );
+            }
+            other => panic!("expected an invalid schema, got {other:?}"),
+        }
+        let overlapping = by_version(
+            "POST /things",
+            vec![
+                (
+                    VersionSpan::from_static("1.0 - 1.5"),
+                    json!({"type": "object"}),
+                ),
+                (
+                    VersionSpan::from_static("1.5 - latest"),
+                    json!({"type": "object"}),
+                ),
+            ],
+        );
+        assert!(
+            matches!(overlapping, Err(BuildError::Overlap(_))),
+            "{overlapping:?}"
         );
     }
 }

@@ -4,14 +4,14 @@
 //! and 1.34.
 
 use std::collections::BTreeSet;
-use std::sync::LazyLock;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use http::{HeaderMap, StatusCode};
 use microversion::{Version, VersionSpan};
-use microversion_server::{BodySchemas, ServedVersion, VersionedRouter};
+use microversion_server::{BodySchemas, BuildError, ServedVersion, VersionedRouter};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value, json};
@@ -22,11 +22,13 @@ use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
 use crate::handlers::query::{self, QueryParams};
 use crate::handlers::util::{cache_headers, check_accept, is_uuid_like};
+use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::candidate::{
     self, AllocationRequest, Candidates, Group, RequestWide, SearchError, Summary,
 };
+use crate::policy::Action;
 
-pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
+pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router.get(
         "/allocation_candidates",
         VersionSpan::from_static("1.10 - latest"),
@@ -56,8 +58,22 @@ const SAME_SUBTREE: VersionSpan = VersionSpan::since(Version::new(1, 36));
 const NUMBERED: &str = "[1-9][0-9]*";
 const NAMED: &str = "[a-zA-Z0-9_-]{1,64}";
 
+/// The query string of `GET /allocation_candidates`.
+#[derive(Debug)]
+pub(crate) struct Schemas {
+    query: BodySchemas<Value>,
+}
+
+impl Schemas {
+    pub(crate) fn build() -> std::result::Result<Schemas, BuildError> {
+        Ok(Schemas {
+            query: list_query_schemas()?,
+        })
+    }
+}
+
 /// The query parameters, by version (upstream's schemas).
-static QUERY: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
+fn list_query_schemas() -> std::result::Result<BodySchemas<Value>, BuildError> {
     let string = json!({"type": "string"});
     let limit = json!({
         "type": ["integer", "string"],
@@ -135,21 +151,21 @@ static QUERY: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
             &granular(NAMED, &four, &["root_required", "same_subtree"]),
         )
         .build()
-        .unwrap_or_else(|e| panic!("the allocation candidates query schemas are valid: {e}"))
-});
+}
 
 async fn list(
     State(state): State<AppState>,
+    State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
     headers: HeaderMap,
     RawQuery(raw): RawQuery,
 ) -> Result<Response> {
     check_accept(&headers)?;
-    state.authorize(&ctx, "placement:allocation_candidates:list")?;
+    state.authorize(&ctx, Action::AllocationCandidatesList)?;
     let version = *version;
     let params = QueryParams::parse(raw.as_deref())?;
-    params.validate(&QUERY, version)?;
+    params.validate(&schemas.allocation_candidate.query, version)?;
     let mut wide = request_wide(&params)?;
     let groups = request_groups(&params, version, &wide.same_subtrees)?;
     let policy = params.get_all("group_policy").first().copied();

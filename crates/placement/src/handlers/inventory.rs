@@ -3,7 +3,7 @@
 //! delete. Reserved may equal total from 1.26.
 
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use axum::extract::State;
@@ -12,7 +12,7 @@ use bytes::Bytes;
 use http::header::LOCATION;
 use http::{HeaderMap, Method, StatusCode};
 use microversion::{Version, VersionSpan};
-use microversion_server::{BodySchemas, ServedVersion, VersionedRouter};
+use microversion_server::{BodySchemas, BuildError, ServedVersion, VersionedRouter};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -23,12 +23,14 @@ use crate::handlers::resource_provider::{self, Missing, existing};
 use crate::handlers::util::{
     Path, absolute_url, body_schemas, check_accept, json_response_dated, require_json,
 };
+use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::inventory::{self, Inventory, WriteError};
+use crate::policy::Action;
 
 const INVENTORIES: &str = "/resource_providers/{uuid}/inventories";
 const INVENTORY: &str = "/resource_providers/{uuid}/inventories/{resource_class}";
 
-pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
+pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router
         .get(INVENTORIES, VersionSpan::ALL, list)
         .post(INVENTORIES, VersionSpan::ALL, create)
@@ -156,64 +158,70 @@ fn record_properties() -> Value {
 
 const RC_PATTERN: &str = "^[A-Z0-9_]+$";
 
-static CREATE_SCHEMA: LazyLock<BodySchemas<CreateBody>> = LazyLock::new(|| {
-    let mut properties = record_properties();
-    properties["resource_class"] = json!({"type": "string", "pattern": RC_PATTERN});
-    body_schemas("POST /resource_providers/{uuid}/inventories")
-        .json_schema(
-            VersionSpan::ALL,
-            &json!({
-                "type": "object",
-                "properties": properties,
-                "required": ["total", "resource_class"],
-                "additionalProperties": false
-            }),
-        )
-        .build()
-        .unwrap_or_else(|e| panic!("the inventory schemas are valid: {e}"))
-});
+/// The request bodies of these routes.
+#[derive(Debug)]
+pub(crate) struct Schemas {
+    create: BodySchemas<CreateBody>,
+    update: BodySchemas<UpdateBody>,
+    replace: BodySchemas<ReplaceBody>,
+}
 
-static UPDATE_SCHEMA: LazyLock<BodySchemas<UpdateBody>> = LazyLock::new(|| {
-    body_schemas("PUT /resource_providers/{uuid}/inventories/{resource_class}")
-        .json_schema(
-            VersionSpan::ALL,
-            &json!({
-                "type": "object",
-                "properties": record_properties(),
-                "required": ["total", "resource_provider_generation"],
-                "additionalProperties": false
-            }),
-        )
-        .build()
-        .unwrap_or_else(|e| panic!("the inventory schemas are valid: {e}"))
-});
-
-static REPLACE_SCHEMA: LazyLock<BodySchemas<ReplaceBody>> = LazyLock::new(|| {
-    let record = json!({
-        "type": "object",
-        "properties": record_properties(),
-        "required": ["total"],
-        "additionalProperties": false
-    });
-    body_schemas("PUT /resource_providers/{uuid}/inventories")
-        .json_schema(
-            VersionSpan::ALL,
-            &json!({
-                "type": "object",
-                "properties": {
-                    "resource_provider_generation": {"type": "integer"},
-                    "inventories": {
-                        "type": "object",
-                        "patternProperties": {RC_PATTERN: record}
-                    }
-                },
-                "required": ["resource_provider_generation", "inventories"],
-                "additionalProperties": false
-            }),
-        )
-        .build()
-        .unwrap_or_else(|e| panic!("the inventory schemas are valid: {e}"))
-});
+impl Schemas {
+    pub(crate) fn build() -> std::result::Result<Schemas, BuildError> {
+        let mut create_properties = record_properties();
+        create_properties["resource_class"] = json!({"type": "string", "pattern": RC_PATTERN});
+        let create = body_schemas("POST /resource_providers/{uuid}/inventories")
+            .json_schema(
+                VersionSpan::ALL,
+                &json!({
+                    "type": "object",
+                    "properties": create_properties,
+                    "required": ["total", "resource_class"],
+                    "additionalProperties": false
+                }),
+            )
+            .build()?;
+        let update = body_schemas("PUT /resource_providers/{uuid}/inventories/{resource_class}")
+            .json_schema(
+                VersionSpan::ALL,
+                &json!({
+                    "type": "object",
+                    "properties": record_properties(),
+                    "required": ["total", "resource_provider_generation"],
+                    "additionalProperties": false
+                }),
+            )
+            .build()?;
+        let record = json!({
+            "type": "object",
+            "properties": record_properties(),
+            "required": ["total"],
+            "additionalProperties": false
+        });
+        let replace = body_schemas("PUT /resource_providers/{uuid}/inventories")
+            .json_schema(
+                VersionSpan::ALL,
+                &json!({
+                    "type": "object",
+                    "properties": {
+                        "resource_provider_generation": {"type": "integer"},
+                        "inventories": {
+                            "type": "object",
+                            "patternProperties": {RC_PATTERN: record}
+                        }
+                    },
+                    "required": ["resource_provider_generation", "inventories"],
+                    "additionalProperties": false
+                }),
+            )
+            .build()?;
+        Ok(Schemas {
+            create,
+            update,
+            replace,
+        })
+    }
+}
 
 fn inventory_url(uuid: &str, class: &str) -> String {
     format!("{}/inventories/{class}", resource_provider::url(uuid))
@@ -293,7 +301,7 @@ async fn list(
     Path(uuid): Path<String>,
 ) -> Result<Response> {
     check_accept(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:inventories:list")?;
+    state.authorize(&ctx, Action::InventoriesList)?;
     let rp = existing(&state, &uuid, Missing::RepeatedSpaced).await?;
     let inventories = inventory::list(&state.store, state.store.reader(), rp.id).await?;
     let (body, last_modified) = render_all(&inventories, rp.generation);
@@ -313,7 +321,7 @@ async fn show(
     Path((uuid, class)): Path<(String, String)>,
 ) -> Result<Response> {
     check_accept(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:inventories:show")?;
+    state.authorize(&ctx, Action::InventoriesShow)?;
     let rp = existing(&state, &uuid, Missing::RepeatedSpaced).await?;
     let inventories = inventory::list(&state.store, state.store.reader(), rp.id).await?;
     let inv = inventories
@@ -330,6 +338,7 @@ async fn show(
 
 async fn create(
     State(state): State<AppState>,
+    State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
     headers: HeaderMap,
@@ -337,9 +346,9 @@ async fn create(
     body: Bytes,
 ) -> Result<Response> {
     require_json(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:inventories:create")?;
+    state.authorize(&ctx, Action::InventoriesCreate)?;
     let rp = existing(&state, &uuid, Missing::Plain).await?;
-    let data = CREATE_SCHEMA.parse(*version, &body)?;
+    let data = schemas.inventory.create.parse(*version, &body)?;
     let class = data.resource_class;
     let inv = data.fields.into_inventory(&class);
     let unable = |why: String| {
@@ -375,6 +384,7 @@ async fn create(
 
 async fn update(
     State(state): State<AppState>,
+    State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
     headers: HeaderMap,
@@ -382,9 +392,9 @@ async fn update(
     body: Bytes,
 ) -> Result<Response> {
     require_json(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:inventories:update")?;
+    state.authorize(&ctx, Action::InventoriesUpdate)?;
     let rp = existing(&state, &uuid, Missing::Plain).await?;
-    let data = UPDATE_SCHEMA.parse(*version, &body)?;
+    let data = schemas.inventory.update.parse(*version, &body)?;
     if data.resource_provider_generation != rp.generation {
         return Err(generation_conflict());
     }
@@ -425,6 +435,7 @@ async fn update(
 
 async fn replace(
     State(state): State<AppState>,
+    State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
     headers: HeaderMap,
@@ -432,9 +443,9 @@ async fn replace(
     body: Bytes,
 ) -> Result<Response> {
     require_json(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:inventories:update")?;
+    state.authorize(&ctx, Action::InventoriesUpdate)?;
     let rp = existing(&state, &uuid, Missing::Plain).await?;
-    let data = REPLACE_SCHEMA.parse(*version, &body)?;
+    let data = schemas.inventory.replace.parse(*version, &body)?;
     if data.resource_provider_generation != rp.generation {
         return Err(generation_conflict());
     }
@@ -487,7 +498,7 @@ async fn delete_all(
     ctx: RequestContext,
     Path(uuid): Path<String>,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:resource_providers:inventories:delete")?;
+    state.authorize(&ctx, Action::InventoriesDelete)?;
     let rp = existing(&state, &uuid, Missing::Plain).await?;
     inventory::replace(&state.store, &rp, &[])
         .await
@@ -511,7 +522,7 @@ async fn delete(
     ctx: RequestContext,
     Path((uuid, class)): Path<(String, String)>,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:resource_providers:inventories:delete")?;
+    state.authorize(&ctx, Action::InventoriesDelete)?;
     let rp = existing(&state, &uuid, Missing::Plain).await?;
     inventory::delete(&state.store, &rp, &class)
         .await

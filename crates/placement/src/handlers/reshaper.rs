@@ -2,14 +2,14 @@
 //! between providers in one transaction (for instance from a root provider
 //! to a new child).
 
-use std::sync::LazyLock;
+use std::sync::Arc;
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
 use microversion::{Version, VersionSpan};
-use microversion_server::{BodySchemas, ServedVersion, VersionedRouter};
+use microversion_server::{BodySchemas, BuildError, ServedVersion, VersionedRouter};
 use serde_json::{Value, json};
 
 use crate::app::AppState;
@@ -19,11 +19,13 @@ use crate::handlers::allocation::{
     RC_PATTERN, UUID_PATTERN, consumer_writes, integer, many_schema, rules,
 };
 use crate::handlers::util::{body_schemas, require_json};
+use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::allocation::{self, WriteError};
 use crate::objects::inventory::Inventory;
 use crate::objects::reshaper::InventoryReplacement;
+use crate::policy::Action;
 
-pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
+pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router
         .post(
             "/reshaper",
@@ -89,23 +91,31 @@ fn schema(allocations_since: Version) -> Value {
     })
 }
 
-static SCHEMAS: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
-    body_schemas("POST /reshaper")
-        .json_schema(
-            VersionSpan::from_static("1.30 - 1.33"),
-            &schema(Version::new(1, 28)),
-        )
-        .json_schema(
-            VersionSpan::from_static("1.34 - 1.37"),
-            &schema(Version::new(1, 34)),
-        )
-        .json_schema(
-            VersionSpan::from_static("1.38 - latest"),
-            &schema(Version::new(1, 38)),
-        )
-        .build()
-        .unwrap_or_else(|e| panic!("the reshaper schemas are valid: {e}"))
-});
+/// The request body of `POST /reshaper`.
+#[derive(Debug)]
+pub(crate) struct Schemas {
+    body: BodySchemas<Value>,
+}
+
+impl Schemas {
+    pub(crate) fn build() -> std::result::Result<Schemas, BuildError> {
+        let body = body_schemas("POST /reshaper")
+            .json_schema(
+                VersionSpan::from_static("1.30 - 1.33"),
+                &schema(Version::new(1, 28)),
+            )
+            .json_schema(
+                VersionSpan::from_static("1.34 - 1.37"),
+                &schema(Version::new(1, 34)),
+            )
+            .json_schema(
+                VersionSpan::from_static("1.38 - latest"),
+                &schema(Version::new(1, 38)),
+            )
+            .build()?;
+        Ok(Schemas { body })
+    }
+}
 
 /// An inventory record with upstream's defaults, or why it is not one.
 fn record(class: &str, provider: &str, value: &Value) -> Result<Inventory> {
@@ -151,14 +161,15 @@ fn replacements(inventories: Option<&Value>) -> Result<Vec<InventoryReplacement>
 
 async fn reshape(
     State(state): State<AppState>,
+    State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response> {
     require_json(&headers)?;
-    state.authorize(&ctx, "placement:reshaper:reshape")?;
-    let data = SCHEMAS.parse(*version, &body)?;
+    state.authorize(&ctx, Action::Reshape)?;
+    let data = schemas.reshaper.body.parse(*version, &body)?;
     let inventories = replacements(data.get("inventories"))?;
     let writes = consumer_writes(data.get("allocations"));
     allocation::write(
@@ -214,6 +225,7 @@ mod tests {
 
     #[test]
     fn schemas_by_version() {
+        let schemas = Schemas::build().unwrap();
         let body = json!({
             "inventories": {"4e05a85b-e8a6-4b3a-82c1-5f6ad3f71d55": {
                 "resource_provider_generation": 0, "inventories": {"VCPU": {"total": 1}}}},
@@ -221,14 +233,16 @@ mod tests {
         });
         for v in [(1, 30), (1, 34), (1, 38)] {
             assert!(
-                SCHEMAS
+                schemas
+                    .body
                     .parse(Version::new(v.0, v.1), body.to_string().as_bytes())
                     .is_ok()
             );
         }
         let missing = json!({"inventories": body["inventories"]});
         assert!(
-            SCHEMAS
+            schemas
+                .body
                 .parse(Version::new(1, 30), missing.to_string().as_bytes())
                 .is_err()
         );

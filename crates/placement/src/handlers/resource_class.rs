@@ -1,7 +1,7 @@
 //! `/resource_classes` (from 1.2): list, create, show, update (1.2 - 1.6),
 //! create-or-validate without a body (1.7), delete.
 
-use std::sync::LazyLock;
+use std::sync::Arc;
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
@@ -9,7 +9,7 @@ use bytes::Bytes;
 use http::header::LOCATION;
 use http::{HeaderMap, StatusCode};
 use microversion::VersionSpan;
-use microversion_server::{BodySchemas, ServedVersion, VersionedRouter};
+use microversion_server::{BodySchemas, BuildError, ServedVersion, VersionedRouter};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -18,9 +18,11 @@ use crate::context::RequestContext;
 use crate::db::standard;
 use crate::error::{Error, Result};
 use crate::handlers::util::{Path, body_schemas, check_accept, json_body, json_response, later};
+use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::resource_class::{self, Deleted, ResourceClass};
+use crate::policy::Action;
 
-pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
+pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router
         .get(
             "/resource_classes",
@@ -60,22 +62,30 @@ struct NameBody {
     name: String,
 }
 
-static NAME_SCHEMA: LazyLock<BodySchemas<NameBody>> = LazyLock::new(|| {
-    body_schemas("resource class")
-        .json_schema(
-            VersionSpan::ALL,
-            &json!({
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string", "pattern": "^CUSTOM_[A-Z0-9_]+$", "maxLength": 255}
-                },
-                "required": ["name"],
-                "additionalProperties": false
-            }),
-        )
-        .build()
-        .unwrap_or_else(|e| panic!("the resource class schema is valid: {e}"))
-});
+/// The request bodies of these routes.
+#[derive(Debug)]
+pub(crate) struct Schemas {
+    name: BodySchemas<NameBody>,
+}
+
+impl Schemas {
+    pub(crate) fn build() -> std::result::Result<Schemas, BuildError> {
+        let name = body_schemas("resource class")
+            .json_schema(
+                VersionSpan::ALL,
+                &json!({
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "pattern": "^CUSTOM_[A-Z0-9_]+$", "maxLength": 255}
+                    },
+                    "required": ["name"],
+                    "additionalProperties": false
+                }),
+            )
+            .build()?;
+        Ok(Schemas { name })
+    }
+}
 
 fn link(name: &str) -> Value {
     json!([{"rel": "self", "href": format!("/resource_classes/{name}")}])
@@ -95,7 +105,7 @@ async fn list(
     version: ServedVersion,
     headers: HeaderMap,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:resource_classes:list")?;
+    state.authorize(&ctx, Action::ResourceClassesList)?;
     check_accept(&headers)?;
     let classes = resource_class::list(&state.store).await?;
     let last_modified = classes.iter().fold(None, |acc, rc| later(acc, rc.updated));
@@ -115,7 +125,7 @@ async fn show(
     headers: HeaderMap,
     Path(name): Path<String>,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:resource_classes:show")?;
+    state.authorize(&ctx, Action::ResourceClassesShow)?;
     check_accept(&headers)?;
     let rc = resource_class::find(&state.store, &name)
         .await?
@@ -132,13 +142,14 @@ async fn show(
 
 async fn create(
     State(state): State<AppState>,
+    State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:resource_classes:create")?;
-    let NameBody { name } = json_body(&NAME_SCHEMA, *version, &headers, &body)?;
+    state.authorize(&ctx, Action::ResourceClassesCreate)?;
+    let NameBody { name } = json_body(&schemas.resource_class.name, *version, &headers, &body)?;
     if standard::is_standard_resource_class(&name) {
         return Err(conflicting(&name));
     }
@@ -158,14 +169,16 @@ fn conflicting(name: &str) -> Error {
 
 async fn update(
     State(state): State<AppState>,
+    State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
     headers: HeaderMap,
     Path(name): Path<String>,
     body: Bytes,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:resource_classes:update")?;
-    let NameBody { name: new_name } = json_body(&NAME_SCHEMA, *version, &headers, &body)?;
+    state.authorize(&ctx, Action::ResourceClassesUpdate)?;
+    let NameBody { name: new_name } =
+        json_body(&schemas.resource_class.name, *version, &headers, &body)?;
     let store = &state.store;
     let rc = resource_class::find(store, &name)
         .await?
@@ -190,15 +203,19 @@ async fn update(
 
 async fn create_or_validate(
     State(state): State<AppState>,
+    State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
     Path(name): Path<String>,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:resource_classes:update")?;
+    state.authorize(&ctx, Action::ResourceClassesUpdate)?;
     // Upstream validates the name as the body `{"name": "<name>"}`, made
     // by string formatting (so a quote in the name is malformed JSON).
     let as_body = format!("{{\"name\": \"{name}\"}}");
-    NAME_SCHEMA.parse(*version, as_body.as_bytes())?;
+    schemas
+        .resource_class
+        .name
+        .parse(*version, as_body.as_bytes())?;
     let location = [(LOCATION, format!("/resource_classes/{name}"))];
     if resource_class::find(&state.store, &name).await?.is_some() {
         return Ok((StatusCode::NO_CONTENT, location).into_response());
@@ -216,7 +233,7 @@ async fn delete(
     ctx: RequestContext,
     Path(name): Path<String>,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:resource_classes:delete")?;
+    state.authorize(&ctx, Action::ResourceClassesDelete)?;
     let store = &state.store;
     let rc = resource_class::find(store, &name)
         .await?

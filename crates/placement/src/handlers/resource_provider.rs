@@ -3,7 +3,7 @@
 //! 1.14), show, update (rename; re-parenting and un-parenting from 1.37),
 //! delete.
 
-use std::sync::LazyLock;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use axum::extract::{RawQuery, State};
@@ -12,7 +12,7 @@ use bytes::Bytes;
 use http::header::{CONTENT_TYPE, LOCATION};
 use http::{HeaderMap, HeaderValue, StatusCode};
 use microversion::{Version, VersionSpan};
-use microversion_server::{BodySchemas, ServedVersion, VersionedRouter};
+use microversion_server::{BodySchemas, BuildError, ServedVersion, VersionedRouter};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Value, json};
@@ -25,11 +25,13 @@ use crate::handlers::util::{
     Path, absolute_url, body_schemas, cache_headers, check_accept, json_response_dated,
     require_json,
 };
+use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::provider::{
     self, Filters, ListError, Provider, ProviderRef, ProviderView, Update, WriteError,
 };
+use crate::policy::Action;
 
-pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
+pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router
         .get("/resource_providers", VersionSpan::ALL, list)
         .post("/resource_providers", VersionSpan::ALL, create)
@@ -238,7 +240,7 @@ impl Serialize for Link<'_> {
 }
 
 /// The query parameters of `GET /resource_providers`, by version.
-static LIST_QUERY: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
+fn list_query_schemas() -> std::result::Result<BodySchemas<Value>, BuildError> {
     let string = json!({"type": "string"});
     let uuid = json!({"type": "string", "format": "uuid"});
     let schema = |extra: &[(&str, &Value)]| {
@@ -276,21 +278,21 @@ static LIST_QUERY: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
             ]),
         )
         .build()
-        .unwrap_or_else(|e| panic!("the provider list query schemas are valid: {e}"))
-});
+}
 
 async fn list(
     State(state): State<AppState>,
+    State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
     headers: HeaderMap,
     RawQuery(raw): RawQuery,
 ) -> Result<Response> {
     check_accept(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:list")?;
+    state.authorize(&ctx, Action::ResourceProvidersList)?;
     let version = *version;
     let params = QueryParams::parse(raw.as_deref())?;
-    params.validate(&LIST_QUERY, version)?;
+    params.validate(&schemas.resource_provider.list_query, version)?;
     let mut filters = Filters::default();
     if params.contains("member_of") {
         let member_of = query::member_of(&params, version, "")?;
@@ -444,33 +446,43 @@ fn provider_schema(with_uuid: bool, with_parent: bool) -> Value {
     })
 }
 
-static CREATE_SCHEMA: LazyLock<BodySchemas<ProviderBody>> = LazyLock::new(|| {
-    body_schemas("POST /resource_providers")
-        .json_schema(
-            VersionSpan::from_static("1.0 - 1.13"),
-            &provider_schema(true, false),
-        )
-        .json_schema(
-            VersionSpan::from_static("1.14 - latest"),
-            &provider_schema(true, true),
-        )
-        .build()
-        .unwrap_or_else(|e| panic!("the provider schemas are valid: {e}"))
-});
+/// The query string and request bodies of these routes.
+#[derive(Debug)]
+pub(crate) struct Schemas {
+    list_query: BodySchemas<Value>,
+    create: BodySchemas<ProviderBody>,
+    update: BodySchemas<ProviderBody>,
+}
 
-static UPDATE_SCHEMA: LazyLock<BodySchemas<ProviderBody>> = LazyLock::new(|| {
-    body_schemas("PUT /resource_providers/{uuid}")
-        .json_schema(
-            VersionSpan::from_static("1.0 - 1.13"),
-            &provider_schema(false, false),
-        )
-        .json_schema(
-            VersionSpan::from_static("1.14 - latest"),
-            &provider_schema(false, true),
-        )
-        .build()
-        .unwrap_or_else(|e| panic!("the provider schemas are valid: {e}"))
-});
+impl Schemas {
+    pub(crate) fn build() -> std::result::Result<Schemas, BuildError> {
+        let create = body_schemas("POST /resource_providers")
+            .json_schema(
+                VersionSpan::from_static("1.0 - 1.13"),
+                &provider_schema(true, false),
+            )
+            .json_schema(
+                VersionSpan::from_static("1.14 - latest"),
+                &provider_schema(true, true),
+            )
+            .build()?;
+        let update = body_schemas("PUT /resource_providers/{uuid}")
+            .json_schema(
+                VersionSpan::from_static("1.0 - 1.13"),
+                &provider_schema(false, false),
+            )
+            .json_schema(
+                VersionSpan::from_static("1.14 - latest"),
+                &provider_schema(false, true),
+            )
+            .build()?;
+        Ok(Schemas {
+            list_query: list_query_schemas()?,
+            create,
+            update,
+        })
+    }
+}
 
 fn duplicate(columns: &[&str], uuid: &str, name: &str) -> Error {
     let described: Vec<String> = columns
@@ -489,15 +501,16 @@ fn duplicate(columns: &[&str], uuid: &str, name: &str) -> Error {
 
 async fn create(
     State(state): State<AppState>,
+    State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response> {
     require_json(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:create")?;
+    state.authorize(&ctx, Action::ResourceProvidersCreate)?;
     let version = *version;
-    let data = CREATE_SCHEMA.parse(version, &body)?;
+    let data = schemas.resource_provider.create.parse(version, &body)?;
     let uuid = match data.uuid.as_deref() {
         Some(given) if !given.is_empty() => {
             query::canonical_uuid(given).unwrap_or_else(|| given.to_owned())
@@ -580,7 +593,7 @@ async fn show(
     Path(uuid): Path<String>,
 ) -> Result<Response> {
     check_accept(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:show")?;
+    state.authorize(&ctx, Action::ResourceProvidersShow)?;
     let found = provider::load(&state.store, state.store.reader(), &uuid)
         .await?
         .ok_or_else(|| Missing::Plain.error(&uuid))?;
@@ -594,6 +607,7 @@ async fn show(
 
 async fn update(
     State(state): State<AppState>,
+    State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
     headers: HeaderMap,
@@ -601,12 +615,12 @@ async fn update(
     body: Bytes,
 ) -> Result<Response> {
     require_json(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:update")?;
+    state.authorize(&ctx, Action::ResourceProvidersUpdate)?;
     let version = *version;
     let before_updated_at = provider::updated_at(&state.store, &uuid)
         .await?
         .ok_or_else(|| Missing::Plain.error(&uuid))?;
-    let data = UPDATE_SCHEMA.parse(version, &body)?;
+    let data = schemas.resource_provider.update.parse(version, &body)?;
     let change = Update {
         name: data.name.clone(),
         parent: data.parent_provider_uuid.clone(),
@@ -641,7 +655,7 @@ async fn delete(
     ctx: RequestContext,
     Path(uuid): Path<String>,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:resource_providers:delete")?;
+    state.authorize(&ctx, Action::ResourceProvidersDelete)?;
     provider::delete(&state.store, &uuid)
         .await
         .map_err(|e| match e {

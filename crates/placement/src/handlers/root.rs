@@ -7,9 +7,10 @@ use microversion::VersionSpan;
 use microversion_server::{ServedVersion, VersionedRouter};
 
 use crate::app::AppState;
+use crate::handlers::RouterState;
 use crate::handlers::util::json_bytes_response;
 
-pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
+pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router.get("/", VersionSpan::ALL, home)
 }
 

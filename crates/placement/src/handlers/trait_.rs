@@ -2,7 +2,7 @@
 //! traits (filtered by name and association), create, show and delete
 //! custom traits; show, replace and clear a provider's traits.
 
-use std::sync::LazyLock;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use axum::extract::{RawQuery, State};
@@ -11,7 +11,7 @@ use bytes::Bytes;
 use http::header::LOCATION;
 use http::{HeaderMap, StatusCode};
 use microversion::{Version, VersionSpan};
-use microversion_server::{BodySchemas, ServedVersion, VersionedRouter};
+use microversion_server::{BodySchemas, BuildError, ServedVersion, VersionedRouter};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -24,11 +24,13 @@ use crate::handlers::util::{
     Path, absolute_url, body_schemas, cache_headers, check_accept, json_response_dated,
     require_json,
 };
+use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::traits::{self, CUSTOM_NAMESPACE, DeleteError, Filters, SetError, Trait};
+use crate::policy::Action;
 
 const PROVIDER_TRAITS: &str = "/resource_providers/{uuid}/traits";
 
-pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
+pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router
         .get("/traits", VersionSpan::from_static("1.6 - latest"), list)
         .get(
@@ -63,20 +65,6 @@ pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppSt
         )
 }
 
-static LIST_QUERY: LazyLock<BodySchemas<Value>> = LazyLock::new(|| {
-    query::query_schemas("GET /traits query")
-        .json_schema(
-            VersionSpan::ALL,
-            &json!({
-                "type": "object",
-                "properties": {"name": {"type": "string"}, "associated": {"type": "string"}},
-                "additionalProperties": false
-            }),
-        )
-        .build()
-        .unwrap_or_else(|e| panic!("the trait query schema is valid: {e}"))
-});
-
 /// The body of `PUT /resource_providers/{uuid}/traits`.
 #[derive(Debug, Deserialize)]
 struct SetBody {
@@ -84,26 +72,45 @@ struct SetBody {
     resource_provider_generation: i64,
 }
 
-static SET_SCHEMA: LazyLock<BodySchemas<SetBody>> = LazyLock::new(|| {
-    body_schemas("PUT /resource_providers/{uuid}/traits")
-        .json_schema(
-            VersionSpan::ALL,
-            &json!({
-                "type": "object",
-                "properties": {
-                    "traits": {
-                        "type": "array",
-                        "items": {"type": "string", "minLength": 1, "maxLength": 255}
+/// The query string and request bodies of these routes.
+#[derive(Debug)]
+pub(crate) struct Schemas {
+    list_query: BodySchemas<Value>,
+    set: BodySchemas<SetBody>,
+}
+
+impl Schemas {
+    pub(crate) fn build() -> std::result::Result<Schemas, BuildError> {
+        let list_query = query::query_schemas("GET /traits query")
+            .json_schema(
+                VersionSpan::ALL,
+                &json!({
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}, "associated": {"type": "string"}},
+                    "additionalProperties": false
+                }),
+            )
+            .build()?;
+        let set = body_schemas("PUT /resource_providers/{uuid}/traits")
+            .json_schema(
+                VersionSpan::ALL,
+                &json!({
+                    "type": "object",
+                    "properties": {
+                        "traits": {
+                            "type": "array",
+                            "items": {"type": "string", "minLength": 1, "maxLength": 255}
+                        },
+                        "resource_provider_generation": {"type": "integer"}
                     },
-                    "resource_provider_generation": {"type": "integer"}
-                },
-                "required": ["traits", "resource_provider_generation"],
-                "additionalProperties": false
-            }),
-        )
-        .build()
-        .unwrap_or_else(|e| panic!("the provider traits schema is valid: {e}"))
-});
+                    "required": ["traits", "resource_provider_generation"],
+                    "additionalProperties": false
+                }),
+            )
+            .build()?;
+        Ok(Schemas { list_query, set })
+    }
+}
 
 /// Names and when the newest of them last changed (now when there are
 /// none, as upstream).
@@ -134,15 +141,16 @@ fn no_such_trait(name: &str) -> Error {
 
 async fn list(
     State(state): State<AppState>,
+    State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
     headers: HeaderMap,
     RawQuery(raw): RawQuery,
 ) -> Result<Response> {
     check_accept(&headers)?;
-    state.authorize(&ctx, "placement:traits:list")?;
+    state.authorize(&ctx, Action::TraitsList)?;
     let params = QueryParams::parse(raw.as_deref())?;
-    params.validate(&LIST_QUERY, *version)?;
+    params.validate(&schemas.trait_.list_query, *version)?;
     let mut filters = Filters::default();
     if let Some(name) = params.get("name") {
         let Some((op, value)) = name.split_once(':') else {
@@ -184,7 +192,7 @@ async fn show(
     version: ServedVersion,
     Path(name): Path<String>,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:traits:show")?;
+    state.authorize(&ctx, Action::TraitsShow)?;
     let found = traits::find(&state.store, state.store.reader(), &name)
         .await?
         .ok_or_else(|| no_such_trait(&name))?;
@@ -202,7 +210,7 @@ async fn create(
     headers: HeaderMap,
     Path(name): Path<String>,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:traits:update")?;
+    state.authorize(&ctx, Action::TraitsUpdate)?;
     if !is_custom_trait_name(&name) {
         return Err(Error::bad_request(
             "The trait is invalid. A valid trait must be no longer than 255 characters, start with the prefix \"CUSTOM_\" and use following characters: \"A\"-\"Z\", \"0\"-\"9\" and \"_\"",
@@ -230,7 +238,7 @@ async fn delete(
     ctx: RequestContext,
     Path(name): Path<String>,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:traits:delete")?;
+    state.authorize(&ctx, Action::TraitsDelete)?;
     traits::delete(&state.store, &name)
         .await
         .map_err(|e| match e {
@@ -264,7 +272,7 @@ async fn list_for_provider(
     Path(uuid): Path<String>,
 ) -> Result<Response> {
     check_accept(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:traits:list")?;
+    state.authorize(&ctx, Action::ProviderTraitsList)?;
     let rp = existing(&state, &uuid, Missing::Repeated).await?;
     let found = traits::of_provider(&state.store, state.store.reader(), rp.id).await?;
     Ok(provider_body(&found, rp.generation, *version))
@@ -272,6 +280,7 @@ async fn list_for_provider(
 
 async fn set_for_provider(
     State(state): State<AppState>,
+    State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
     headers: HeaderMap,
@@ -279,8 +288,8 @@ async fn set_for_provider(
     body: Bytes,
 ) -> Result<Response> {
     require_json(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:traits:update")?;
-    let data = SET_SCHEMA.parse(*version, &body)?;
+    state.authorize(&ctx, Action::ProviderTraitsUpdate)?;
+    let data = schemas.trait_.set.parse(*version, &body)?;
     let rp = existing(&state, &uuid, Missing::Plain).await?;
     if data.resource_provider_generation != rp.generation {
         return Err(Error::conflict(
@@ -333,7 +342,7 @@ async fn clear_for_provider(
     ctx: RequestContext,
     Path(uuid): Path<String>,
 ) -> Result<Response> {
-    state.authorize(&ctx, "placement:resource_providers:traits:delete")?;
+    state.authorize(&ctx, Action::ProviderTraitsDelete)?;
     let rp = existing(&state, &uuid, Missing::Plain).await?;
     traits::set_for_provider(&state.store, &rp, &[])
         .await

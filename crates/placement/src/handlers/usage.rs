@@ -2,13 +2,13 @@
 //! for a project (and user), grouped by consumer type with a consumer
 //! count from 1.38.
 
-use std::sync::LazyLock;
+use std::sync::Arc;
 
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use http::{HeaderMap, StatusCode};
 use microversion::{Version, VersionSpan};
-use microversion_server::{PythonSchema, ServedVersion, VersionedRouter};
+use microversion_server::{BuildError, PythonSchema, ServedVersion, VersionedRouter};
 use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
@@ -16,10 +16,11 @@ use crate::context::RequestContext;
 use crate::error::Result;
 use crate::handlers::resource_provider::{Missing, existing};
 use crate::handlers::util::{Path, check_accept, json_response, validate_query};
+use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::usage;
-use crate::policy::Target;
+use crate::policy::{Action, Target};
 
-pub(crate) fn routes(router: VersionedRouter<AppState>) -> VersionedRouter<AppState> {
+pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router
         .get(
             "/resource_providers/{uuid}/usages",
@@ -52,19 +53,31 @@ fn query_schema(consumer_type: bool) -> Value {
     schema
 }
 
-/// The query string of `GET /usages` before 1.38, checked as a JSON
-/// object of strings (the last value of a repeated key), as upstream
-/// checks it.
-static QUERY_SCHEMA: LazyLock<PythonSchema> = LazyLock::new(|| {
-    PythonSchema::new(&query_schema(false))
-        .unwrap_or_else(|e| panic!("the usages query schema is valid: {e}"))
-});
+/// The query string of `GET /usages`, checked as a JSON object of
+/// strings (the last value of a repeated key), as upstream checks it.
+#[derive(Debug)]
+pub(crate) struct Schemas {
+    /// Before 1.38.
+    query: PythonSchema,
+    /// From 1.38, with `consumer_type`.
+    query_by_type: PythonSchema,
+}
 
-/// From 1.38, with `consumer_type`.
-static QUERY_SCHEMA_1_38: LazyLock<PythonSchema> = LazyLock::new(|| {
-    PythonSchema::new(&query_schema(true))
-        .unwrap_or_else(|e| panic!("the usages query schema is valid: {e}"))
-});
+impl Schemas {
+    pub(crate) fn build() -> std::result::Result<Schemas, BuildError> {
+        let compile = |consumer_type, versions| {
+            PythonSchema::new(&query_schema(consumer_type)).map_err(|e| BuildError::InvalidSchema {
+                name: "the query of GET /usages".to_owned(),
+                versions,
+                source: Box::new(e),
+            })
+        };
+        Ok(Schemas {
+            query: compile(false, VersionSpan::from_static("1.9 - 1.37"))?,
+            query_by_type: compile(true, BY_CONSUMER_TYPE)?,
+        })
+    }
+}
 
 async fn for_provider(
     State(state): State<AppState>,
@@ -74,7 +87,7 @@ async fn for_provider(
     Path(uuid): Path<String>,
 ) -> Result<Response> {
     check_accept(&headers)?;
-    state.authorize(&ctx, "placement:resource_providers:usages")?;
+    state.authorize(&ctx, Action::ProviderUsages)?;
     let rp = existing(&state, &uuid, Missing::Repeated).await?;
     let usages = usage::by_provider(&state.store, &uuid).await?;
     let body = json!({"resource_provider_generation": rp.generation, "usages": usages});
@@ -93,6 +106,7 @@ fn query_object(query: Option<&str>) -> Map<String, Value> {
 
 async fn total(
     State(state): State<AppState>,
+    State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
     headers: HeaderMap,
@@ -104,12 +118,13 @@ async fn total(
     // Upstream checks policy against the project asked for, before it
     // checks the query (a missing project is the text "None").
     let target = Target::default().with("project_id", project_id.unwrap_or("None"));
-    state.authorize_on(&ctx, "placement:usages", &target)?;
+    state.authorize_on(&ctx, Action::Usages, &target)?;
     let by_type = BY_CONSUMER_TYPE.contains(version);
+    let schemas = &schemas.usage;
     let schema = if by_type {
-        &QUERY_SCHEMA_1_38
+        &schemas.query_by_type
     } else {
-        &QUERY_SCHEMA
+        &schemas.query
     };
     validate_query(schema, &Value::Object(params.clone()))?;
     let project_id = project_id.unwrap_or_default();
@@ -157,7 +172,8 @@ mod tests {
         let check = |schema: &PythonSchema, q: &str| {
             validate_query(schema, &Value::Object(query_object(Some(q))))
         };
-        let (v19, v138) = (&*QUERY_SCHEMA, &*QUERY_SCHEMA_1_38);
+        let schemas = Schemas::build().unwrap();
+        let (v19, v138) = (&schemas.query, &schemas.query_by_type);
         assert!(check(v19, "project_id=p").is_ok());
         assert!(check(v19, "user_id=u").is_err());
         assert!(check(v19, "project_id=p&consumer_type=all").is_err());
