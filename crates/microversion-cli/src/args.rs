@@ -4,8 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use microversion::VersionRequest;
-use microversion_server::Profile;
+use microversion::{Profile, VersionRequest};
 
 /// The exit codes, shown at the end of every `--help`.
 const EXIT_CODES: &str = "\

@@ -6,12 +6,11 @@ use std::sync::Arc;
 
 use http::{HeaderMap, HeaderName, HeaderValue};
 use microversion::{
-    Decoded, InvalidServiceType, InvalidVersion, OPENSTACK_API_VERSION, RequestedVersion, Version,
-    VersionHeader, VersionRange,
+    Decoded, InvalidServiceType, InvalidVersion, OPENSTACK_API_VERSION, Profile, RequestedVersion,
+    Rules, Version, VersionHeader, VersionRange,
 };
 
 use crate::deprecation::Deprecation;
-use crate::profile::{Profile, Rules};
 
 /// The versioning of one API: its service type, supported range and
 /// profile. Cheap to clone (an `Arc`).

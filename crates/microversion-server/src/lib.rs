@@ -73,7 +73,6 @@ mod extract;
 pub mod guide;
 pub mod history;
 mod layer;
-pub mod profile;
 pub mod routing;
 pub mod schema;
 pub mod telemetry;
@@ -85,10 +84,12 @@ pub use crate::error::ApiError;
 pub use crate::extract::{MissingLayer, RequestId, ServedVersion};
 pub use crate::history::VersionHistory;
 pub use crate::layer::{Microversion, MicroversionLayer, ResponseFuture};
-pub use crate::profile::{Profile, Rules};
+// The profiles live in the core crate (the checker reads them without a
+// server); they stay reachable here, where servers configure them.
 pub use crate::routing::{RouteConflict, RouteTable, VersionedRouter, Versions};
 pub use crate::schema::{BodyError, BodySchemas, MessageStyle, VersionedJson};
 #[cfg(feature = "json-schema")]
 pub use crate::schema::{FormatChecker, PythonSchema, PythonSchemaError};
 #[cfg(feature = "metrics")]
 pub use crate::telemetry::Telemetry;
+pub use microversion::profile::{self, Profile, Rules};

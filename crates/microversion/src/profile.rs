@@ -1,5 +1,6 @@
 //! Profiles: the observable behaviour of each real microversioned server,
-//! as a set of rules the layer follows.
+//! as a set of rules. The server crate's layer follows them and the
+//! command-line checker expects them; this module only describes them.
 //!
 //! | rule | `api-sig` | `placement` | `nova` | `ironic` | `cinder` |
 //! |---|---|---|---|---|---|
@@ -29,8 +30,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::Version;
 use http::{HeaderName, StatusCode};
-use microversion::Version;
 
 /// A named set of behaviours reproducing one real server.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
