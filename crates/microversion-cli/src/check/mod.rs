@@ -49,10 +49,16 @@
 //!
 //! [`Rules`]: microversion::Rules
 
+mod catalog;
+mod discovery;
+mod errors;
 mod expect;
 mod probe;
 mod render;
+mod request_ids;
+mod request_side;
 mod run;
+mod versioned;
 
 use std::fmt;
 use std::time::Duration;
