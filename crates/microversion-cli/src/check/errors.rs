@@ -142,18 +142,8 @@ impl Runner {
             },
             expected,
         );
-        if unsupported && e.range_headers.is_some() {
-            let problems = e.range_header_problems(seen);
-            self.push(
-                CheckId::RangeHeaders406,
-                pass_if(problems.is_empty()),
-                if problems.is_empty() {
-                    e.headers_seen(seen)
-                } else {
-                    problems.join("; ")
-                },
-                format!("the range in headers ({})", e.judge),
-            );
+        if unsupported {
+            self.range_headers_row(CheckId::RangeHeaders406, seen);
         }
         let mention = unsupported.then_some((raw, range));
         let (problems, message) = error_body(&e, seen, mention);
