@@ -255,7 +255,7 @@ mod tests {
     }
 
     #[test]
-    fn profiles_are_parsed_by_the_server_crate() {
+    fn profiles_are_parsed_by_the_core_crate() {
         let cli = Cli::try_parse_from([
             "microversion",
             "check",
