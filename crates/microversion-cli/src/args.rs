@@ -4,8 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use microversion::VersionRequest;
-use microversion_server::Profile;
+use microversion::{Profile, VersionRequest};
 
 /// The exit codes, shown at the end of every `--help`.
 const EXIT_CODES: &str = "\
@@ -256,7 +255,7 @@ mod tests {
     }
 
     #[test]
-    fn profiles_are_parsed_by_the_server_crate() {
+    fn profiles_are_parsed_by_the_core_crate() {
         let cli = Cli::try_parse_from([
             "microversion",
             "check",

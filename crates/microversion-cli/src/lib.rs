@@ -8,8 +8,8 @@
 //!   says otherwise), through the on-disk negotiation cache;
 //! - `microversion check URL --service-type T`: every rule of the
 //!   project's wire specification that can be observed from outside, as
-//!   PASS / FAIL / WARN rows, optionally judged against a profile of the
-//!   server crate ([`check`]).
+//!   PASS / FAIL / WARN rows, optionally judged against one of the
+//!   profiles of [`microversion::Profile`] ([`check`]).
 //!
 //! This library is the binary's logic; `main` only calls [`run`]. The
 //! checker is also usable from Rust ([`check::Check`]).

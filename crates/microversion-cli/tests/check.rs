@@ -98,7 +98,7 @@ async fn every_profile_passes_its_own_checks() {
 
 #[tokio::test]
 async fn the_root_is_checked_where_it_is_versioned() {
-    for demo in [API_SIG, PLACEMENT, IRONIC] {
+    for demo in [API_SIG, PLACEMENT, IRONIC, CINDER] {
         let server = demo.start();
         let report = check(&demo, &server.url, Some(demo.profile), None).await;
         assert_all_pass(&report, &format!("{} at /", demo.profile));

@@ -6,13 +6,12 @@ use std::sync::Arc;
 
 use http::{HeaderMap, HeaderName, HeaderValue};
 use microversion::{
-    Decoded, InvalidVersion, OPENSTACK_API_VERSION, RequestedVersion, UnsupportedVersion, Version,
-    VersionHeader, VersionRange,
+    Decoded, InvalidVersion, OPENSTACK_API_VERSION, Profile, RequestedVersion, Rules,
+    UnsupportedVersion, Version, VersionHeader, VersionRange,
 };
 
 use crate::deprecation::Deprecation;
 use crate::error::BuildError;
-use crate::profile::{Profile, Rules};
 
 /// The versioning of one API: its service type, supported range and
 /// profile. Cheap to clone (an `Arc`).

@@ -13,11 +13,10 @@ use axum::response::{IntoResponse, Response};
 use http::Method;
 use http::header::CONTENT_TYPE;
 use http::{HeaderValue, StatusCode};
+use microversion::profile::{ErrorFormat, Rules};
 use microversion::{
     ErrorBody, ErrorEntry, InvalidServiceType, InvalidVersion, Version, VersionRange, VersionSpan,
 };
-
-use crate::profile::{ErrorFormat, Rules};
 
 /// An error answer from a handler: a status, a detail for people, and an
 /// optional machine-readable code.
@@ -151,7 +150,6 @@ pub(crate) fn render(
     ctx: &ErrorContext<'_>,
 ) -> (HeaderValue, String) {
     match rules.error_format {
-        ErrorFormat::ApiSig => json(api_sig_body(rules, error, ctx)),
         ErrorFormat::Placement => match webob_choice(ctx.accept) {
             WebobChoice::Json => json(api_sig_body(rules, error, ctx)),
             WebobChoice::Html => (
@@ -182,6 +180,9 @@ pub(crate) fn render(
             });
             json(serde_json::json!({"error_message": fault.to_string()}))
         }
+        // `ErrorFormat::ApiSig`, and the default of formats added later
+        // (the enum is non-exhaustive since it moved to the core crate).
+        _ => json(api_sig_body(rules, error, ctx)),
     }
 }
 

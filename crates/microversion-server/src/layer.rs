@@ -7,6 +7,7 @@ use std::task::{Context, Poll, ready};
 
 use http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, Entry, VARY};
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
+use microversion::profile::{Messages, VersionErrorHeaders};
 use microversion::{InvalidVersion, OPENSTACK_API_VERSION, Version};
 use pin_project_lite::pin_project;
 use tower_layer::Layer;
@@ -15,7 +16,6 @@ use tower_service::Service;
 use crate::config::{Microversions, NegotiationOutcome, REQUEST_ID, canonical};
 use crate::error::{ApiError, ErrorContext, render};
 use crate::extract::{Negotiated, RequestId};
-use crate::profile::{Messages, VersionErrorHeaders};
 
 /// Applies [`Microversion`] to a service.
 ///

@@ -71,7 +71,6 @@ mod extract;
 pub mod guide;
 pub mod history;
 mod layer;
-pub mod profile;
 pub mod routing;
 pub mod schema;
 pub mod telemetry;
@@ -83,13 +82,15 @@ pub use crate::error::{ApiError, BuildError, RouteConflict};
 pub use crate::extract::{MissingLayer, RequestId, ServedVersion};
 pub use crate::history::VersionHistory;
 pub use crate::layer::{Microversion, MicroversionLayer, ResponseFuture};
-pub use crate::profile::{Profile, Rules};
 pub use crate::routing::{RouteTable, VersionedRouter};
 pub use crate::schema::{BodyError, BodySchemas, MessageStyle, VersionedJson};
 #[cfg(feature = "json-schema")]
 pub use crate::schema::{FormatChecker, PythonSchema, PythonSchemaError};
 #[cfg(feature = "metrics")]
 pub use crate::telemetry::Telemetry;
+// The profiles live in the core crate (the checker reads them without a
+// server); they stay reachable here, where servers configure them.
+pub use microversion::profile::{self, Profile, Rules};
 
 /// The README's examples, compiled and run as doc tests so that they stay
 /// true.

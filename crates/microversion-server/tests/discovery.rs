@@ -53,8 +53,14 @@ async fn versions_document_lists_every_api_version() {
     let base = serve(cinder_like(None)).await;
     let res = client().get(format!("{base}/")).send().await.unwrap();
     assert_eq!(res.status(), 200);
-    // Cinder's root is not versioned, but always varies on the header.
-    assert!(res.headers().get("openstack-api-version").is_none());
+    // Cinder's root reads the header like any path: without one, the
+    // versions document is served at the minimum, and says so.
+    assert_eq!(res.headers()["openstack-api-version"], "volume 3.0");
+    assert_eq!(res.headers()["openstack-volume-microversion"], "3.0");
+    assert_eq!(
+        res.headers()["vary"],
+        "OpenStack-API-Version, OpenStack-Volume-Microversion"
+    );
     let body: Value = res.json().await.unwrap();
     assert_eq!(
         body,

@@ -15,7 +15,10 @@
 //!   legacy per-service headers;
 //! - [`negotiate`]: a client's choice of version from both sides' ranges;
 //! - [`document`]: the versions document of `GET /` and the API-SIG error
-//!   body (serialized with the `serde` feature).
+//!   body (serialized with the `serde` feature);
+//! - [`Profile`]: the observable behaviour of real servers (`api-sig`,
+//!   `placement`, `nova`, `ironic`, `cinder`) as [`Rules`] that servers
+//!   follow and checkers expect.
 //!
 //! No input makes any of it panic: bad text is an error that quotes it and
 //! says what is accepted.
@@ -71,6 +74,7 @@ pub mod document;
 mod error;
 mod header;
 mod negotiate;
+pub mod profile;
 mod range;
 mod request;
 #[cfg(feature = "serde")]
@@ -89,6 +93,7 @@ pub use crate::header::{
 pub use crate::negotiate::{
     Negotiated, NegotiationError, ServerVersions, check_client_range, negotiate, optimistic,
 };
+pub use crate::profile::{Profile, Rules, UnknownProfile};
 pub use crate::range::VersionRange;
 pub use crate::request::VersionRequest;
 pub use crate::span::VersionSpan;

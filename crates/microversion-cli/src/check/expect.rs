@@ -1,14 +1,14 @@
-//! What the checked server must do: a profile's [`Rules`] (the server
+//! What the checked server must do: a profile's [`Rules`] (the core
 //! crate's single source of what each profile promises), or, without a
 //! profile, wire.md as written (the `api-sig` rules, plus a legacy header
 //! when the server turns out to read one).
 
 use http::{HeaderName, StatusCode};
+use microversion::profile::{ErrorFormat, VersionErrorHeaders};
 use microversion::{
-    Decoded, OPENSTACK_API_VERSION, RequestedVersion, Version, VersionHeader, VersionRange,
+    Decoded, OPENSTACK_API_VERSION, Profile, RequestedVersion, Rules, Version, VersionHeader,
+    VersionRange,
 };
-use microversion_server::Profile;
-use microversion_server::profile::{ErrorFormat, Rules, VersionErrorHeaders};
 
 use super::probe::Seen;
 

@@ -5,7 +5,7 @@
 //! of 13 when the entry has one) and learns the supported range from it, or
 //! from a 406 when there is none. It then sends raw requests with
 //! deliberately odd headers to a versioned path and compares each answer
-//! with what the judge expects: a profile's [`Rules`], the server crate's
+//! with what the judge expects: a profile's [`Rules`], the core crate's
 //! single source of what each profile promises, or wire.md as written
 //! (the `api-sig` rules) without one.
 //!
@@ -31,7 +31,7 @@
 //!
 //! ```no_run
 //! use microversion_cli::check::{Check, Status};
-//! use microversion_server::Profile;
+//! use microversion::Profile;
 //!
 //! # async fn run() -> Result<(), microversion_cli::Error> {
 //! let report = Check::new("http://127.0.0.1:8774/", "compute")
@@ -47,18 +47,24 @@
 //! # Ok(()) }
 //! ```
 //!
-//! [`Rules`]: microversion_server::Rules
+//! [`Rules`]: microversion::Rules
 
+mod catalog;
+mod discovery;
+mod errors;
 mod expect;
 mod probe;
 mod render;
+mod request_ids;
+mod request_side;
 mod run;
+mod versioned;
 
 use std::fmt;
 use std::time::Duration;
 
+use microversion::Profile;
 use microversion::{VersionHeader, VersionRange};
-use microversion_server::Profile;
 
 use crate::error::Error;
 use crate::net;

@@ -51,6 +51,23 @@ impl Seen {
     }
 }
 
+#[cfg(test)]
+impl Seen {
+    /// A 406 with these headers and body, for the tests of what is read
+    /// from answers.
+    pub(crate) fn not_acceptable(headers: &[(&'static str, &'static str)], body: &str) -> Seen {
+        let mut map = HeaderMap::new();
+        for (name, value) in headers {
+            map.append(*name, HeaderValue::from_static(value));
+        }
+        Seen {
+            status: StatusCode::NOT_ACCEPTABLE,
+            headers: map,
+            body: body.as_bytes().to_vec(),
+        }
+    }
+}
+
 /// `406 Not Acceptable`.
 pub(crate) fn status_text(status: StatusCode) -> String {
     match status.canonical_reason() {

@@ -290,8 +290,8 @@ async fn rule11_every_response_has_a_request_id() {
     }
 }
 
-/// The profile table's `GET /` row: API-SIG, Placement and Ironic version
-/// the root like any path; Nova and Cinder serve it without reading the
+/// The profile table's `GET /` row: API-SIG, Placement, Ironic and Cinder
+/// version the root like any path; Nova serves it without reading the
 /// header, and without version headers, but with a request id.
 #[tokio::test]
 async fn root_reads_the_header_only_where_the_profile_does() {

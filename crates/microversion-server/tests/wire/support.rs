@@ -192,7 +192,7 @@ pub(crate) const CINDER: Svc = Svc {
     latest_any_case: false,
     malformed_headers: VARY_ONLY,
     unsupported_headers: VARY_ONLY,
-    root_versioned: false,
+    root_versioned: true,
     shape: Shape::Fault,
     wording: Wording::ApiSig,
     request_id_aliases: &[],

@@ -1,5 +1,6 @@
 //! Profiles: the observable behaviour of each real microversioned server,
-//! as a set of rules the layer follows.
+//! as a set of rules. The server crate's layer follows them and the
+//! command-line checker expects them; this module only describes them.
 //!
 //! | rule | `api-sig` | `placement` | `nova` | `ironic` | `cinder` |
 //! |---|---|---|---|---|---|
@@ -12,8 +13,19 @@
 //! | `Vary` | yes | yes | yes | never | yes |
 //! | version headers on the layer's 400/406 | Vary only | none | 406: the rejected version | none | Vary only |
 //! | request id headers | `x-openstack-request-id` | same | also `x-compute-request-id` | also `openstack-request-id` | same as API-SIG |
-//! | `GET /` reads the header | yes | yes | no | yes | no |
+//! | `GET /` reads the header | yes | yes | no | yes | yes |
 //! | error body | API-SIG `errors[]` | `errors[]`, `code` from 1.23, HTML or text by `Accept` | `{"<fault>": {"code", "message"}}` | `{"error_message": "<json>"}` | `{"<fault>": {"code", "message"}}` |
+//!
+//! Cinder's row comes from its code: in `cinder/api/openstack/wsgi.py`,
+//! `Resource.__call__` calls `Request.set_api_version_request` for every
+//! resource, the versions controller of `cinder/api/versions.py` (which
+//! serves `GET /` and has no `/v3` in its URL) included. A malformed
+//! version is a 400 and one outside the range a 406 there too; without a
+//! header the request is set to `_MIN_API_VERSION`, and
+//! `Resource._process_stack` then puts `OpenStack-API-Version: volume 3.0`
+//! and `Vary: OpenStack-API-Version` on the versions document (Cinder's
+//! `VersionsControllerTestCase.test_versions_version_invalid` checks the
+//! 400 on `/`).
 //!
 //! Observed but not reproduced, because no client should depend on it:
 //! upstream Placement and Ironic parse versions with Python's `int()`, so
@@ -29,8 +41,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::Version;
 use http::{HeaderName, StatusCode};
-use microversion::Version;
 
 /// A named set of behaviours reproducing one real server.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -66,8 +78,8 @@ pub enum Profile {
     /// OpenStack Cinder (block storage API v3), from its code and spec.
     ///
     /// Departs from API-SIG: also reads and echoes
-    /// `OpenStack-Volume-microversion`; `GET /` lists the versions without
-    /// reading the header; error bodies are Nova-style fault objects.
+    /// `OpenStack-Volume-microversion`; error bodies are Nova-style fault
+    /// objects. `GET /` reads the version header like any path.
     Cinder,
 }
 
@@ -158,7 +170,6 @@ impl Profile {
             Profile::Cinder => Rules {
                 legacy_header: Some(HeaderName::from_static("openstack-volume-microversion")),
                 echo_legacy: true,
-                root_is_versioned: false,
                 error_format: ErrorFormat::Fault,
                 ..api_sig
             },
@@ -310,6 +321,13 @@ mod tests {
             err.to_string(),
             "unknown profile \"keystone\": expected one of api-sig, placement, nova, ironic, cinder"
         );
+    }
+
+    #[test]
+    fn only_nova_serves_the_root_without_reading_the_header() {
+        for p in Profile::ALL {
+            assert_eq!(p.rules().root_is_versioned, p != Profile::Nova, "{p}");
+        }
     }
 
     #[test]
