@@ -10,11 +10,11 @@
 
 use std::sync::LazyLock;
 
+use jsonschema_python_messages::{PathItem, PythonSchema};
 use libfuzzer_sys::fuzz_target;
 use microversion::Version;
 use microversion_fuzz::{MAX_DEPTH, json_depth, serde_reads};
-use microversion_server::schema::PathItem;
-use microversion_server::{BodyError, BodySchemas, PythonSchema, Versions};
+use microversion_server::{BodyError, BodySchemas, Versions};
 use serde_json::{Value, json};
 
 /// A schema with most keywords Python's `jsonschema` knows, in the order

@@ -88,7 +88,5 @@ pub use crate::layer::{Microversion, MicroversionLayer, ResponseFuture};
 pub use crate::profile::{Profile, Rules};
 pub use crate::routing::{RouteConflict, RouteTable, VersionedRouter, Versions};
 pub use crate::schema::{BodyError, BodySchemas, MessageStyle, VersionedJson};
-#[cfg(feature = "json-schema")]
-pub use crate::schema::{FormatChecker, PythonSchema, PythonSchemaError};
 #[cfg(feature = "metrics")]
 pub use crate::telemetry::Telemetry;

@@ -7,8 +7,9 @@ use std::sync::LazyLock;
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use http::{HeaderMap, StatusCode};
+use jsonschema_python_messages::PythonSchema;
 use microversion::Version;
-use microversion_server::{PythonSchema, ServedVersion, VersionedRouter, Versions};
+use microversion_server::{ServedVersion, VersionedRouter, Versions};
 use serde_json::{Map, Value, json};
 
 use crate::app::AppState;
