@@ -10,11 +10,11 @@
 
 use std::sync::LazyLock;
 
+use jsonschema_python_messages::{PathItem, PythonSchema};
 use libfuzzer_sys::fuzz_target;
 use microversion::{Version, VersionSpan};
 use microversion_fuzz::{MAX_DEPTH, json_depth, serde_reads};
-use microversion_server::schema::PathItem;
-use microversion_server::{BodyError, BodySchemas, PythonSchema};
+use microversion_server::{BodyError, BodySchemas};
 use serde_json::{Value, json};
 
 /// A schema with most keywords Python's `jsonschema` knows, in the order

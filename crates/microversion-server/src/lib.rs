@@ -84,8 +84,6 @@ pub use crate::history::VersionHistory;
 pub use crate::layer::{Microversion, MicroversionLayer, ResponseFuture};
 pub use crate::routing::{RouteTable, VersionedRouter};
 pub use crate::schema::{BodyError, BodySchemas, MessageStyle, VersionedJson};
-#[cfg(feature = "json-schema")]
-pub use crate::schema::{FormatChecker, PythonSchema, PythonSchemaError};
 #[cfg(feature = "metrics")]
 pub use crate::telemetry::Telemetry;
 // The profiles live in the core crate (the checker reads them without a

@@ -10,7 +10,8 @@
 //! it does with [`MessageStyle::Python`] (`BodySchemasBuilder::python_messages`):
 //! `Malformed JSON: Expecting value: line 1 column 1 (char 0)` and
 //! `JSON does not validate: 'name' is a required property\n\nFailed
-//! validating 'required' in schema: ...`, through [`PythonSchema`].
+//! validating 'required' in schema: ...`, through the
+//! `jsonschema-python-messages` crate.
 //!
 //! Whatever the schema, a body nested deeper than [`MAX_JSON_DEPTH`]
 //! (1000) levels of arrays and objects is refused with 400 (`Malformed
@@ -77,14 +78,16 @@ use crate::extract::ServedVersion;
 use crate::routing::find_overlap;
 
 mod depth;
-#[cfg(feature = "json-schema")]
-mod python;
 
 pub use self::depth::MAX_JSON_DEPTH;
 use self::depth::Nesting;
 
 #[cfg(feature = "json-schema")]
-pub use self::python::{FormatChecker, InvalidSchema, PathItem, PythonSchema, PythonSchemaError};
+use jsonschema_python_messages::PythonSchema;
+/// What [`BodySchemasBuilder::format_checker`] takes and
+/// [`BodyError::Schema`] holds, from the `jsonschema-python-messages` crate.
+#[cfg(feature = "json-schema")]
+pub use jsonschema_python_messages::{FormatChecker, PathItem, PythonSchemaError};
 
 /// Reads a body, given how deeply it nests.
 type Parser<T> = Box<dyn Fn(&[u8], Nesting) -> Result<T, BodyError> + Send + Sync>;
@@ -108,7 +111,7 @@ pub enum MessageStyle {
     Default,
     /// Python's: `str(jsonschema.ValidationError)` for the error
     /// `jsonschema.validate` raises, and Python's `json` module's words for
-    /// malformed bodies (see [`PythonSchema`]).
+    /// malformed bodies (the `jsonschema-python-messages` crate).
     Python,
 }
 
@@ -445,8 +448,9 @@ fn python_value(body: &[u8], nesting: Nesting) -> Result<serde_json::Value, Body
         },
         Some(at) => too_deep(body, at),
     };
+    let python_says = jsonschema_python_messages::json::decode_error(body, MAX_JSON_DEPTH);
     Err(BodyError::Malformed(
-        python::python_json_error(body).unwrap_or(serde_says),
+        python_says.map_or(serde_says, |e| e.to_string()),
     ))
 }
 
@@ -783,6 +787,19 @@ mod tests {
             other => panic!("unexpected {other:?}"),
         }
         assert!(std::error::Error::source(&bad).is_some());
+        let bad = BodySchemas::<Named>::builder("POST /things")
+            .python_messages()
+            .json_schema(
+                VersionSpan::from_static("1.2 - latest"),
+                &serde_json::json!({"properties": {"name": {"type": "strnig"}}}),
+            )
+            .build()
+            .unwrap_err();
+        assert!(matches!(bad, BuildError::InvalidSchema { .. }), "{bad:?}");
+        assert_eq!(
+            bad.to_string(),
+            "invalid JSON Schema for POST /things at 1.2 - latest: schema['properties']['name']['type']: not a type name or a list of type names"
+        );
     }
 
     #[cfg(feature = "json-schema")]

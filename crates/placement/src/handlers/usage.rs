@@ -7,8 +7,9 @@ use std::sync::Arc;
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use http::{HeaderMap, StatusCode};
+use jsonschema_python_messages::PythonSchema;
 use microversion::{Version, VersionSpan};
-use microversion_server::{BuildError, PythonSchema, ServedVersion, VersionedRouter};
+use microversion_server::{BuildError, ServedVersion, VersionedRouter};
 use serde_json::{Map, Value, json};
 
 use crate::app::AppState;

@@ -9,9 +9,10 @@ use axum::response::{IntoResponse, Response};
 use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE, HOST, LAST_MODIFIED};
 use http::request::Parts;
 use http::{HeaderMap, HeaderValue, StatusCode};
+use jsonschema_python_messages::{FormatChecker, PythonSchema};
 use microversion::{Version, VersionSpan};
+use microversion_server::BodySchemas;
 use microversion_server::schema::BodySchemasBuilder;
-use microversion_server::{BodySchemas, FormatChecker, PythonSchema};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 

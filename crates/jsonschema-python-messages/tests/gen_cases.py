@@ -1,4 +1,4 @@
-# Makes cases.json, the expected texts of the tests in tests.rs: Python's own
+# Makes cases.json, the expected texts of python_cases.rs: Python's own
 # jsonschema (4.26.0 here) on each case. Run it with a Python that has
 # jsonschema installed: python gen_cases.py > cases.json
 import json, sys

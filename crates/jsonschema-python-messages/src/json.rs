@@ -4,31 +4,139 @@
 //! 0: invalid start byte`, ...
 //!
 //! Python raises `RecursionError` for a document nested too deeply; this
-//! scanner instead stops at the first bracket past [`MAX_JSON_DEPTH`] with
-//! [`TOO_DEEP`], so that it never recurses further than that.
+//! scanner instead stops at the first bracket past a nesting bound with
+//! [`JsonError::TooDeep`], so that it never recurses further than that.
 
-use crate::schema::depth::{MAX_JSON_DEPTH, TOO_DEEP};
+use std::fmt;
 
-/// The text of the `ValueError` Python raises for `body`, or `None` when
-/// Python would accept it (then the body holds something Python reads but
-/// serde does not: `NaN`, `Infinity`, a lone surrogate, a huge number).
-/// A body nested deeper than [`MAX_JSON_DEPTH`] fails with [`TOO_DEEP`] at
-/// the bracket past it, unless Python finds another error before.
-pub(crate) fn python_json_error(body: &[u8]) -> Option<String> {
+/// Why Python refuses a JSON document; `Display` is `str()` of the
+/// exception Python raises.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum JsonError {
+    /// `body.decode('utf-8')` fails: `'utf-8' codec can't decode byte 0xff
+    /// in position 0: invalid start byte`.
+    Utf8(String),
+    /// `json.loads` fails: `Expecting value: line 1 column 1 (char 0)`.
+    Syntax {
+        /// The message before the position (`Expecting value`).
+        message: &'static str,
+        /// Where.
+        at: Position,
+    },
+    /// The document nests deeper than the bound given to [`decode_error`],
+    /// at the bracket past it. Python would raise `RecursionError` near
+    /// there; this is worded `Nested too deeply (at most 1000 levels of
+    /// arrays and objects) at: line 1 column 1001 (char 1000)`.
+    TooDeep {
+        /// The bound.
+        limit: usize,
+        /// Where.
+        at: Position,
+    },
+}
+
+impl fmt::Display for JsonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            JsonError::Utf8(text) => f.write_str(text),
+            JsonError::Syntax { message, at } => write!(f, "{message}: {at}"),
+            JsonError::TooDeep { limit, at } => write!(
+                f,
+                "Nested too deeply (at most {limit} levels of arrays and objects) at: {at}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for JsonError {}
+
+/// A place in a document as `json.JSONDecodeError` gives it; displayed
+/// `line 1 column 5 (char 4)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Position {
+    line: usize,
+    column: usize,
+    offset: usize,
+}
+
+impl Position {
+    /// The line, from 1.
+    #[must_use]
+    pub fn line(&self) -> usize {
+        self.line
+    }
+
+    /// The column in characters, from 1.
+    #[must_use]
+    pub fn column(&self) -> usize {
+        self.column
+    }
+
+    /// The offset in characters, from 0 (`char` in the message).
+    #[must_use]
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "line {} column {} (char {})",
+            self.line, self.column, self.offset
+        )
+    }
+}
+
+/// The error Python raises for `body`, or `None` when Python would accept
+/// it (a caller that reads JSON with serde then knows the body holds
+/// something Python reads but serde does not: `NaN`, `Infinity`, a lone
+/// surrogate, a huge number). A body nested deeper than `max_depth` levels
+/// of arrays and objects fails with [`JsonError::TooDeep`] at the bracket
+/// past it, unless Python finds another error before.
+///
+/// ```
+/// use jsonschema_python_messages::json::decode_error;
+///
+/// let error = decode_error(b"{\"a\": 1,}", 1000).unwrap();
+/// assert_eq!(
+///     error.to_string(),
+///     "Expecting property name enclosed in double quotes: line 1 column 9 (char 8)"
+/// );
+/// assert_eq!(decode_error(b"[NaN]", 1000), None);
+/// ```
+#[must_use]
+pub fn decode_error(body: &[u8], max_depth: usize) -> Option<JsonError> {
     let text = match std::str::from_utf8(body) {
         Ok(text) => text,
-        Err(e) => return Some(utf8_error(body, &e)),
+        Err(e) => return Some(JsonError::Utf8(utf8_error(body, &e))),
     };
     let chars: Vec<char> = text.chars().collect();
-    let scanner = Scanner { s: &chars };
-    scanner.decode().err().map(|(msg, pos)| {
+    let scanner = Scanner {
+        s: &chars,
+        max_depth,
+    };
+    scanner.decode().err().map(|(problem, pos)| {
         let before = &chars[..pos.min(chars.len())];
         let line = before.iter().filter(|&&c| c == '\n').count() + 1;
-        let col = match before.iter().rposition(|&c| c == '\n') {
+        let column = match before.iter().rposition(|&c| c == '\n') {
             Some(nl) => pos - nl,
             None => pos + 1,
         };
-        format!("{msg}: line {line} column {col} (char {pos})")
+        let at = Position {
+            line,
+            column,
+            offset: pos,
+        };
+        match problem {
+            Problem::Says(message) => JsonError::Syntax { message, at },
+            Problem::TooDeep => JsonError::TooDeep {
+                limit: max_depth,
+                at,
+            },
+        }
     })
 }
 
@@ -60,10 +168,17 @@ fn utf8_error(body: &[u8], e: &std::str::Utf8Error) -> String {
     }
 }
 
-type Fail = (&'static str, usize);
+/// What stopped the scan.
+enum Problem {
+    Says(&'static str),
+    TooDeep,
+}
+
+type Fail = (Problem, usize);
 
 struct Scanner<'a> {
     s: &'a [char],
+    max_depth: usize,
 }
 
 fn is_ws(c: char) -> bool {
@@ -91,13 +206,16 @@ impl Scanner<'_> {
     /// `json.loads`: the document, then only whitespace.
     fn decode(&self) -> Result<(), Fail> {
         if self.at(0) == Some('\u{feff}') {
-            return Err(("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0));
+            return Err((
+                Problem::Says("Unexpected UTF-8 BOM (decode using utf-8-sig)"),
+                0,
+            ));
         }
         let start = self.skip_ws(0);
         let end = self.value(start, 0)?;
         let end = self.skip_ws(end);
         if end != self.s.len() {
-            return Err(("Extra data", end));
+            return Err((Problem::Says("Extra data"), end));
         }
         Ok(())
     }
@@ -107,9 +225,9 @@ impl Scanner<'_> {
     fn value(&self, i: usize, depth: usize) -> Result<usize, Fail> {
         const EXPECTING_VALUE: &str = "Expecting value";
         match self.at(i) {
-            None => Err((EXPECTING_VALUE, i)),
+            None => Err((Problem::Says(EXPECTING_VALUE), i)),
             Some('"') => self.string(i + 1),
-            Some('{' | '[') if depth >= MAX_JSON_DEPTH => Err((TOO_DEEP, i)),
+            Some('{' | '[') if depth >= self.max_depth => Err((Problem::TooDeep, i)),
             Some('{') => self.object(i + 1, depth + 1),
             Some('[') => self.array(i + 1, depth + 1),
             Some('n') if self.starts_with(i, "null") => Ok(i + 4),
@@ -118,7 +236,7 @@ impl Scanner<'_> {
             Some('N') if self.starts_with(i, "NaN") => Ok(i + 3),
             Some('I') if self.starts_with(i, "Infinity") => Ok(i + 8),
             Some('-') if self.starts_with(i, "-Infinity") => Ok(i + 9),
-            Some(_) => self.number(i).ok_or((EXPECTING_VALUE, i)),
+            Some(_) => self.number(i).ok_or((Problem::Says(EXPECTING_VALUE), i)),
         }
     }
 
@@ -179,37 +297,37 @@ impl Scanner<'_> {
                     break;
                 }
                 if u32::from(d) <= 0x1f {
-                    return Err(("Invalid control character at", next));
+                    return Err((Problem::Says("Invalid control character at"), next));
                 }
                 next += 1;
             }
             match c {
                 Some('"') => return Ok(next + 1),
                 Some(_) => {}
-                None => return Err((UNTERMINATED, begin)),
+                None => return Err((Problem::Says(UNTERMINATED), begin)),
             }
             next += 1;
             if next == len {
-                return Err((UNTERMINATED, begin));
+                return Err((Problem::Says(UNTERMINATED), begin));
             }
             if self.s[next] != 'u' {
                 end = next + 1;
                 if !matches!(self.s[next], '"' | '\\' | '/' | 'b' | 'f' | 'n' | 'r' | 't') {
-                    return Err(("Invalid \\escape", end - 2));
+                    return Err((Problem::Says("Invalid \\escape"), end - 2));
                 }
                 continue;
             }
             next += 1;
             end = next + 4;
             if end >= len {
-                return Err((BAD_U, next - 1));
+                return Err((Problem::Says(BAD_U), next - 1));
             }
             let hex = |from: usize| -> Option<u32> {
                 self.s[from..from + 4]
                     .iter()
                     .try_fold(0, |acc, d| d.to_digit(16).map(|v| acc * 16 + v))
             };
-            let c = hex(next).ok_or((BAD_U, end - 5))?;
+            let c = hex(next).ok_or((Problem::Says(BAD_U), end - 5))?;
             next = end;
             if (0xd800..0xdc00).contains(&c)
                 && end + 6 < len
@@ -217,7 +335,7 @@ impl Scanner<'_> {
                 && self.s[next + 1] == 'u'
             {
                 end += 6;
-                let c2 = hex(next + 2).ok_or((BAD_U, end - 5))?;
+                let c2 = hex(next + 2).ok_or((Problem::Says(BAD_U), end - 5))?;
                 if !(0xdc00..0xe000).contains(&c2) {
                     end -= 6;
                 }
@@ -233,18 +351,18 @@ impl Scanner<'_> {
         }
         loop {
             if self.at(idx) != Some('"') {
-                return Err((NAME, idx));
+                return Err((Problem::Says(NAME), idx));
             }
             idx = self.skip_ws(self.string(idx + 1)?);
             if self.at(idx) != Some(':') {
-                return Err(("Expecting ':' delimiter", idx));
+                return Err((Problem::Says("Expecting ':' delimiter"), idx));
             }
             idx = self.skip_ws(idx + 1);
             idx = self.skip_ws(self.value(idx, depth)?);
             match self.at(idx) {
                 Some('}') => return Ok(idx + 1),
                 Some(',') => idx = self.skip_ws(idx + 1),
-                _ => return Err(("Expecting ',' delimiter", idx)),
+                _ => return Err((Problem::Says("Expecting ',' delimiter"), idx)),
             }
         }
     }
@@ -259,7 +377,7 @@ impl Scanner<'_> {
             match self.at(idx) {
                 Some(']') => return Ok(idx + 1),
                 Some(',') => idx = self.skip_ws(idx + 1),
-                _ => return Err(("Expecting ',' delimiter", idx)),
+                _ => return Err((Problem::Says("Expecting ',' delimiter"), idx)),
             }
         }
     }
@@ -267,7 +385,11 @@ impl Scanner<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::python_json_error;
+    use super::{JsonError, decode_error};
+
+    fn python_json_error(body: &[u8]) -> Option<String> {
+        decode_error(body, 1000).map(|e| e.to_string())
+    }
 
     #[test]
     fn python_decode_errors() {
@@ -366,5 +488,29 @@ mod tests {
         ] {
             assert_eq!(python_json_error(ok), None);
         }
+    }
+
+    #[test]
+    fn nesting_stops_at_the_bound() {
+        let error = decode_error(b"[[[1]]]", 2).unwrap();
+        assert_eq!(
+            error.to_string(),
+            "Nested too deeply (at most 2 levels of arrays and objects) at: line 1 column 3 (char 2)"
+        );
+        let JsonError::TooDeep { limit, at } = error else {
+            panic!("{error:?}");
+        };
+        assert_eq!((limit, at.line(), at.column(), at.offset()), (2, 1, 3, 2));
+        assert_eq!(decode_error(b"[[1]]", 2), None);
+        // An error Python meets first is Python's.
+        assert_eq!(
+            decode_error(b"[1 [[[", 2).unwrap().to_string(),
+            "Expecting ',' delimiter: line 1 column 4 (char 3)"
+        );
+        let deep = "[".repeat(1 << 20);
+        assert!(matches!(
+            decode_error(deep.as_bytes(), 1000),
+            Some(JsonError::TooDeep { limit: 1000, .. })
+        ));
     }
 }
