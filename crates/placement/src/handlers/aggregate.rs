@@ -37,7 +37,7 @@ pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<Ro
 }
 
 /// From this version bodies carry the provider generation.
-const WITH_GENERATION: VersionSpan = VersionSpan::since(Version::new(1, 19));
+const WITH_GENERATION: VersionSpan = VersionSpan::from_static("1.19 - latest");
 
 /// A PUT body: a list of uuids before 1.19, an object with the
 /// generation from 1.19 (the schema of the version decides which).

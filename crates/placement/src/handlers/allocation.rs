@@ -63,11 +63,11 @@ pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<Ro
 }
 
 /// Dict-form allocations and project and user in GET and PUT.
-const DICT_FORM: VersionSpan = VersionSpan::since(Version::new(1, 12));
+const DICT_FORM: VersionSpan = VersionSpan::from_static("1.12 - latest");
 /// Consumer generations.
-const CONSUMER_GENERATION: VersionSpan = VersionSpan::since(Version::new(1, 28));
+const CONSUMER_GENERATION: VersionSpan = VersionSpan::from_static("1.28 - latest");
 /// Consumer types.
-const CONSUMER_TYPE: VersionSpan = VersionSpan::since(Version::new(1, 38));
+const CONSUMER_TYPE: VersionSpan = VersionSpan::from_static("1.38 - latest");
 
 /// The upstream patterns of the schemas.
 pub(crate) const UUID_PATTERN: &str = "^[0-9a-fA-F-]{36}$";

@@ -37,22 +37,22 @@ pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<Ro
 }
 
 /// Dict-form allocations (as PUT /allocations/{consumer} takes them).
-const DICT_ALLOCATIONS: VersionSpan = VersionSpan::since(Version::new(1, 12));
+const DICT_ALLOCATIONS: VersionSpan = VersionSpan::from_static("1.12 - latest");
 /// Traits in the summaries.
-const SUMMARY_TRAITS: VersionSpan = VersionSpan::since(Version::new(1, 17));
+const SUMMARY_TRAITS: VersionSpan = VersionSpan::from_static("1.17 - latest");
 /// Forbidden traits (and the check of conflicts).
-const FORBIDDEN_TRAITS: VersionSpan = VersionSpan::since(Version::new(1, 22));
+const FORBIDDEN_TRAITS: VersionSpan = VersionSpan::from_static("1.22 - latest");
 /// Every inventory in the summaries, not only the classes asked for.
-const ALL_RESOURCES: VersionSpan = VersionSpan::since(Version::new(1, 27));
+const ALL_RESOURCES: VersionSpan = VersionSpan::from_static("1.27 - latest");
 /// Nested providers: a group may spread over a tree; parent and root in
 /// the summaries.
-const NESTED: VersionSpan = VersionSpan::since(Version::new(1, 29));
+const NESTED: VersionSpan = VersionSpan::from_static("1.29 - latest");
 /// Group suffixes of letters, digits, `_` and `-`.
-const VERBOSE_SUFFIX: VersionSpan = VersionSpan::since(Version::new(1, 33));
+const VERBOSE_SUFFIX: VersionSpan = VersionSpan::from_static("1.33 - latest");
 /// `mappings` in the allocation requests.
-const MAPPINGS: VersionSpan = VersionSpan::since(Version::new(1, 34));
+const MAPPINGS: VersionSpan = VersionSpan::from_static("1.34 - latest");
 /// `same_subtree` and resourceless groups.
-const SAME_SUBTREE: VersionSpan = VersionSpan::since(Version::new(1, 36));
+const SAME_SUBTREE: VersionSpan = VersionSpan::from_static("1.36 - latest");
 
 /// A numbered suffix (1.25) and a named one (1.33).
 const NUMBERED: &str = "[1-9][0-9]*";

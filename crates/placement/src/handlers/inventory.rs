@@ -47,7 +47,7 @@ pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<Ro
 }
 
 /// Reserved may equal total from this version.
-const RESERVED_CAN_BE_TOTAL: VersionSpan = VersionSpan::since(Version::new(1, 26));
+const RESERVED_CAN_BE_TOTAL: VersionSpan = VersionSpan::from_static("1.26 - latest");
 
 /// The largest integer the database keeps.
 const MAX_INT: i64 = 2_147_483_647;

@@ -163,13 +163,13 @@ pub(crate) struct MemberOf {
 }
 
 /// Several `member_of` from this version.
-const MULTI_MEMBER_OF: VersionSpan = VersionSpan::since(Version::new(1, 24));
+const MULTI_MEMBER_OF: VersionSpan = VersionSpan::from_static("1.24 - latest");
 /// `!` (forbidden aggregates) from this version.
-const FORBIDDEN_AGGREGATES: VersionSpan = VersionSpan::since(Version::new(1, 32));
+const FORBIDDEN_AGGREGATES: VersionSpan = VersionSpan::from_static("1.32 - latest");
 /// `!` (forbidden traits) from this version.
-const FORBIDDEN_TRAITS: VersionSpan = VersionSpan::since(Version::new(1, 22));
+const FORBIDDEN_TRAITS: VersionSpan = VersionSpan::from_static("1.22 - latest");
 /// `in:` and several `required` from this version.
-const ANY_TRAITS: VersionSpan = VersionSpan::since(Version::new(1, 39));
+const ANY_TRAITS: VersionSpan = VersionSpan::from_static("1.39 - latest");
 
 /// Parses every `member_of{suffix}` parameter as the served version allows.
 pub(crate) fn member_of(params: &QueryParams, version: Version, suffix: &str) -> Result<MemberOf> {

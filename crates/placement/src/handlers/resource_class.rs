@@ -22,23 +22,14 @@ use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::resource_class::{self, Deleted, ResourceClass};
 use crate::policy::Action;
 
+/// Resource classes came in 1.2.
+const RESOURCE_CLASSES: VersionSpan = VersionSpan::from_static("1.2 - latest");
+
 pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router
-        .get(
-            "/resource_classes",
-            VersionSpan::from_static("1.2 - latest"),
-            list,
-        )
-        .post(
-            "/resource_classes",
-            VersionSpan::from_static("1.2 - latest"),
-            create,
-        )
-        .get(
-            "/resource_classes/{name}",
-            VersionSpan::from_static("1.2 - latest"),
-            show,
-        )
+        .get("/resource_classes", RESOURCE_CLASSES, list)
+        .post("/resource_classes", RESOURCE_CLASSES, create)
+        .get("/resource_classes/{name}", RESOURCE_CLASSES, show)
         .put(
             "/resource_classes/{name}",
             VersionSpan::from_static("1.2 - 1.6"),
@@ -49,11 +40,7 @@ pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<Ro
             VersionSpan::from_static("1.7 - latest"),
             create_or_validate,
         )
-        .delete(
-            "/resource_classes/{name}",
-            VersionSpan::from_static("1.2 - latest"),
-            delete,
-        )
+        .delete("/resource_classes/{name}", RESOURCE_CLASSES, delete)
 }
 
 /// The body of POST (and of PUT before 1.7): a custom class name.

@@ -41,15 +41,15 @@ pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<Ro
 }
 
 /// Aggregates link (1.1), traits link (1.6), allocations link (1.11).
-const AGGREGATES: VersionSpan = VersionSpan::since(Version::new(1, 1));
-const TRAITS: VersionSpan = VersionSpan::since(Version::new(1, 6));
-const ALLOCATIONS: VersionSpan = VersionSpan::since(Version::new(1, 11));
+const AGGREGATES: VersionSpan = VersionSpan::from_static("1.1 - latest");
+const TRAITS: VersionSpan = VersionSpan::from_static("1.6 - latest");
+const ALLOCATIONS: VersionSpan = VersionSpan::from_static("1.11 - latest");
 /// Nested providers: parent and root in the representation and bodies.
-const NESTED: VersionSpan = VersionSpan::since(Version::new(1, 14));
+const NESTED: VersionSpan = VersionSpan::from_static("1.14 - latest");
 /// POST answers 200 with the provider.
-const CREATE_RETURNS_BODY: VersionSpan = VersionSpan::since(Version::new(1, 20));
+const CREATE_RETURNS_BODY: VersionSpan = VersionSpan::from_static("1.20 - latest");
 /// Re-parenting and un-parenting.
-const REPARENTING: VersionSpan = VersionSpan::since(Version::new(1, 37));
+const REPARENTING: VersionSpan = VersionSpan::from_static("1.37 - latest");
 
 /// The URL of a provider.
 pub(crate) fn url(uuid: &str) -> String {

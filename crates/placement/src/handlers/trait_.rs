@@ -30,39 +30,18 @@ use crate::policy::Action;
 
 const PROVIDER_TRAITS: &str = "/resource_providers/{uuid}/traits";
 
+/// Traits and provider traits came in 1.6.
+const TRAITS: VersionSpan = VersionSpan::from_static("1.6 - latest");
+
 pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router
-        .get("/traits", VersionSpan::from_static("1.6 - latest"), list)
-        .get(
-            "/traits/{name}",
-            VersionSpan::from_static("1.6 - latest"),
-            show,
-        )
-        .put(
-            "/traits/{name}",
-            VersionSpan::from_static("1.6 - latest"),
-            create,
-        )
-        .delete(
-            "/traits/{name}",
-            VersionSpan::from_static("1.6 - latest"),
-            delete,
-        )
-        .get(
-            PROVIDER_TRAITS,
-            VersionSpan::from_static("1.6 - latest"),
-            list_for_provider,
-        )
-        .put(
-            PROVIDER_TRAITS,
-            VersionSpan::from_static("1.6 - latest"),
-            set_for_provider,
-        )
-        .delete(
-            PROVIDER_TRAITS,
-            VersionSpan::from_static("1.6 - latest"),
-            clear_for_provider,
-        )
+        .get("/traits", TRAITS, list)
+        .get("/traits/{name}", TRAITS, show)
+        .put("/traits/{name}", TRAITS, create)
+        .delete("/traits/{name}", TRAITS, delete)
+        .get(PROVIDER_TRAITS, TRAITS, list_for_provider)
+        .put(PROVIDER_TRAITS, TRAITS, set_for_provider)
+        .delete(PROVIDER_TRAITS, TRAITS, clear_for_provider)
 }
 
 /// The body of `PUT /resource_providers/{uuid}/traits`.

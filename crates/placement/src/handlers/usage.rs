@@ -8,7 +8,7 @@ use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use http::{HeaderMap, StatusCode};
 use jsonschema_python_messages::PythonSchema;
-use microversion::{Version, VersionSpan};
+use microversion::VersionSpan;
 use microversion_server::{BuildError, ServedVersion, VersionedRouter};
 use serde_json::{Map, Value, json};
 
@@ -33,7 +33,7 @@ pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<Ro
 }
 
 /// Usages grouped by consumer type.
-const BY_CONSUMER_TYPE: VersionSpan = VersionSpan::since(Version::new(1, 38));
+const BY_CONSUMER_TYPE: VersionSpan = VersionSpan::from_static("1.38 - latest");
 
 fn query_schema(consumer_type: bool) -> Value {
     let string = json!({"type": "string", "minLength": 1, "maxLength": 255});

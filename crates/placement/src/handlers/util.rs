@@ -37,7 +37,7 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for Path<T>
 
 /// From this version GET responses carry `Last-Modified` and
 /// `Cache-Control: no-cache`.
-pub(crate) const CACHE_HEADERS: VersionSpan = VersionSpan::since(Version::new(1, 15));
+pub(crate) const CACHE_HEADERS: VersionSpan = VersionSpan::from_static("1.15 - latest");
 
 /// 406 unless `Accept` (when given) allows JSON.
 pub(crate) fn check_accept(headers: &HeaderMap) -> Result<()> {
