@@ -74,7 +74,7 @@ async fn every_profile_passes_its_own_checks() {
         if let Some(alias) = alias {
             assert_eq!(report.row(alias).unwrap().status(), Status::Pass, "{alias}");
         }
-        // Every rule of wire.md that can be observed from outside has rows.
+        // Every rule of docs/wire.md that can be observed from outside has rows.
         let rules: std::collections::BTreeSet<u8> = report
             .rows()
             .iter()
@@ -116,7 +116,7 @@ async fn without_a_profile_the_api_sig_demo_follows_wire_md() {
 
 #[tokio::test]
 async fn without_a_profile_a_legacy_header_is_detected_and_judged() {
-    // Nova reads X-OpenStack-Nova-API-Version: wire.md 7 and 9 apply to it.
+    // Nova reads X-OpenStack-Nova-API-Version: docs/wire.md 7 and 9 apply to it.
     let server = NOVA.start();
     let report = check(&NOVA, &server.url, None, Some("/v2.1/widgets")).await;
     assert!(
@@ -141,7 +141,7 @@ async fn without_a_profile_a_legacy_header_is_detected_and_judged() {
             report.to_table()
         );
     }
-    // Nova's GET / ignores the header, which wire.md does not allow.
+    // Nova's GET / ignores the header, which docs/wire.md does not allow.
     assert_eq!(report.row("root-versioned").unwrap().status(), Status::Fail);
 }
 

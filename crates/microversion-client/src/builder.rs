@@ -21,7 +21,7 @@ use crate::input::IntoVersionRequest;
 #[non_exhaustive]
 pub enum NegotiationMode {
     /// Read the endpoint's versions document first (once per endpoint,
-    /// cached), then choose the version from both ranges (client.md,
+    /// cached), then choose the version from both ranges (docs/client.md,
     /// negotiation 1 to 6). Requests the client cannot make fail before
     /// anything is sent. The default.
     #[default]
@@ -29,7 +29,7 @@ pub enum NegotiationMode {
     /// Send without discovery: `latest` sends the client's maximum. On 406
     /// Not Acceptable, read the server's range from the answer's headers,
     /// else from its error body, else by discovery; choose again and retry
-    /// once; remember the range (client.md, negotiation 7).
+    /// once; remember the range (docs/client.md, negotiation 7).
     Optimistic,
     /// Send the requested version without looking at the server: `X.Y` as
     /// is, `latest` as the client's maximum. No discovery, no cache, no
@@ -39,7 +39,7 @@ pub enum NegotiationMode {
 
 /// What to do when a successful microversioned response names no version,
 /// or another version than the one sent: the server ignored the header
-/// (client.md, negotiation 8).
+/// (docs/client.md, negotiation 8).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum IgnoredHeader {

@@ -828,7 +828,7 @@ impl RequestBuilder {
         self
     }
 
-    /// Negotiates the version and sends the request (client.md, negotiation
+    /// Negotiates the version and sends the request (docs/client.md, negotiation
     /// 2 to 8).
     ///
     /// # Errors

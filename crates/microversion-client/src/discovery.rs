@@ -1,4 +1,4 @@
-//! Discovery (client.md, negotiation 1): what an endpoint's versions
+//! Discovery (docs/client.md, negotiation 1): what an endpoint's versions
 //! document says.
 //!
 //! The client GETs the endpoint URL, and its parent when that answers 404.
@@ -182,7 +182,7 @@ impl Discovery {
     }
 
     /// The versions the endpoint supports: its microversion range, or
-    /// [`ServerVersions::Unversioned`] when the entry has none (client.md,
+    /// [`ServerVersions::Unversioned`] when the entry has none (docs/client.md,
     /// negotiation 2).
     #[must_use]
     pub fn server_versions(&self) -> ServerVersions {
@@ -242,7 +242,7 @@ enum Fetched {
     NotFound,
 }
 
-/// Runs discovery for `endpoint` (client.md, negotiation 1).
+/// Runs discovery for `endpoint` (docs/client.md, negotiation 1).
 pub(crate) async fn discover(
     http: &reqwest::Client,
     endpoint: &Url,

@@ -48,7 +48,7 @@ pub(crate) enum Kind {
     Status(StatusCode),
     /// Discovery failed: no versions document could be read.
     Discovery(String),
-    /// No version could be agreed (client.md, negotiation 2 to 7).
+    /// No version could be agreed (docs/client.md, negotiation 2 to 7).
     Negotiation(NegotiationError),
     /// The server refused a version (406) and nothing could fix it.
     NotAcceptable {
@@ -58,7 +58,7 @@ pub(crate) enum Kind {
         why: &'static str,
     },
     /// A microversioned request was answered without the version header,
-    /// or with another version (client.md, negotiation 8).
+    /// or with another version (docs/client.md, negotiation 8).
     IgnoredHeader {
         sent: Version,
         answered: Option<Version>,
@@ -181,7 +181,7 @@ impl Error {
     }
 
     /// Whether no version could be agreed with the server, or the client
-    /// itself cannot make the request (client.md, negotiation 2 to 7).
+    /// itself cannot make the request (docs/client.md, negotiation 2 to 7).
     /// [`Error::negotiation`] tells which case.
     #[must_use]
     pub fn is_negotiation(&self) -> bool {
@@ -198,7 +198,7 @@ impl Error {
 
     /// Whether a microversioned request was answered without the version
     /// header, or with another version: the server ignored the header
-    /// (client.md, negotiation 8).
+    /// (docs/client.md, negotiation 8).
     #[must_use]
     pub fn is_ignored_header(&self) -> bool {
         matches!(self.inner.kind, Kind::IgnoredHeader { .. })

@@ -1,4 +1,4 @@
-//! Every case of the negotiation list of client.md, over loopback servers.
+//! Every case of the negotiation list of docs/client.md, over loopback servers.
 
 mod common;
 

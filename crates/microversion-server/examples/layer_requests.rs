@@ -1,5 +1,5 @@
 //! Requests through one route, in process, for counting instructions with
-//! callgrind (BENCHMARKS.md, "What falls short"): the route bare
+//! callgrind (BENCHMARKS.md, "Server layer in process"): the route bare
 //! (`bare`), behind `MicroversionLayer` (`layered`), or behind the layer
 //! with versioned dispatch (`versioned`), the layer applied with
 //! `Router::layer`; or the same two with the layer wrapped around the whole

@@ -1,5 +1,5 @@
-//! Discovery: the versions document at `GET /` (wire.md 12) and the
-//! versioned roots such as `/v2.1/` (wire.md 13).
+//! Discovery: the versions document at `GET /` (docs/wire.md 12) and the
+//! versioned roots such as `/v2.1/` (docs/wire.md 13).
 //!
 //! ```
 //! use microversion::{VersionRange, VersionStatus};

@@ -2,7 +2,7 @@
 //!
 //! Every change to the API's contract is a new microversion: a new URL, a
 //! new or removed field, a changed status code, a newly accepted value or
-//! query parameter, a changed meaning (wire.md 14). Old clients keep the
+//! query parameter, a changed meaning (docs/wire.md 14). Old clients keep the
 //! old behaviour because they keep asking for the old version. Here is how
 //! to add version `1.40` to a service built on this crate.
 //!

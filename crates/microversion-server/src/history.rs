@@ -1,5 +1,5 @@
 //! The version history: every microversion with a one-line description of
-//! what it changed, kept in one place in code (wire.md 18).
+//! what it changed, kept in one place in code (docs/wire.md 18).
 //!
 //! The maximum version of the API is the last entry, so adding a
 //! microversion is adding a line here:

@@ -20,7 +20,7 @@
 //! ```
 //!
 //! A request whose version no handler covers gets 404, exactly as a path
-//! that does not exist (wire.md 15); [`VersionedRouter::unavailable_status`]
+//! that does not exist (docs/wire.md 15); [`VersionedRouter::unavailable_status`]
 //! changes that for one operation (Placement answers 405 for some), and
 //! [`VersionedRouter::methods_at_every_version`] makes a path's unknown
 //! methods 405 at every version (Placement's routing).

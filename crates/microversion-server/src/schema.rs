@@ -1,5 +1,5 @@
 //! Versioned request bodies: one schema per version range for one
-//! operation, checked for overlaps when built (wire.md 16).
+//! operation, checked for overlaps when built (docs/wire.md 16).
 //!
 //! A schema is a serde type (deserialized, then converted into the
 //! handler's type) or, with the `json-schema` feature, a JSON Schema

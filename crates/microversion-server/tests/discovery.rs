@@ -1,4 +1,4 @@
-//! Discovery (wire.md 12-13), the version history (18), deprecation
+//! Discovery (docs/wire.md 12-13), the version history (18), deprecation
 //! headers and telemetry, over a real loopback server.
 
 use std::time::{Duration, UNIX_EPOCH};

@@ -321,7 +321,7 @@ mod tests {
         })
     }
 
-    /// wire.md items 1-8, case by case.
+    /// docs/wire.md items 1-8, case by case.
     #[test]
     fn wire_cases() {
         // 3: no header, or only other services.

@@ -130,7 +130,7 @@ impl std::error::Error for NegotiationError {}
 
 /// Chooses the version to send.
 ///
-/// The rules (client.md, negotiation 2-6):
+/// The rules (docs/client.md, negotiation 2-6):
 /// - `X.Y` must lie in the client's range, then in the server's; a server
 ///   without microversions cannot serve it. It is never changed.
 /// - `latest` and `X.latest` take the highest version both sides support
@@ -220,7 +220,7 @@ pub fn negotiate(
     }
 }
 
-/// Checks a request against the client's own range alone (client.md,
+/// Checks a request against the client's own range alone (docs/client.md,
 /// negotiation 4), before anything is sent or discovered.
 ///
 /// `X.Y` must lie in the range; `X`, `X.0` and `X.latest` need the range to
@@ -265,7 +265,7 @@ pub fn check_client_range(
 }
 
 /// Chooses the version to send when the server's range is not known yet
-/// (client.md, negotiation 7: the optimistic, 406-driven mode).
+/// (docs/client.md, negotiation 7: the optimistic, 406-driven mode).
 ///
 /// `X.Y` is sent as asked; `latest` sends the client's maximum and
 /// `X.latest` the client's highest version of major X; `X`, `X.0` and

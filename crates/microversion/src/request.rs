@@ -137,7 +137,7 @@ mod tests {
         Version::new(major, minor)
     }
 
-    /// Every input of the client grammar table in client.md.
+    /// Every input of the client grammar table in docs/client.md.
     #[test]
     fn client_grammar_table() {
         let ok: &[(&str, VersionRequest)] = &[

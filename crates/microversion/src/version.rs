@@ -223,7 +223,7 @@ impl From<Version> for (u32, u32) {
 mod tests {
     use super::*;
 
-    /// Every input named in wire.md item 5, and the valid forms.
+    /// Every input named in docs/wire.md item 5, and the valid forms.
     #[test]
     fn server_grammar_table() {
         let ok: &[(&str, (u32, u32))] = &[

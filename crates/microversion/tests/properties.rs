@@ -1,5 +1,5 @@
 //! Property tests: the parsers round-trip, order numerically, agree with
-//! the grammar of wire.md, and never panic on any input.
+//! the grammar of docs/wire.md, and never panic on any input.
 
 use http::HeaderValue;
 use microversion::{Decoded, RequestedVersion, Version, VersionHeader, VersionRequest};

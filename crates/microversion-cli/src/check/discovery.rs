@@ -124,7 +124,7 @@ impl Runner {
     }
 
     /// GETs a versions document without credentials, and again with them
-    /// if it asks for them (a failure of wire.md 12).
+    /// if it asks for them (a failure of docs/wire.md 12).
     async fn fetch_document(&mut self, url: &Url) -> Result<Seen, Error> {
         let seen = self
             .prober
@@ -317,7 +317,7 @@ impl Runner {
                 return true;
             }
         }
-        // wire.md 13: the entry's own root, when it is elsewhere.
+        // docs/wire.md 13: the entry's own root, when it is elsewhere.
         if doc.raw.get("version").is_some() {
             return false;
         }
@@ -375,7 +375,7 @@ impl Runner {
     }
 
     /// Without a range from discovery, asks for a version no server has
-    /// and reads the range from the 406 (wire.md 10).
+    /// and reads the range from the 406 (docs/wire.md 10).
     pub(super) async fn learn_from_406(&mut self) {
         let ask = self.expect.ask("99999.99999");
         let headers = [(STD, ask.as_str())];
@@ -391,7 +391,7 @@ impl Runner {
         }
     }
 
-    /// wire.md 12 and the profiles: whether `GET /` reads the header.
+    /// docs/wire.md 12 and the profiles: whether `GET /` reads the header.
     pub(super) async fn root_reads_the_header(&mut self) {
         if self.endpoint.path() != "/" {
             return;

@@ -1,6 +1,6 @@
 //! What the checked server must do: a profile's [`Rules`] (the core
 //! crate's single source of what each profile promises), or, without a
-//! profile, wire.md as written (the `api-sig` rules, plus a legacy header
+//! profile, docs/wire.md as written (the `api-sig` rules, plus a legacy header
 //! when the server turns out to read one).
 
 use http::{HeaderName, StatusCode};
@@ -59,7 +59,7 @@ pub(crate) struct Expect {
 }
 
 impl Expect {
-    /// The expectations of `profile`, or of wire.md without one.
+    /// The expectations of `profile`, or of docs/wire.md without one.
     pub(crate) fn new(codec: VersionHeader, profile: Option<Profile>) -> Self {
         let rules = profile.unwrap_or(Profile::ApiSig).rules();
         let judge = match profile {
@@ -107,7 +107,7 @@ impl Expect {
     }
 
     /// Without a profile, a server found reading `legacy` must echo it and
-    /// name it in `Vary` too (wire.md 9).
+    /// name it in `Vary` too (docs/wire.md 9).
     pub(crate) fn with_detected_legacy(mut self, legacy: HeaderName) -> Self {
         self.legacy = Some(legacy);
         self.echo_legacy = true;
@@ -186,7 +186,7 @@ impl Expect {
     }
 
     /// What is wrong with the version headers of an answer that served
-    /// `version` (wire.md 9 and 10); empty when nothing is.
+    /// `version` (docs/wire.md 9 and 10); empty when nothing is.
     pub(crate) fn served_header_problems(&self, seen: &Seen, version: Version) -> Vec<String> {
         let mut problems = self.echo_problems(seen, Some(version));
         problems.extend(self.vary_problems(seen, self.vary));

@@ -1,12 +1,12 @@
-//! The conformance checker: every rule of wire.md that can be observed
+//! The conformance checker: every rule of docs/wire.md that can be observed
 //! from outside, checked against a running server.
 //!
-//! The checker reads the versions document (wire.md 12; the versioned root
+//! The checker reads the versions document (docs/wire.md 12; the versioned root
 //! of 13 when the entry has one) and learns the supported range from it, or
 //! from a 406 when there is none. It then sends raw requests with
 //! deliberately odd headers to a versioned path and compares each answer
 //! with what the judge expects: a profile's [`Rules`], the core crate's
-//! single source of what each profile promises, or wire.md as written
+//! single source of what each profile promises, or docs/wire.md as written
 //! (the `api-sig` rules) without one.
 //!
 //! | rule | what is sent | what must come back |
@@ -102,7 +102,7 @@ impl fmt::Display for Status {
     }
 }
 
-/// One check: the rule of wire.md it belongs to, what was seen, and what
+/// One check: the rule of docs/wire.md it belongs to, what was seen, and what
 /// was expected.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Row {
@@ -115,7 +115,7 @@ pub struct Row {
 }
 
 impl Row {
-    /// The number of the rule in wire.md (1 to 13).
+    /// The number of the rule in docs/wire.md (1 to 13).
     #[must_use]
     pub fn rule(&self) -> u8 {
         self.rule
@@ -242,7 +242,7 @@ impl Check {
     }
 
     /// Judges against this profile's documented behaviour instead of
-    /// wire.md.
+    /// docs/wire.md.
     pub fn profile(mut self, profile: Profile) -> Self {
         self.profile = Some(profile);
         self

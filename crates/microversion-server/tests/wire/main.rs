@@ -1,4 +1,4 @@
-//! wire.md over a real loopback server, in every profile.
+//! docs/wire.md over a real loopback server, in every profile.
 //!
 //! - `negotiation`: the request side, rules 1-8;
 //! - `responses`: the response side, rules 9-11, and which profiles

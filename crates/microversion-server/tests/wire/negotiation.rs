@@ -1,4 +1,4 @@
-//! wire.md 1-8, the request side, in every profile.
+//! docs/wire.md 1-8, the request side, in every profile.
 
 use http::Method;
 
@@ -189,7 +189,7 @@ async fn rule4_latest_is_the_maximum_named_concretely() {
     }
 }
 
-/// 5. Every malformed input wire.md names: 400 (406 in Ironic), with no
+/// 5. Every malformed input docs/wire.md names: 400 (406 in Ironic), with no
 ///    panic and a message naming the text sent.
 #[tokio::test]
 async fn rule5_malformed_versions_are_rejected() {

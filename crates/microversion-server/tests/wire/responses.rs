@@ -1,4 +1,4 @@
-//! wire.md 9-11, the response side, in every profile: version headers on
+//! docs/wire.md 9-11, the response side, in every profile: version headers on
 //! every response, `Vary`, the range on 406, error bodies, request ids.
 
 use std::collections::HashSet;

@@ -1,4 +1,4 @@
-//! wire.md 14-17, versioned behaviour inside the API, in every profile:
+//! docs/wire.md 14-17, versioned behaviour inside the API, in every profile:
 //! one version for the whole API, routes missing at a version answer
 //! exactly as unknown paths, gaps in the route table, handlers branching.
 
@@ -387,7 +387,7 @@ async fn methods_at_every_version_405_at_any_version() {
     assert_eq!(r.status, 404);
     let r = send(&base, Method::POST, "/y", &at("placement 1.5")).await;
     assert_eq!((r.status, r.body.as_str()), (200, "post"));
-    // Other paths keep wire.md 15: nothing served at 1.0, so 404.
+    // Other paths keep docs/wire.md 15: nothing served at 1.0, so 404.
     let r = send(&base, Method::POST, "/z", &at("placement 1.0")).await;
     assert_eq!(r.status, 404);
 }

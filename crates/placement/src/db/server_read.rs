@@ -2,9 +2,9 @@
 //! drivers, beside the `Any` pool.
 //!
 //! sqlx's `Any` driver converts every row it reads into an `AnyRow`, with
-//! an owned copy of each value and of the statement's column list: about
-//! a fifth of the process's time on the 1,000-provider list (BENCHMARKS.md,
-//! 2c). The drivers' own rows keep the values where the server's message
+//! an owned copy of each value and of the statement's column list, a
+//! large part of the time of long lists (BENCHMARKS.md, "Measured
+//! choices"). The drivers' own rows keep the values where the server's message
 //! put them, and [`Columns`] reads them in place, by position.
 
 use std::str::FromStr;
