@@ -2,7 +2,9 @@
 //! the grammar of docs/wire.md, and never panic on any input.
 
 use http::HeaderValue;
-use microversion::{Decoded, RequestedVersion, Version, VersionHeader, VersionRequest};
+use microversion::{
+    Decoded, RequestedVersion, Version, VersionHeader, VersionRequest, VersionSpan,
+};
 use proptest::prelude::*;
 
 /// The grammar `^([1-9][0-9]*)\.([1-9][0-9]*|0)$` with numbers fitting a
@@ -49,6 +51,43 @@ proptest! {
             prop_assert_eq!(e.input(), &bytes[..]);
             prop_assert!(!e.to_string().is_empty());
         }
+    }
+
+    #[test]
+    fn span_display_and_parse_round_trip(
+        start in (1u32.., any::<u32>()),
+        end in proptest::option::of((1u32.., any::<u32>())),
+    ) {
+        let start = Version::from(start);
+        match VersionSpan::new(start, end.map(Version::from)) {
+            Ok(span) => {
+                prop_assert_eq!(span.to_string().parse::<VersionSpan>(), Ok(span));
+                prop_assert!(span.contains(start));
+            }
+            Err(_) => prop_assert!(end.is_some_and(|end| Version::from(end) < start)),
+        }
+    }
+
+    #[test]
+    fn span_parse_never_panics(s in "[0-9. alte-]{0,16}|\\PC{0,16}") {
+        match s.parse::<VersionSpan>() {
+            Ok(span) => prop_assert_eq!(span.to_string().parse::<VersionSpan>(), Ok(span)),
+            Err(e) => prop_assert!(e.to_string().starts_with("invalid version span ")),
+        }
+    }
+
+    #[test]
+    fn spans_overlap_when_they_share_a_version(
+        a in (0u32..6, proptest::option::of(0u32..6)),
+        b in (0u32..6, proptest::option::of(0u32..6)),
+    ) {
+        let span = |(start, end): (u32, Option<u32>)| {
+            VersionSpan::new(Version::new(1, start), end.map(|end| Version::new(1, start.max(end))))
+                .expect("end at or after start")
+        };
+        let (a, b) = (span(a), span(b));
+        let shared = (0..8).any(|minor| a.contains(Version::new(1, minor)) && b.contains(Version::new(1, minor)));
+        prop_assert_eq!(a.overlaps(b), shared);
     }
 
     #[test]
