@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{Compiled, Keyword, Site, keyword};
+use super::{Compiled, Object, ObjectKeyword, Site, object_keyword};
 use crate::error::PathItem;
 use crate::failure::Failure;
 use crate::node::{At, Compiler, Node};
@@ -57,24 +57,17 @@ pub(crate) fn compile(site: &Site<'_>, compiler: &mut Compiler) -> Compiled {
             let reprs: Vec<String> = names.iter().map(|p| repr_str(p)).collect();
             (regexes, reprs.join(", "))
         });
-    keyword(AdditionalProperties {
+    object_keyword(AdditionalProperties {
         named,
         patterns,
         extra,
     })
 }
 
-impl Keyword for AdditionalProperties {
-    fn validate<'s, 'i>(
-        &'s self,
-        at: &At<'s>,
-        instance: &'i Value,
-        out: &mut Vec<Failure<'s, 'i>>,
-    ) {
-        let Value::Object(members) = instance else {
-            return;
-        };
-        let mut extras: Vec<&String> = members
+impl ObjectKeyword for AdditionalProperties {
+    fn validate<'s, 'i>(&'s self, at: &At<'s>, object: Object<'i>, out: &mut Vec<Failure<'s, 'i>>) {
+        let mut extras: Vec<&String> = object
+            .members
             .keys()
             .filter(|name| !self.named.contains(*name))
             .filter(|name| {
@@ -88,12 +81,12 @@ impl Keyword for AdditionalProperties {
             Extra::Schema(node) => {
                 for name in extras {
                     let step = PathItem::Key(name.clone());
-                    out.extend(at.descend(node, &members[name.as_str()], Some(&step), None));
+                    out.extend(at.descend(node, &object.members[name.as_str()], Some(&step), None));
                 }
             }
             Extra::Forbidden if !extras.is_empty() => {
                 extras.sort();
-                out.push(at.fail(instance, self.message(&extras)));
+                out.push(at.fail(object.value, self.message(&extras)));
             }
             Extra::Forbidden => {}
         }

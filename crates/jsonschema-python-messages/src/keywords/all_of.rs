@@ -2,15 +2,15 @@
 
 use serde_json::Value;
 
+use super::subschemas::Subschemas;
 use super::{Compiled, Keyword, Site, keyword};
-use crate::error::PathItem;
 use crate::failure::Failure;
-use crate::node::{At, Compiler, Node};
+use crate::node::{At, Compiler};
 
-struct AllOf(Vec<Node>);
+struct AllOf(Subschemas);
 
 pub(crate) fn compile(site: &Site<'_>, compiler: &mut Compiler) -> Compiled {
-    keyword(AllOf(site.subschemas(compiler)?))
+    keyword(AllOf(Subschemas::compile(site, compiler)?))
 }
 
 impl Keyword for AllOf {
@@ -20,8 +20,8 @@ impl Keyword for AllOf {
         instance: &'i Value,
         out: &mut Vec<Failure<'s, 'i>>,
     ) {
-        for (index, node) in self.0.iter().enumerate() {
-            out.extend(at.descend(node, instance, None, Some(&PathItem::Index(index))));
+        for failures in self.0.failures(at, instance) {
+            out.extend(failures);
         }
     }
 }

@@ -3,16 +3,16 @@
 
 use serde_json::Value;
 
+use super::subschemas::Subschemas;
 use super::{Compiled, Keyword, Site, keyword};
-use crate::error::PathItem;
 use crate::failure::Failure;
-use crate::node::{At, Compiler, Node};
+use crate::node::{At, Compiler};
 use crate::repr::repr;
 
-struct AnyOf(Vec<Node>);
+struct AnyOf(Subschemas);
 
 pub(crate) fn compile(site: &Site<'_>, compiler: &mut Compiler) -> Compiled {
-    keyword(AnyOf(site.subschemas(compiler)?))
+    keyword(AnyOf(Subschemas::compile(site, compiler)?))
 }
 
 impl Keyword for AnyOf {
@@ -22,15 +22,9 @@ impl Keyword for AnyOf {
         instance: &'i Value,
         out: &mut Vec<Failure<'s, 'i>>,
     ) {
-        let mut context = Vec::new();
-        for (index, node) in self.0.iter().enumerate() {
-            let failures = at.descend(node, instance, None, Some(&PathItem::Index(index)));
-            if failures.is_empty() {
-                return;
-            }
-            context.extend(failures);
+        if let Err(context) = self.0.first_valid(at, instance) {
+            out.push(none_valid(at, instance, context));
         }
-        out.push(none_valid(at, instance, context));
     }
 }
 

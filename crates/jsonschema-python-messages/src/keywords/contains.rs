@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::{Compiled, Keyword, Site, keyword};
+use super::{Array, ArrayKeyword, Compiled, Site, array_keyword};
 use crate::failure::Failure;
 use crate::node::{At, Compiler, Node};
 use crate::repr::repr;
@@ -18,33 +18,25 @@ struct Contains {
 
 pub(crate) fn compile(site: &Site<'_>, compiler: &mut Compiler) -> Compiled {
     let bound = |name: &str| site.siblings.get(name).and_then(Value::as_u64);
-    keyword(Contains {
+    array_keyword(Contains {
         node: site.subschema(compiler)?,
         min: bound("minContains").unwrap_or(1),
         max: bound("maxContains"),
     })
 }
 
-impl Keyword for Contains {
-    fn validate<'s, 'i>(
-        &'s self,
-        at: &At<'s>,
-        instance: &'i Value,
-        out: &mut Vec<Failure<'s, 'i>>,
-    ) {
-        let Value::Array(items) = instance else {
-            return;
-        };
-        let max = self.max.unwrap_or(items.len() as u64);
+impl ArrayKeyword for Contains {
+    fn validate<'s, 'i>(&'s self, at: &At<'s>, array: Array<'i>, out: &mut Vec<Failure<'s, 'i>>) {
+        let max = self.max.unwrap_or(array.items.len() as u64);
         let min = self.min;
         let mut matches = 0u64;
-        for item in items {
+        for item in array.items {
             if at.is_valid(&self.node, item) {
                 matches += 1;
                 if matches > max {
                     let message =
                         format!("Too many items match the given schema (expected at most {max})");
-                    let mut e = at.fail(instance, message);
+                    let mut e = at.fail(array.value, message);
                     e.keyword = Some("maxContains");
                     out.push(e);
                     return;
@@ -57,14 +49,14 @@ impl Keyword for Contains {
         if matches == 0 {
             let message = format!(
                 "{} does not contain items matching the given schema",
-                repr(instance)
+                repr(array.value)
             );
-            out.push(at.fail(instance, message));
+            out.push(at.fail(array.value, message));
         } else {
             let message = format!(
                 "Too few items match the given schema (expected at least {min} but only {matches} matched)"
             );
-            let mut e = at.fail(instance, message);
+            let mut e = at.fail(array.value, message);
             e.keyword = Some("minContains");
             out.push(e);
         }

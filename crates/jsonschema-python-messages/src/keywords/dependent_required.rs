@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::{Compiled, Keyword, Site, keyword};
+use super::{Compiled, Object, ObjectKeyword, Site, object_keyword};
 use crate::failure::Failure;
 use crate::node::At;
 use crate::repr::repr_str;
@@ -24,31 +24,23 @@ pub(crate) fn compile(site: &Site<'_>) -> Compiled {
             .collect::<Option<Vec<_>>>()
     });
     let dependencies = dependencies.ok_or_else(|| site.not_a("an object of arrays of strings"))?;
-    keyword(DependentRequired(dependencies))
+    object_keyword(DependentRequired(dependencies))
 }
 
-impl Keyword for DependentRequired {
-    fn validate<'s, 'i>(
-        &'s self,
-        at: &At<'s>,
-        instance: &'i Value,
-        out: &mut Vec<Failure<'s, 'i>>,
-    ) {
-        let Value::Object(members) = instance else {
-            return;
-        };
+impl ObjectKeyword for DependentRequired {
+    fn validate<'s, 'i>(&'s self, at: &At<'s>, object: Object<'i>, out: &mut Vec<Failure<'s, 'i>>) {
         for (property, needs) in &self.0 {
-            if !members.contains_key(property) {
+            if !object.members.contains_key(property) {
                 continue;
             }
             for each in needs {
-                if !members.contains_key(each) {
+                if !object.members.contains_key(each) {
                     let message = format!(
                         "{} is a dependency of {}",
                         repr_str(each),
                         repr_str(property)
                     );
-                    out.push(at.fail(instance, message));
+                    out.push(at.fail(object.value, message));
                 }
             }
         }

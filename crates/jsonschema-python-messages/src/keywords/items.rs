@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::{Compiled, Keyword, Site, keyword};
+use super::{Array, ArrayKeyword, Compiled, Site, array_keyword};
 use crate::error::PathItem;
 use crate::failure::Failure;
 use crate::node::{At, Compiler, Node};
@@ -28,37 +28,29 @@ pub(crate) fn compile(site: &Site<'_>, compiler: &mut Compiler) -> Compiled {
         Value::Bool(false) => None,
         _ => Some(site.subschema(compiler)?),
     };
-    keyword(Items { prefix, rest })
+    array_keyword(Items { prefix, rest })
 }
 
-impl Keyword for Items {
-    fn validate<'s, 'i>(
-        &'s self,
-        at: &At<'s>,
-        instance: &'i Value,
-        out: &mut Vec<Failure<'s, 'i>>,
-    ) {
+impl ArrayKeyword for Items {
+    fn validate<'s, 'i>(&'s self, at: &At<'s>, array: Array<'i>, out: &mut Vec<Failure<'s, 'i>>) {
         let prefix = self.prefix;
-        let Value::Array(items) = instance else {
-            return;
-        };
-        if items.len() <= prefix {
+        if array.items.len() <= prefix {
             return;
         }
         let Some(node) = &self.rest else {
-            let extra = items.len() - prefix;
+            let extra = array.items.len() - prefix;
             let rest = if extra == 1 {
-                repr(&items[prefix])
+                repr(&array.items[prefix])
             } else {
-                repr(&Value::Array(items[prefix..].to_vec()))
+                repr(&Value::Array(array.items[prefix..].to_vec()))
             };
             let noun = if prefix == 1 { "item" } else { "items" };
             let message =
                 format!("Expected at most {prefix} {noun} but found {extra} extra: {rest}");
-            out.push(at.fail(instance, message));
+            out.push(at.fail(array.value, message));
             return;
         };
-        for (index, item) in items.iter().enumerate().skip(prefix) {
+        for (index, item) in array.items.iter().enumerate().skip(prefix) {
             out.extend(at.descend(node, item, Some(&PathItem::Index(index)), None));
         }
     }

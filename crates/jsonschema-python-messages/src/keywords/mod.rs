@@ -24,6 +24,7 @@ pub(crate) mod prefix_items;
 pub(crate) mod properties;
 pub(crate) mod property_names;
 pub(crate) mod required;
+pub(crate) mod subschemas;
 pub(crate) mod type_;
 pub(crate) mod unique_items;
 
@@ -38,6 +39,55 @@ pub(crate) trait Keyword: Send + Sync {
     /// Pushes onto `out` the failures of `instance` under this keyword,
     /// in Python's order.
     fn validate<'s, 'i>(&'s self, at: &At<'s>, instance: &'i Value, out: &mut Vec<Failure<'s, 'i>>);
+}
+
+/// A keyword that applies only to objects (Python's validators begin
+/// with `if not validator.is_type(instance, "object"): return`).
+pub(crate) trait ObjectKeyword: Send + Sync {
+    /// Pushes onto `out` the failures of `object`, in Python's order.
+    fn validate<'s, 'i>(&'s self, at: &At<'s>, object: Object<'i>, out: &mut Vec<Failure<'s, 'i>>);
+}
+
+/// A keyword that applies only to arrays.
+pub(crate) trait ArrayKeyword: Send + Sync {
+    /// Pushes onto `out` the failures of `array`, in Python's order.
+    fn validate<'s, 'i>(&'s self, at: &At<'s>, array: Array<'i>, out: &mut Vec<Failure<'s, 'i>>);
+}
+
+/// An object instance: the value (which failures name) and its members.
+#[derive(Clone, Copy)]
+pub(crate) struct Object<'i> {
+    pub(crate) value: &'i Value,
+    pub(crate) members: &'i Map<String, Value>,
+}
+
+/// An array instance: the value (which failures name) and its items.
+#[derive(Clone, Copy)]
+pub(crate) struct Array<'i> {
+    pub(crate) value: &'i Value,
+    pub(crate) items: &'i [Value],
+}
+
+/// An [`ObjectKeyword`] as a [`Keyword`] that passes over other instances.
+struct OnObjects<K>(K);
+
+impl<K: ObjectKeyword> Keyword for OnObjects<K> {
+    fn validate<'s, 'i>(&'s self, at: &At<'s>, value: &'i Value, out: &mut Vec<Failure<'s, 'i>>) {
+        if let Value::Object(members) = value {
+            self.0.validate(at, Object { value, members }, out);
+        }
+    }
+}
+
+/// An [`ArrayKeyword`] as a [`Keyword`] that passes over other instances.
+struct OnArrays<K>(K);
+
+impl<K: ArrayKeyword> Keyword for OnArrays<K> {
+    fn validate<'s, 'i>(&'s self, at: &At<'s>, value: &'i Value, out: &mut Vec<Failure<'s, 'i>>) {
+        if let Value::Array(items) = value {
+            self.0.validate(at, Array { value, items }, out);
+        }
+    }
 }
 
 /// A keyword's place in its schema: its value, the other keywords of its
@@ -92,6 +142,16 @@ pub(crate) fn compile(name: &str, site: &Site<'_>, compiler: &mut Compiler) -> C
 /// A compiled keyword, boxed.
 fn keyword(check: impl Keyword + 'static) -> Compiled {
     Ok(Some(Box::new(check)))
+}
+
+/// A compiled keyword on objects, boxed.
+fn object_keyword(check: impl ObjectKeyword + 'static) -> Compiled {
+    keyword(OnObjects(check))
+}
+
+/// A compiled keyword on arrays, boxed.
+fn array_keyword(check: impl ArrayKeyword + 'static) -> Compiled {
+    keyword(OnArrays(check))
 }
 
 impl Site<'_> {

@@ -4,16 +4,16 @@
 use serde_json::Value;
 
 use super::any_of::none_valid;
+use super::subschemas::Subschemas;
 use super::{Compiled, Keyword, Site, keyword};
-use crate::error::PathItem;
 use crate::failure::Failure;
 use crate::node::{At, Compiler, Node};
 use crate::repr::repr;
 
-struct OneOf(Vec<Node>);
+struct OneOf(Subschemas);
 
 pub(crate) fn compile(site: &Site<'_>, compiler: &mut Compiler) -> Compiled {
-    keyword(OneOf(site.subschemas(compiler)?))
+    keyword(OneOf(Subschemas::compile(site, compiler)?))
 }
 
 impl Keyword for OneOf {
@@ -23,29 +23,23 @@ impl Keyword for OneOf {
         instance: &'i Value,
         out: &mut Vec<Failure<'s, 'i>>,
     ) {
-        let mut context = Vec::new();
-        let mut first_valid = None;
-        for (index, node) in self.0.iter().enumerate() {
-            let failures = at.descend(node, instance, None, Some(&PathItem::Index(index)));
-            if failures.is_empty() {
-                first_valid = Some(index);
-                break;
+        let first = match self.0.first_valid(at, instance) {
+            Ok(first) => first,
+            Err(context) => {
+                out.push(none_valid(at, instance, context));
+                return;
             }
-            context.extend(failures);
-        }
-        let Some(first) = first_valid else {
-            out.push(none_valid(at, instance, context));
-            return;
         };
         // Python lists the later valid subschemas, then the first.
-        let mut valid: Vec<&Node> = self.0[first + 1..]
+        let nodes = self.0.nodes();
+        let mut valid: Vec<&Node> = nodes[first + 1..]
             .iter()
             .filter(|node| at.is_valid(node, instance))
             .collect();
         if valid.is_empty() {
             return;
         }
-        valid.push(&self.0[first]);
+        valid.push(&nodes[first]);
         let shown: Vec<String> = valid.iter().map(|node| at.repr(node)).collect();
         let message = format!(
             "{} is valid under each of {}",

@@ -3,9 +3,7 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
-
-use super::{Compiled, Keyword, Site, keyword};
+use super::{Compiled, Object, ObjectKeyword, Site, object_keyword};
 use crate::error::PathItem;
 use crate::failure::Failure;
 use crate::node::{At, Compiler, Node};
@@ -24,21 +22,13 @@ pub(crate) fn compile(site: &Site<'_>, compiler: &mut Compiler) -> Compiled {
         let node = compiler.node(sub, site.location.key(pattern))?;
         patterns.push((PathItem::Key(pattern.clone()), regex, node));
     }
-    keyword(PatternProperties(patterns))
+    object_keyword(PatternProperties(patterns))
 }
 
-impl Keyword for PatternProperties {
-    fn validate<'s, 'i>(
-        &'s self,
-        at: &At<'s>,
-        instance: &'i Value,
-        out: &mut Vec<Failure<'s, 'i>>,
-    ) {
-        let Value::Object(members) = instance else {
-            return;
-        };
+impl ObjectKeyword for PatternProperties {
+    fn validate<'s, 'i>(&'s self, at: &At<'s>, object: Object<'i>, out: &mut Vec<Failure<'s, 'i>>) {
         for (pattern, regex, node) in &self.0 {
-            for (name, item) in members {
+            for (name, item) in object.members {
                 if regex.search(name) {
                     let name = PathItem::Key(name.clone());
                     out.extend(at.descend(node, item, Some(&name), Some(pattern)));
