@@ -79,6 +79,14 @@ impl fmt::Display for MatchedBy {
 }
 
 impl Discovery {
+    /// Where the versions document is read next when `endpoint` answers
+    /// 404: the URL one path segment up (`http://h/placement/v1/` gives
+    /// `http://h/placement/`), or `None` at the root.
+    #[must_use]
+    pub fn parent_of(endpoint: &Url) -> Option<Url> {
+        parent_url(endpoint)
+    }
+
     /// Reads a versions document fetched from `document_url` for
     /// `endpoint`: normalises the `self` links and picks the endpoint's
     /// entry.
@@ -426,6 +434,10 @@ mod tests {
             "http://h/"
         );
         assert_eq!(parent_url(&url("http://h/")), None);
+        assert_eq!(
+            Discovery::parent_of(&url("http://h/a/b")).unwrap().as_str(),
+            "http://h/a/"
+        );
     }
 
     #[test]

@@ -59,7 +59,9 @@
 //!
 //! - `metrics`: request counters by version, client and outcome, in the
 //!   Prometheus text format (see [`telemetry`]).
-//! - `json-schema`: request bodies validated against JSON Schema documents.
+//! - `json-schema`: request bodies validated against JSON Schema documents;
+//!   with [`MessageStyle::Python`], errors worded as Python's jsonschema
+//!   words them (the `jsonschema-python-messages` crate).
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

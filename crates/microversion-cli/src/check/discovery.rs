@@ -27,7 +27,7 @@ impl Runner {
         let mut url = self.endpoint.clone();
         let mut seen = self.fetch_document(&url).await?;
         if seen.status == StatusCode::NOT_FOUND {
-            if let Some(parent) = parent_url(&url) {
+            if let Some(parent) = microversion_client::Discovery::parent_of(&url) {
                 let answer = self.fetch_document(&parent).await?;
                 if answer.status != StatusCode::NOT_FOUND {
                     self.notes.push(format!(
@@ -468,18 +468,6 @@ fn raw_entries(raw: &Value) -> Vec<Value> {
     vec![raw.clone()]
 }
 
-/// The URL one path segment up, or `None` at the root.
-fn parent_url(url: &Url) -> Option<Url> {
-    let path = url.path().trim_end_matches('/');
-    if path.is_empty() {
-        return None;
-    }
-    let cut = path.rfind('/')?;
-    let mut parent = url.clone();
-    parent.set_path(&format!("{}/", &path[..cut]));
-    Some(parent)
-}
-
 /// The range a 406 tells: Ironic-style headers, the API-SIG body fields,
 /// or the wording "Minimum is X and maximum is Y" / "[X, Y]".
 pub(crate) fn range_from_406(seen: &Seen) -> Option<VersionRange> {
@@ -561,13 +549,5 @@ mod tests {
             range_from_406(&Seen::not_acceptable(&[], r#"{"errors": []}"#)),
             None
         );
-    }
-
-    #[test]
-    fn parents() {
-        let p = |s: &str| parent_url(&Url::parse(s).unwrap()).map(|u| u.to_string());
-        assert_eq!(p("http://h/v2.1/"), Some("http://h/".to_owned()));
-        assert_eq!(p("http://h/a/b"), Some("http://h/a/".to_owned()));
-        assert_eq!(p("http://h/"), None);
     }
 }
