@@ -9,7 +9,8 @@
 //!   unsupported ones with 406, and sets the version, `Vary` and request id
 //!   headers on every response, errors included.
 //! - [`ServedVersion`] gives a handler the negotiated version, with
-//!   [`matches`](microversion::Version::matches) for small differences.
+//!   [`VersionSpan::contains`](microversion::VersionSpan::contains) for small
+//!   differences.
 //! - [`VersionedRouter`] picks a handler by path, method and version, and
 //!   refuses to build when two handlers of one operation overlap.
 //! - [`Profile`] reproduces the observable behaviour of real servers

@@ -276,7 +276,7 @@ fn rule16_overlaps_fail_the_build() {
     }
 }
 
-/// 17. One handler branches with `matches`: inclusive ends, open end.
+/// 17. One handler branches with `VersionSpan::contains`: inclusive ends, open end.
 #[tokio::test]
 async fn rule17_handlers_branch_with_matches() {
     for svc in SERVICES {

@@ -237,7 +237,7 @@ impl Svc {
     /// - `GET /gone`: only up to X.2 (removed later);
     /// - `GET /new`: only from X.10 (added later);
     /// - `GET /gap`: up to X.2 and from X.5 (removed, then back);
-    /// - `GET /branch`: one handler branching with `matches`.
+    /// - `GET /branch`: one handler branching with `VersionSpan::contains`.
     pub(crate) fn routes(&self) -> VersionedRouter {
         let upto = |minor| VersionSpan::new(self.min, Some(self.v(minor))).unwrap();
         let from = |minor| VersionSpan::new(self.v(minor), None).unwrap();
