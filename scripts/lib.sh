@@ -107,3 +107,46 @@ free_port() {
   fi
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
+
+# random_password: a fresh random password (URL-safe characters).
+random_password() {
+  python3 -c 'import secrets; print(secrets.token_urlsafe(18))'
+}
+
+# json_field PATH: from the JSON document on stdin, prints the value at
+# PATH (keys and list indexes joined by dots: token.roles.0.name); objects
+# and lists are printed as JSON. Fails when the path is missing.
+json_field() {
+  python3 -c '
+import json, sys
+value = json.load(sys.stdin)
+for key in sys.argv[1].split("."):
+    try:
+        value = value[int(key)] if isinstance(value, list) else value[key]
+    except (KeyError, IndexError, ValueError, TypeError):
+        sys.exit("json_field: no %s in the document" % sys.argv[1])
+print(value if isinstance(value, str) else json.dumps(value))
+' "$1"
+}
+
+# keystone_token URL USER PASSWORD SCOPE: a token of USER (domain Default)
+# from Keystone at URL (http://HOST:PORT/v3) with password auth and SCOPE,
+# the JSON of the request's "scope" ({"project": {...}} or
+# {"system": {"all": true}}). Prints the token; fails with Keystone's
+# answer on stderr unless it is a 201.
+keystone_token() {
+  local headers body status token
+  headers=$(mktemp) || return 1
+  body=$(printf '{"auth": {"identity": {"methods": ["password"], "password": {"user": {"name": "%s", "domain": {"id": "default"}, "password": "%s"}}}, "scope": %s}}' "$2" "$3" "$4" \
+    | curl -sS --max-time 30 -D "$headers" -H 'Content-Type: application/json' \
+      -w '\n%{http_code}' --data @- "$1/auth/tokens") \
+    || { rm -f "$headers"; echo "keystone_token: no answer from $1" >&2; return 1; }
+  status=${body##*$'\n'}
+  token=$(awk 'tolower($1) == "x-subject-token:" { print $2 }' "$headers" | tr -d '\r')
+  rm -f "$headers"
+  if [ "$status" != 201 ] || [ -z "$token" ]; then
+    echo "keystone_token: $2 got $status: ${body%$'\n'*}" >&2
+    return 1
+  fi
+  echo "$token"
+}
