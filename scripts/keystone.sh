@@ -31,7 +31,8 @@
 # MV_KEYSTONE_TIMEOUT (default 90) the seconds start waits for Keystone.
 #
 # Users (domain Default), their roles (bootstrap makes admin, manager,
-# member, reader and service; admin implies member, member implies reader)
+# member, reader and service; admin implies manager, manager implies
+# member, member implies reader: tokens list the implied roles too)
 # and the variables that name them, written to keystone.env in the data
 # directory (its path is in KEYSTONE_ENV):
 #   KEYSTONE_URL               http://127.0.0.1:P/v3 (the catalog's
@@ -82,7 +83,9 @@ fi
 dir=${MV_KEYSTONE_DIR:-${TMPDIR:-/tmp}/microversion-keystone-$port}
 url=http://127.0.0.1:$port
 log=$dir/keystone.log pidfile=$dir/keystone.pid envfile=$dir/keystone.env
-timeout=${MV_KEYSTONE_TIMEOUT:-90}
+timeout=${MV_KEYSTONE_TIMEOUT:-90} workers=${MV_KEYSTONE_WORKERS:-2}
+[[ $timeout =~ ^[0-9]+$ ]] && [ "$timeout" -ge 1 ] || usage "MV_KEYSTONE_TIMEOUT is a positive number of seconds"
+[[ $workers =~ ^[0-9]+$ ]] && [ "$workers" -ge 1 ] || usage "MV_KEYSTONE_WORKERS is a positive number"
 
 # running: the gunicorn master of the pid file is alive.
 running() {
@@ -219,7 +222,7 @@ EOF
 cat > "$dir/gunicorn.conf.py" <<EOF
 wsgi_app = "keystone.wsgi.api:application"
 bind = "127.0.0.1:$port"
-workers = ${MV_KEYSTONE_WORKERS:-2}
+workers = $workers
 control_socket_disable = True
 raw_env = ["OS_KEYSTONE_CONFIG_FILES=$dir/keystone.conf"]
 EOF

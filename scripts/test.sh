@@ -9,7 +9,8 @@
 # MV_PG_URL and MV_MYSQL_URL the servers (scripts/lib.sh); MV_PORTS
 # (FIRST-LAST) the ports the test servers may use. The reliability checks
 # (scripts/reliability.sh: fuzzing, mixed-version load, crash durability,
-# bad input) run in their short form at the end.
+# bad input) run in their short form at the end, after the check of the
+# local Keystone (scripts/keystone-check.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -54,5 +55,9 @@ for backend in $backends; do
   echo "== same database on $backend"
   bash scripts/interop-db.sh --database "$backend" --binary "$bin_dir/placement-api" "${ports[@]}"
 done
+echo "== Keystone for the keystone tests (scripts/keystone.sh)"
+keystone_port=()
+[ -n "${MV_PORTS:-}" ] && keystone_port=(--port "$(free_port "$MV_PORTS")")
+bash scripts/keystone-check.sh "${keystone_port[@]}"
 echo "== reliability (short form)"
 MV_TEST_BACKENDS="$backends" bash scripts/reliability.sh --binary "$bin_dir/placement-api"
