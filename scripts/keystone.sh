@@ -138,10 +138,10 @@ api() {
   esac
 }
 
-# admin_token: a token of the admin user on project admin.
+# admin_token PASSWORD: sets token, a token of the admin user on project
+# admin.
 admin_token() {
-  token=$(keystone_token "$url/v3" admin "$1" '{"project": {"name": "admin", "domain": {"id": "default"}}}') \
-    || failed "no token for the admin user"
+  token=$(keystone_token "$url/v3" admin "$1" '{"project": {"name": "admin", "domain": {"id": "default"}}}')
 }
 
 # ensure_endpoint SERVICE_ID INTERFACE URL: one endpoint of the service for
@@ -169,7 +169,7 @@ case $cmd in
   endpoint)
     running && [ -f "$dir/.done" ] || { echo "keystone.sh: no Keystone runs on port $port" >&2; exit 1; }
     . "$envfile"
-    admin_token "$KEYSTONE_ADMIN_PASSWORD"
+    admin_token "$KEYSTONE_ADMIN_PASSWORD" || failed "no token for the admin user"
     type=${args[0]} name=${args[1]} endpoint_url=${args[2]}
     [[ $type =~ ^[A-Za-z0-9_-]+$ ]] || usage "TYPE is letters, digits, - and _"
     [[ $name =~ ^[A-Za-z0-9_-]+$ ]] || usage "NAME is letters, digits, - and _"
@@ -200,8 +200,13 @@ port_open "$port" && failed "port $port is taken by another program"
 venv=$(pinned_venv scripts/requirements/keystone.txt) || failed "could not make the Keystone virtualenv"
 
 if [ ! -f "$dir/.done" ]; then
+  # Begins afresh, but never removes a directory this script did not make.
+  if [ -d "$dir" ] && [ -n "$(ls -A "$dir")" ] && [ ! -f "$dir/.keystone-sh" ]; then
+    failed "$dir is not empty and not a data directory of keystone.sh"
+  fi
   rm -rf "$dir"
   mkdir -p "$dir"
+  touch "$dir/.keystone-sh"
 fi
 # Written at every start, so that --token-expiration applies.
 cat > "$dir/keystone.conf" <<EOF
@@ -255,7 +260,7 @@ done
 
 if [ ! -f "$dir/.done" ]; then
   setup() {
-    admin_token "$admin_password"
+    admin_token "$admin_password" || return 1
     local admin_project service_project demo_project
     declare -A roles
     for role in admin member reader service; do
@@ -304,7 +309,7 @@ export KEYSTONE_SYSTEM_READER_USER_ID=$system_reader_id
 export KEYSTONE_SYSTEM_READER_PASSWORD=$system_reader_password
 EOF
   }
-  setup || { stop_keystone; failed "could not make the projects and users (the next start begins afresh)"; }
+  setup && chmod 600 "$envfile" || { stop_keystone; failed "could not make the projects and users (the next start begins afresh)"; }
   touch "$dir/.done"
 fi
 echo "keystone.sh: Keystone on $url/v3 (pid $pid; variables: . $envfile)" >&2
