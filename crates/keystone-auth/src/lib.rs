@@ -56,6 +56,11 @@
 //! - `rustls` (default): HTTPS to Keystone with rustls, and the `cafile`
 //!   and `insecure` settings.
 
+/// The README's example compiles.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 mod cache;
 mod client;
 mod error;
