@@ -275,4 +275,43 @@ mod tests {
         assert!(h.contains_key("x-service-token"));
         assert!(h.contains_key("accept"));
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_names_write_exact_headers_or_none(
+            name in ".*",
+            project in ".*",
+            roles in proptest::collection::vec("[^,]*", 0..4),
+        ) {
+            let mut id = identity(Scope::Project {
+                project: NamedRef::new("p1", project.clone()),
+                domain: NamedRef::new("default", "Default"),
+            });
+            id.user_name.clone_from(&name);
+            id.roles.clone_from(&roles);
+            let mut h = HeaderMap::new();
+            insert_identity_headers(&mut h, &id);
+            for (header, want) in [
+                ("x-user-name", name.clone()),
+                ("x-project-name", project),
+                ("x-roles", roles.join(",")),
+            ] {
+                let valid = HeaderValue::from_bytes(want.as_bytes()).is_ok();
+                match h.get(header) {
+                    Some(v) => proptest::prop_assert_eq!(v.as_bytes(), want.as_bytes()),
+                    None => proptest::prop_assert!(!valid, "{} left out", header),
+                }
+            }
+            proptest::prop_assert_eq!(h.get("x-user-id").map(HeaderValue::as_bytes), Some(&b"u1"[..]));
+        }
+
+        #[test]
+        fn scrub_leaves_no_x_service_header_but_the_token(suffix in "[a-z0-9-]{1,20}") {
+            let mut h = HeaderMap::new();
+            let name = HeaderName::try_from(format!("x-service-{suffix}")).unwrap();
+            h.insert(name.clone(), HeaderValue::from_static("v"));
+            remove_identity_headers(&mut h);
+            proptest::prop_assert_eq!(h.contains_key(&name), name == X_SERVICE_TOKEN);
+        }
+    }
 }

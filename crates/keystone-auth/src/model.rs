@@ -395,4 +395,21 @@ mod tests {
         assert_eq!(cat[0].service_type, "placement");
         assert_eq!(cat[0].endpoints[0].interface, "public");
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_expiry_text_is_an_error_or_a_time(expires in ".*") {
+            let body = PROJECT_TOKEN.replace("2036-11-24T03:46:51.000000Z", &expires.replace(['"', '\\'], ""));
+            if let Ok(t) = serde_json::from_str::<TokenResponse>(&body) {
+                let _ = Identity::try_from(t.token);
+            }
+        }
+
+        #[test]
+        fn any_bytes_never_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..256)) {
+            if let Ok(t) = serde_json::from_slice::<TokenResponse>(&bytes) {
+                let _ = Identity::try_from(t.token);
+            }
+        }
+    }
 }
