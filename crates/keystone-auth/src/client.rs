@@ -4,7 +4,7 @@
 //! The service authenticates with the password method, project-scoped
 //! (`POST /v3/auth/tokens`), keeps that token and renews it
 //! [`renew_before`](KeystoneClientBuilder::renew_before) its expiry (two
-//! minutes by default), and validates a user's token with
+//! minutes by default, or half its lifetime when that is shorter), and validates a user's token with
 //! `GET /v3/auth/tokens` (`X-Auth-Token`: its own token, `X-Subject-Token`:
 //! the user's). When Keystone answers 401 to a validation (its own token
 //! was revoked or expired early), it authenticates again once and retries.
@@ -82,7 +82,9 @@ struct Inner {
 
 struct ServiceToken {
     value: HeaderValue,
-    expires_at: OffsetDateTime,
+    /// When to get a new one: `renew_before` ahead of the expiry, or half
+    /// way through the token's life when that comes later.
+    renew_at: OffsetDateTime,
 }
 
 impl fmt::Debug for KeystoneClient {
@@ -210,8 +212,7 @@ impl KeystoneClient {
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let token = slot.as_ref()?;
-        let renew_at = token.expires_at - self.inner.renew_before;
-        (OffsetDateTime::now_utc() < renew_at).then(|| Arc::clone(token))
+        (OffsetDateTime::now_utc() < token.renew_at).then(|| Arc::clone(token))
     }
 
     async fn service_token(&self) -> Result<Arc<ServiceToken>, Error> {
@@ -276,8 +277,16 @@ impl KeystoneClient {
             .map_err(|e| Error::with_source(ErrorKind::InvalidResponse, e))?;
         let expires_at = crate::model::parse_time(&parsed.token.expires_at)
             .map_err(|e| Error::with_source(ErrorKind::InvalidResponse, e))?;
-        tracing::debug!(%expires_at, "got the service token");
-        Ok(ServiceToken { value, expires_at })
+        let now = OffsetDateTime::now_utc();
+        if expires_at <= now {
+            return Err(Error::new(ErrorKind::InvalidResponse));
+        }
+        let margin: time::Duration = (expires_at - now) / 2;
+        let margin =
+            margin.min(time::Duration::try_from(self.inner.renew_before).unwrap_or(margin));
+        let renew_at = expires_at - margin;
+        tracing::debug!(%expires_at, %renew_at, "got the service token");
+        Ok(ServiceToken { value, renew_at })
     }
 }
 
@@ -399,7 +408,8 @@ impl KeystoneClientBuilder {
     }
 
     /// How long before its expiry the service token is renewed (two minutes
-    /// by default).
+    /// by default). A token that lives less than twice as long is renewed
+    /// half way through its life instead.
     pub fn renew_before(mut self, margin: Duration) -> Self {
         self.renew_before = margin;
         self

@@ -67,18 +67,51 @@ async fn error_kinds_say_what_went_wrong() {
 #[tokio::test]
 async fn service_token_is_renewed_before_it_expires() {
     let ks = FakeKeystone::start().await;
-    // The fake's service tokens live an hour: with a margin of an hour
-    // less a second, the token is due for renewal a second after it is got.
+    let token = ks.project_token("carol", "p1", &["member"]);
+
+    // Renewed `renew_before` ahead of the expiry.
     let client = ks
         .client_builder()
         .renew_before(Duration::from_secs(3599))
         .build()
         .unwrap();
-    let token = ks.project_token("carol", "p1", &["member"]);
+    ks.set_service_token_lifetime(Duration::from_secs(7200));
     client.validate(&token).await.unwrap();
+    // 7200 s less 3599 s: not yet due.
     client.validate(&token).await.unwrap();
     assert_eq!(ks.auths(), 1);
+
+    // A token living less than twice `renew_before` is renewed half way.
+    let client = ks.client_builder().build().unwrap();
+    ks.set_service_token_lifetime(Duration::from_secs(2));
+    client.validate(&token).await.unwrap();
+    client.validate(&token).await.unwrap();
+    assert_eq!(ks.auths(), 2, "fresh for the first second");
     tokio::time::sleep(Duration::from_millis(1100)).await;
+    client.validate(&token).await.unwrap();
+    assert_eq!(
+        ks.auths(),
+        3,
+        "renewed after half its life, before it expired"
+    );
+}
+
+#[tokio::test]
+async fn renew_before_margin_is_honoured() {
+    let ks = FakeKeystone::start().await;
+    let token = ks.project_token("dora", "p1", &["member"]);
+    // Lives 4 s, renewed 1 s ahead: fresh at 2.2 s (half way would renew).
+    ks.set_service_token_lifetime(Duration::from_secs(4));
+    let client = ks
+        .client_builder()
+        .renew_before(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    client.validate(&token).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(2200)).await;
+    client.validate(&token).await.unwrap();
+    assert_eq!(ks.auths(), 1);
+    tokio::time::sleep(Duration::from_millis(1000)).await;
     client.validate(&token).await.unwrap();
     assert_eq!(ks.auths(), 2);
 }

@@ -52,6 +52,7 @@ pub struct KsState {
     next: AtomicU64,
     mode: Mutex<Mode>,
     delay_ms: AtomicU64,
+    service_token_lifetime_ms: AtomicU64,
     refuse_service_token_once: AtomicBool,
 }
 
@@ -64,6 +65,7 @@ impl FakeKeystone {
             next: AtomicU64::new(1),
             mode: Mutex::new(Mode::Normal),
             delay_ms: AtomicU64::new(0),
+            service_token_lifetime_ms: AtomicU64::new(3_600_000),
             refuse_service_token_once: AtomicBool::new(false),
         });
         let app = Router::new()
@@ -149,6 +151,13 @@ impl FakeKeystone {
             .store(delay.as_millis().try_into().unwrap(), Ordering::SeqCst);
     }
 
+    /// How long the service tokens issued from now on live.
+    pub fn set_service_token_lifetime(&self, lifetime: Duration) {
+        self.state
+            .service_token_lifetime_ms
+            .store(lifetime.as_millis().try_into().unwrap(), Ordering::SeqCst);
+    }
+
     /// The next validation answers 401 and every service token issued so
     /// far is forgotten, as when Keystone's keys rotate.
     pub fn expire_service_tokens(&self) {
@@ -224,7 +233,8 @@ async fn issue(State(state): State<Arc<KsState>>, body: Bytes) -> Response {
         &["service", "admin"],
         json!({"project": {"id": "svc", "name": "service",
                            "domain": {"id": "default", "name": "Default"}}}),
-        OffsetDateTime::now_utc() + Duration::from_secs(3600),
+        OffsetDateTime::now_utc()
+            + Duration::from_millis(state.service_token_lifetime_ms.load(Ordering::SeqCst)),
     );
     (
         StatusCode::CREATED,
