@@ -7,7 +7,9 @@
 //! `KEYSTONE_MEMBER_USER`, `KEYSTONE_USER_PASSWORD`,
 //! `KEYSTONE_DEMO_PROJECT` (a user with role `member` on that project; a
 //! project name, or an id of 32 hex digits). All users and projects are in
-//! the domain `default`.
+//! the domain `default`. The system-scope test also needs
+//! `KEYSTONE_ADMIN_PASSWORD` (user `KEYSTONE_ADMIN_USER`, `admin` by
+//! default, with a role on the system, as `keystone-manage bootstrap` makes).
 
 use std::time::Duration;
 
@@ -60,10 +62,14 @@ fn project_scope(project: &str) -> Value {
 
 /// A user's token, as a client would get it.
 async fn token(env: &Env, user: &str, password: &str, project: &str) -> String {
+    scoped_token(env, user, password, project_scope(project)).await
+}
+
+async fn scoped_token(env: &Env, user: &str, password: &str, scope: Value) -> String {
     let body = json!({"auth": {
         "identity": {"methods": ["password"], "password": {"user": {
             "name": user, "domain": {"id": "default"}, "password": password}}},
-        "scope": project_scope(project),
+        "scope": scope,
     }});
     let response = reqwest::Client::new()
         .post(format!("{}/v3/auth/tokens?nocatalog", env.url))
@@ -263,4 +269,26 @@ async fn revoked_token_is_refused_after_the_cache_time() {
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let (status, _) = call(&app, &[("x-auth-token", &member)]).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn system_token_gives_system_scope() {
+    let Some(env) = env() else { return };
+    let Ok(password) = std::env::var("KEYSTONE_ADMIN_PASSWORD") else {
+        eprintln!("skipped: KEYSTONE_ADMIN_PASSWORD not set");
+        return;
+    };
+    let admin = std::env::var("KEYSTONE_ADMIN_USER").unwrap_or_else(|_| "admin".to_owned());
+    let system = scoped_token(&env, &admin, &password, json!({"system": {"all": true}})).await;
+    let id = client(&env).validate(&system).await.unwrap();
+    assert_eq!(id.scope, Scope::System);
+    assert!(
+        id.has_role("admin") && id.has_role("reader"),
+        "{:?}",
+        id.roles
+    );
+    let (status, seen) = call(&app(&env, 300), &[("x-auth-token", &system)]).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(seen["openstack-system-scope"], "all");
+    assert_eq!(seen["x-project-id"], Value::Null);
 }
