@@ -4,8 +4,9 @@
 //! itself. Only successful validations are stored; a token Keystone
 //! refused, or one it could not check, is asked about again next time.
 //! The token's own expiry is checked on every hit, so a token never
-//! outlives itself in the cache. The cache is bounded in entries; the
-//! least useful go first when it is full.
+//! outlives itself in the cache. The cache is bounded: a token counts one,
+//! plus one per KiB of its catalog when validations ask for the catalog;
+//! the least useful go first when it is full.
 //!
 //! A hit takes no global lock and makes no network call (the map is
 //! `moka`'s concurrent cache). Concurrent requests with the same token not
@@ -54,7 +55,8 @@ impl TokenCache {
     ///
     /// `token_cache_time` is in seconds as in `[keystone_authtoken]`: -1
     /// (or 0) turns caching off, so every request is validated.
-    /// `capacity` bounds the number of tokens held.
+    /// `capacity` bounds the number of tokens held (a token with a catalog
+    /// counts one more per KiB of catalog).
     ///
     /// # Errors
     ///
@@ -86,6 +88,7 @@ impl TokenCache {
             Some(ttl) => Some(
                 moka::future::Cache::builder()
                     .max_capacity(capacity)
+                    .weigher(|_key: &Key, identity: &Arc<Identity>| weight(identity))
                     .time_to_live(ttl)
                     .build(),
             ),
@@ -137,6 +140,24 @@ impl TokenCache {
     }
 }
 
+/// One for the token, plus one per KiB of catalog.
+fn weight(identity: &Identity) -> u32 {
+    let catalog: usize = identity
+        .catalog
+        .iter()
+        .flatten()
+        .map(|service| {
+            let endpoints: usize = service
+                .endpoints
+                .iter()
+                .map(|e| e.url.len() + e.id.len() + e.interface.len() + 64)
+                .sum();
+            service.service_type.len() + service.name.len() + service.id.len() + endpoints + 64
+        })
+        .sum();
+    u32::try_from(1 + catalog / 1024).unwrap_or(u32::MAX)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,6 +186,29 @@ mod tests {
         );
         assert!(TokenCache::new(client(), 300, 0).is_err());
         assert!(TokenCache::new(client(), -1, 0).is_ok());
+    }
+
+    #[test]
+    fn catalog_adds_weight() {
+        let body = |catalog: &str| {
+            format!(
+                r#"{{"user": {{"id": "u", "name": "n", "domain": {{"id": "d", "name": "D"}}}},
+                    "expires_at": "2036-01-01T00:00:00Z", "catalog": [{catalog}]}}"#
+            )
+        };
+        let identity = |catalog: &str| {
+            let token: crate::model::Token = serde_json::from_str(&body(catalog)).unwrap();
+            Identity::try_from(token).unwrap()
+        };
+        assert_eq!(weight(&identity("")), 1);
+        let endpoint = format!(
+            r#"{{"interface": "public", "url": "http://{}/"}}"#,
+            "h".repeat(1000)
+        );
+        let endpoints = vec![endpoint; 10].join(",");
+        let service = format!(r#"{{"type": "compute", "endpoints": [{endpoints}]}}"#);
+        // One for the token and ten for about 10.6 KiB of endpoints.
+        assert_eq!(weight(&identity(&service)), 11);
     }
 
     #[tokio::test]
