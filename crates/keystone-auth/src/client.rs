@@ -28,6 +28,22 @@ use crate::model::{Identity, TokenResponse};
 /// without asking Keystone.
 pub const MAX_TOKEN_LEN: usize = 8 * 1024;
 
+/// The largest token body read from Keystone; a catalog of a large cloud
+/// is a few hundred KiB. A longer answer is an invalid response.
+const MAX_BODY_LEN: usize = 8 * 1024 * 1024;
+
+/// Reads a body of at most [`MAX_BODY_LEN`] bytes.
+async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, Error> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(Error::from_reqwest)? {
+        if body.len() + chunk.len() > MAX_BODY_LEN {
+            return Err(Error::new(ErrorKind::InvalidResponse));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
 /// A domain given by name or by id (`user_domain_name` / `user_domain_id`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -144,7 +160,7 @@ impl KeystoneClient {
             s if s.is_server_error() => return Err(Error::new(ErrorKind::ServerError(s))),
             s => return Err(Error::new(ErrorKind::UnexpectedStatus(s))),
         }
-        let body = response.bytes().await.map_err(Error::from_reqwest)?;
+        let body = read_body(response).await?;
         let parsed: TokenResponse = serde_json::from_slice(&body)
             .map_err(|e| Error::with_source(ErrorKind::InvalidResponse, e))?;
         let identity = Identity::try_from(parsed.token)
@@ -272,7 +288,7 @@ impl KeystoneClient {
             .cloned()
             .ok_or_else(|| Error::new(ErrorKind::InvalidResponse))?;
         value.set_sensitive(true);
-        let body = response.bytes().await.map_err(Error::from_reqwest)?;
+        let body = read_body(response).await?;
         let parsed: TokenResponse = serde_json::from_slice(&body)
             .map_err(|e| Error::with_source(ErrorKind::InvalidResponse, e))?;
         let expires_at = crate::model::parse_time(&parsed.token.expires_at)

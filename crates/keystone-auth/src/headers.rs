@@ -8,7 +8,7 @@
 
 use http::header::{HeaderMap, HeaderName, HeaderValue};
 
-use crate::model::{Identity, Scope};
+use crate::model::{CatalogService, Identity, Scope};
 
 /// `X-Auth-Token`: the user's token.
 pub const X_AUTH_TOKEN: HeaderName = HeaderName::from_static("x-auth-token");
@@ -78,7 +78,9 @@ pub fn remove_identity_headers(headers: &mut HeaderMap) {
 /// Writes the headers of a user's identity (`X-Identity-Status: Confirmed`,
 /// `X-User-Id`, ..., `X-Roles`, `OpenStack-System-Scope`,
 /// `X-Is-Admin-Project`, and `X-Service-Catalog` when the identity has a
-/// catalog).
+/// catalog, in the v2 shape keystonemiddleware sends: per service its
+/// `type`, `name` and `endpoints`, one entry per region with `region`,
+/// `publicURL`, `internalURL`, `adminURL`).
 ///
 /// Values that cannot be a header value (control bytes in a name) are left
 /// out rather than sent mangled.
@@ -92,7 +94,7 @@ pub fn insert_identity_headers(headers: &mut HeaderMap, identity: &Identity) {
         HeaderValue::from_static(python_bool(identity.is_admin_project)),
     );
     if let Some(catalog) = &identity.catalog {
-        if let Ok(json) = serde_json::to_string(catalog) {
+        if let Ok(json) = serde_json::to_string(&v2_catalog(catalog)) {
             put(headers, "x-service-catalog", &json);
         }
     }
@@ -103,6 +105,42 @@ pub fn insert_identity_headers(headers: &mut HeaderMap, identity: &Identity) {
 /// `X-Service-Roles`).
 pub fn insert_service_headers(headers: &mut HeaderMap, identity: &Identity) {
     write_set(headers, "x-service-", identity);
+}
+
+/// The v3 catalog in the v2 shape of `X-Service-Catalog`: endpoints grouped
+/// by region, each interface as `<interface>URL`.
+fn v2_catalog(catalog: &[CatalogService]) -> serde_json::Value {
+    let services = catalog.iter().map(|service| {
+        let mut regions: Vec<(Option<&str>, serde_json::Map<String, serde_json::Value>)> =
+            Vec::new();
+        for endpoint in &service.endpoints {
+            let region = endpoint.region.as_deref().or(endpoint.region_id.as_deref());
+            let index = match regions.iter().position(|(r, _)| *r == region) {
+                Some(i) => i,
+                None => {
+                    let mut entry = serde_json::Map::new();
+                    if let Some(name) = region.filter(|r| !r.is_empty()) {
+                        entry.insert("region".into(), name.into());
+                    }
+                    regions.push((region, entry));
+                    regions.len() - 1
+                }
+            };
+            let key = format!("{}URL", endpoint.interface.to_lowercase());
+            regions[index].1.insert(key, endpoint.url.clone().into());
+        }
+        let mut v2 = serde_json::Map::new();
+        v2.insert("type".into(), service.service_type.clone().into());
+        if !service.name.is_empty() {
+            v2.insert("name".into(), service.name.clone().into());
+        }
+        let endpoints = regions
+            .into_iter()
+            .map(|(_, e)| serde_json::Value::Object(e));
+        v2.insert("endpoints".into(), endpoints.collect());
+        serde_json::Value::Object(v2)
+    });
+    services.collect()
 }
 
 fn write_set(headers: &mut HeaderMap, prefix: &str, id: &Identity) {
@@ -215,6 +253,33 @@ mod tests {
         assert_eq!(get(&h, "X-Service-User-Id"), Some("u1"));
         assert_eq!(get(&h, "X-Service-Roles"), Some("reader,member"));
         assert_eq!(get(&h, "X-User-Id"), None);
+    }
+
+    #[test]
+    fn catalog_header_has_the_v2_shape() {
+        let catalog: Vec<CatalogService> = serde_json::from_str(
+            r#"[{"type": "placement", "name": "placement", "id": "s1", "endpoints": [
+                {"id": "e1", "interface": "public", "region": "RegionOne", "region_id": "RegionOne", "url": "http://pub/p"},
+                {"id": "e2", "interface": "internal", "region": "RegionOne", "region_id": "RegionOne", "url": "http://int/p"},
+                {"id": "e3", "interface": "public", "region": "RegionTwo", "region_id": "RegionTwo", "url": "http://two/p"}]},
+               {"type": "identity", "endpoints": [{"interface": "admin", "url": "http://k/v3"}]}]"#,
+        )
+        .unwrap();
+        let mut id = identity(Scope::Unscoped);
+        id.catalog = Some(catalog);
+        let mut h = HeaderMap::new();
+        insert_identity_headers(&mut h, &id);
+        let v2: serde_json::Value =
+            serde_json::from_str(get(&h, "X-Service-Catalog").unwrap()).unwrap();
+        assert_eq!(
+            v2,
+            serde_json::json!([
+                {"type": "placement", "name": "placement", "endpoints": [
+                    {"region": "RegionOne", "publicURL": "http://pub/p", "internalURL": "http://int/p"},
+                    {"region": "RegionTwo", "publicURL": "http://two/p"}]},
+                {"type": "identity", "endpoints": [{"adminURL": "http://k/v3"}]}
+            ])
+        );
     }
 
     #[test]

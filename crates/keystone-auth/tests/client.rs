@@ -57,6 +57,12 @@ async fn error_kinds_say_what_went_wrong() {
         ErrorKind::InvalidResponse
     );
 
+    ks.set_mode(Mode::HugeBody);
+    assert_eq!(
+        client.validate(&token).await.unwrap_err().kind(),
+        ErrorKind::InvalidResponse
+    );
+
     ks.set_mode(Mode::Normal);
     ks.set_delay(Duration::from_secs(3));
     let e = client.validate(&token).await.unwrap_err();

@@ -307,13 +307,18 @@ async fn keystone_errors_are_503_and_not_cached() {
     let app = app(&ks);
     let token = ks.project_token("ivan", "p1", &["member"]);
     let req = || get_with("/whoami", &[("x-auth-token", &token)]);
-    for mode in [Mode::ServerError, Mode::NotJson, Mode::MissingFields] {
+    for mode in [
+        Mode::ServerError,
+        Mode::NotJson,
+        Mode::MissingFields,
+        Mode::HugeBody,
+    ] {
         ks.set_mode(mode);
         assert_503(&send(&app, req()).await);
     }
     ks.set_mode(Mode::Normal);
     assert_eq!(send(&app, req()).await.status, StatusCode::OK);
-    assert_eq!(ks.validations(), 4);
+    assert_eq!(ks.validations(), 5);
 }
 
 #[tokio::test]

@@ -31,6 +31,7 @@ pub enum Mode {
     ServerError,
     NotJson,
     MissingFields,
+    HugeBody,
 }
 
 #[derive(Default)]
@@ -274,6 +275,14 @@ async fn validate(
         Mode::NotJson => return (StatusCode::OK, "<html>proxy error</html>").into_response(),
         Mode::MissingFields => {
             return (StatusCode::OK, axum::Json(json!({"token": {"roles": []}}))).into_response();
+        }
+        Mode::HugeBody => {
+            let padding = "x".repeat(9 * 1024 * 1024);
+            return (
+                StatusCode::OK,
+                axum::Json(json!({"token": {"padding": padding}})),
+            )
+                .into_response();
         }
         Mode::Normal => {}
     }
