@@ -1,0 +1,142 @@
+//! KeystoneClient against a fake Keystone on loopback: error kinds and the
+//! renewal of the service token.
+
+mod support;
+
+use std::time::Duration;
+
+use http::StatusCode;
+use keystone_auth::{ErrorKind, Scope};
+use support::{FakeKeystone, Mode};
+
+#[tokio::test]
+async fn validate_returns_the_identity() {
+    let ks = FakeKeystone::start().await;
+    let client = ks.client_builder().build().unwrap();
+    let token = ks.project_token("alice", "p1", &["reader", "member"]);
+    let id = client.validate(&token).await.unwrap();
+    assert_eq!(id.user_id, "alice-id");
+    assert_eq!(id.project_id(), Some("p1"));
+    assert!(matches!(id.scope, Scope::Project { .. }));
+    assert_eq!(id.roles, ["reader", "member"]);
+    assert!(id.catalog.is_none(), "?nocatalog by default");
+}
+
+#[tokio::test]
+async fn error_kinds_say_what_went_wrong() {
+    let ks = FakeKeystone::start().await;
+    let client = ks
+        .client_builder()
+        .request_timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let token = ks.project_token("bob", "p1", &["member"]);
+
+    let e = client.validate("gAAAAAB-unknown").await.unwrap_err();
+    assert!(e.is_invalid_token(), "{e:?}");
+
+    ks.set_mode(Mode::ServerError);
+    let e = client.validate(&token).await.unwrap_err();
+    assert_eq!(
+        e.kind(),
+        ErrorKind::ServerError(StatusCode::INTERNAL_SERVER_ERROR)
+    );
+    assert!(e.is_unavailable());
+
+    ks.set_mode(Mode::NotJson);
+    let e = client.validate(&token).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidResponse);
+    assert!(
+        std::error::Error::source(&e).is_some(),
+        "the parse error is kept"
+    );
+
+    ks.set_mode(Mode::MissingFields);
+    assert_eq!(
+        client.validate(&token).await.unwrap_err().kind(),
+        ErrorKind::InvalidResponse
+    );
+
+    ks.set_mode(Mode::HugeBody);
+    assert_eq!(
+        client.validate(&token).await.unwrap_err().kind(),
+        ErrorKind::InvalidResponse
+    );
+
+    ks.set_mode(Mode::Normal);
+    ks.set_delay(Duration::from_secs(3));
+    let e = client.validate(&token).await.unwrap_err();
+    assert!(e.is_timeout(), "{e:?}");
+    assert_eq!(e.to_string(), "keystone did not answer in time");
+}
+
+#[tokio::test]
+async fn service_token_is_renewed_before_it_expires() {
+    let ks = FakeKeystone::start().await;
+    let token = ks.project_token("carol", "p1", &["member"]);
+
+    // Renewed `renew_before` ahead of the expiry.
+    let client = ks
+        .client_builder()
+        .renew_before(Duration::from_secs(3599))
+        .build()
+        .unwrap();
+    ks.set_service_token_lifetime(Duration::from_secs(7200));
+    client.validate(&token).await.unwrap();
+    // 7200 s less 3599 s: not yet due.
+    client.validate(&token).await.unwrap();
+    assert_eq!(ks.auths(), 1);
+
+    // A token living less than twice `renew_before` is renewed half way.
+    let client = ks.client_builder().build().unwrap();
+    ks.set_service_token_lifetime(Duration::from_secs(2));
+    client.validate(&token).await.unwrap();
+    client.validate(&token).await.unwrap();
+    assert_eq!(ks.auths(), 2, "fresh for the first second");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    client.validate(&token).await.unwrap();
+    assert_eq!(
+        ks.auths(),
+        3,
+        "renewed after half its life, before it expired"
+    );
+}
+
+#[tokio::test]
+async fn renew_before_margin_is_honoured() {
+    let ks = FakeKeystone::start().await;
+    let token = ks.project_token("dora", "p1", &["member"]);
+    // Lives 4 s, renewed 1 s ahead: fresh at 2.2 s (half way would renew).
+    ks.set_service_token_lifetime(Duration::from_secs(4));
+    let client = ks
+        .client_builder()
+        .renew_before(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    client.validate(&token).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(2200)).await;
+    client.validate(&token).await.unwrap();
+    assert_eq!(ks.auths(), 1);
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    client.validate(&token).await.unwrap();
+    assert_eq!(ks.auths(), 2);
+}
+
+#[tokio::test]
+async fn concurrent_first_validations_authenticate_once() {
+    let ks = FakeKeystone::start().await;
+    let client = ks.client_builder().build().unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..10 {
+        let token = ks.project_token(&format!("u{i}"), "p1", &["member"]);
+        let client = client.clone();
+        tasks.push(tokio::spawn(async move {
+            client.validate(&token).await.map(|_| ())
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap().unwrap();
+    }
+    assert_eq!(ks.auths(), 1);
+    assert_eq!(ks.validations(), 10);
+}
