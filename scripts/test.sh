@@ -59,5 +59,13 @@ echo "== Keystone for the keystone tests (scripts/keystone.sh)"
 keystone_port=()
 [ -n "${MV_PORTS:-}" ] && keystone_port=(--port "$(free_port "$MV_PORTS")")
 bash scripts/keystone-check.sh "${keystone_port[@]}"
+echo "== keystone-auth against the real Keystone"
+keystone_port=()
+[ -n "${MV_PORTS:-}" ] && keystone_port=(--port "$(free_port "$MV_PORTS")")
+eval "$(bash scripts/keystone.sh start "${keystone_port[@]}")"
+trap 'bash scripts/keystone.sh stop "${keystone_port[@]}"; rm -rf "$bin_dir"' EXIT
+cargo test --all-features -p keystone-auth --test real_keystone
+bash scripts/keystone.sh stop "${keystone_port[@]}"
+trap 'rm -rf "$bin_dir"' EXIT
 echo "== reliability (short form)"
 MV_TEST_BACKENDS="$backends" bash scripts/reliability.sh --binary "$bin_dir/placement-api"

@@ -4,7 +4,7 @@
 //! Variables: `KEYSTONE_URL` (the identity root or its `/v3`),
 //! `KEYSTONE_SERVICE_USER`, `KEYSTONE_SERVICE_PASSWORD`,
 //! `KEYSTONE_SERVICE_PROJECT` (the service user, role `service`),
-//! `KEYSTONE_MEMBER_USER`, `KEYSTONE_USER_PASSWORD`,
+//! `KEYSTONE_MEMBER_USER`, `KEYSTONE_MEMBER_PASSWORD`,
 //! `KEYSTONE_DEMO_PROJECT` (a user with role `member` on that project; a
 //! project name, or an id of 32 hex digits). All users and projects are in
 //! the domain `default`. The system-scope test also needs
@@ -46,7 +46,7 @@ fn env() -> Option<Env> {
         service_password: var("KEYSTONE_SERVICE_PASSWORD"),
         service_project: var("KEYSTONE_SERVICE_PROJECT"),
         member_user: var("KEYSTONE_MEMBER_USER"),
-        user_password: var("KEYSTONE_USER_PASSWORD"),
+        user_password: var("KEYSTONE_MEMBER_PASSWORD"),
         demo_project: var("KEYSTONE_DEMO_PROJECT"),
     })
 }
