@@ -581,6 +581,23 @@ fn tokens_url(auth_url: Option<&str>) -> Result<Url, ConfigError> {
     Ok(url)
 }
 
+/// A client of a Keystone nobody answers for (port 9), for unit tests of
+/// what is built around it.
+#[cfg(test)]
+impl KeystoneClient {
+    pub(crate) fn unreachable_for_tests() -> KeystoneClient {
+        KeystoneClient::builder()
+            .auth_url("http://127.0.0.1:9")
+            .username("u")
+            .password("p")
+            .project_name("service")
+            .user_domain(DomainSpec::Id("default".into()))
+            .project_domain(DomainSpec::Id("default".into()))
+            .build()
+            .expect("the settings are complete")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
