@@ -60,9 +60,16 @@ fn project_scope(project: &str) -> Value {
     }
 }
 
-/// A user's token, as a client would get it.
-async fn token(env: &Env, user: &str, password: &str, project: &str) -> String {
-    scoped_token(env, user, password, project_scope(project)).await
+/// The demo member's project token, as a client would get it.
+async fn member_token(env: &Env) -> String {
+    let scope = project_scope(&env.demo_project);
+    scoped_token(env, &env.member_user, &env.user_password, scope).await
+}
+
+/// The service user's project token.
+async fn service_token(env: &Env) -> String {
+    let scope = project_scope(&env.service_project);
+    scoped_token(env, &env.service_user, &env.service_password, scope).await
 }
 
 async fn scoped_token(env: &Env, user: &str, password: &str, scope: Value) -> String {
@@ -153,13 +160,7 @@ async fn member_token_validates_with_implied_roles() {
     let Some(env) = env() else { return };
     let client = client(&env);
     client.authenticate().await.unwrap();
-    let member = token(
-        &env,
-        &env.member_user,
-        &env.user_password,
-        &env.demo_project,
-    )
-    .await;
+    let member = member_token(&env).await;
     let id = client.validate(&member).await.unwrap();
     assert_eq!(id.user_name, env.member_user);
     assert!(matches!(id.scope, Scope::Project { .. }));
@@ -180,13 +181,7 @@ async fn member_token_validates_with_implied_roles() {
 async fn layer_replaces_spoofed_headers_and_refuses_bad_tokens() {
     let Some(env) = env() else { return };
     let app = app(&env, 300);
-    let member = token(
-        &env,
-        &env.member_user,
-        &env.user_password,
-        &env.demo_project,
-    )
-    .await;
+    let member = member_token(&env).await;
     let (status, seen) = call(
         &app,
         &[
@@ -216,20 +211,8 @@ async fn layer_replaces_spoofed_headers_and_refuses_bad_tokens() {
 async fn service_token_gives_service_roles() {
     let Some(env) = env() else { return };
     let app = app(&env, 300);
-    let member = token(
-        &env,
-        &env.member_user,
-        &env.user_password,
-        &env.demo_project,
-    )
-    .await;
-    let service = token(
-        &env,
-        &env.service_user,
-        &env.service_password,
-        &env.service_project,
-    )
-    .await;
+    let member = member_token(&env).await;
+    let service = service_token(&env).await;
     let (status, seen) = call(
         &app,
         &[("x-auth-token", &member), ("x-service-token", &service)],
@@ -256,13 +239,7 @@ async fn service_token_gives_service_roles() {
 async fn revoked_token_is_refused_after_the_cache_time() {
     let Some(env) = env() else { return };
     let app = app(&env, 1);
-    let member = token(
-        &env,
-        &env.member_user,
-        &env.user_password,
-        &env.demo_project,
-    )
-    .await;
+    let member = member_token(&env).await;
     let (status, _) = call(&app, &[("x-auth-token", &member)]).await;
     assert_eq!(status, StatusCode::OK);
     revoke(&env, &member).await;
