@@ -109,6 +109,8 @@ impl TokenCache {
     /// As [`KeystoneClient::validate`]; an expired cached token is
     /// [invalid](Error::is_invalid_token) and leaves the cache.
     pub async fn identity(&self, token: &str) -> Result<Arc<Identity>, Error> {
+        // Checked before hashing too (validate checks it again for its
+        // own callers): a 10 MB header is refused without being digested.
         if !is_plausible_token(token.as_bytes()) {
             return Err(Error::invalid_token());
         }
