@@ -54,6 +54,54 @@ pub enum DomainSpec {
     Name(String),
 }
 
+/// Which of the identity service's catalog endpoints validates tokens
+/// (keystonemiddleware's `interface`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interface {
+    /// `public`.
+    Public,
+    /// `internal` (keystonemiddleware's default).
+    Internal,
+    /// `admin`.
+    Admin,
+}
+
+impl Interface {
+    /// The name the catalog uses.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Public => "public",
+            Self::Internal => "internal",
+            Self::Admin => "admin",
+        }
+    }
+}
+
+impl fmt::Display for Interface {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Interface {
+    type Err = ConfigError;
+
+    /// `public`, `internal` or `admin`; keystoneauth's older spellings
+    /// `publicURL`, `internalURL` and `adminURL` are accepted too.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.strip_suffix("URL").unwrap_or(s) {
+            "public" => Ok(Self::Public),
+            "internal" => Ok(Self::Internal),
+            "admin" => Ok(Self::Admin),
+            _ => Err(ConfigError::new(
+                "interface",
+                format!("{s:?} is not one of public, internal or admin"),
+            )),
+        }
+    }
+}
+
 impl DomainSpec {
     fn to_json(&self) -> serde_json::Value {
         match self {
@@ -88,6 +136,10 @@ pub struct KeystoneClient {
 struct Inner {
     http: reqwest::Client,
     tokens_url: Url,
+    /// Where validations go: `None` for `tokens_url`, or the identity
+    /// endpoint of the service token's catalog for this interface and
+    /// region.
+    endpoint: Option<(Interface, Option<String>)>,
     auth_body: Vec<u8>,
     include_catalog: bool,
     renew_before: Duration,
@@ -98,6 +150,8 @@ struct Inner {
 
 struct ServiceToken {
     value: HeaderValue,
+    /// `.../v3/auth/tokens` of the endpoint that validates users' tokens.
+    validate_url: Url,
     /// When to get a new one: `renew_before` ahead of the expiry, or half
     /// way through the token's life when that comes later.
     renew_at: OffsetDateTime,
@@ -145,12 +199,12 @@ impl KeystoneClient {
         }
         let subject = HeaderValue::from_str(token).map_err(|_| Error::invalid_token())?;
         let service = self.service_token().await?;
-        let response = self.send_validate(&service.value, &subject).await?;
+        let response = self.send_validate(&service, &subject).await?;
         let response = if response.status() == StatusCode::UNAUTHORIZED {
             tracing::info!("keystone refused the service token; authenticating again");
             self.forget_service_token(&service);
             let service = self.service_token().await?;
-            self.send_validate(&service.value, &subject).await?
+            self.send_validate(&service, &subject).await?
         } else {
             response
         };
@@ -173,10 +227,10 @@ impl KeystoneClient {
 
     async fn send_validate(
         &self,
-        service: &HeaderValue,
+        service: &ServiceToken,
         subject: &HeaderValue,
     ) -> Result<reqwest::Response, Error> {
-        let mut url = self.inner.tokens_url.clone();
+        let mut url = service.validate_url.clone();
         if !self.inner.include_catalog {
             url.set_query(Some("nocatalog"));
         }
@@ -184,7 +238,7 @@ impl KeystoneClient {
             self.inner
                 .http
                 .get(url.clone())
-                .header(X_AUTH_TOKEN, service.clone())
+                .header(X_AUTH_TOKEN, service.value.clone())
                 .header(X_SUBJECT_TOKEN, subject.clone())
         })
         .await
@@ -251,7 +305,10 @@ impl KeystoneClient {
 
     async fn request_service_token(&self) -> Result<ServiceToken, Error> {
         let mut url = self.inner.tokens_url.clone();
-        url.set_query(Some("nocatalog"));
+        // The catalog is only needed to find the identity endpoint.
+        if self.inner.endpoint.is_none() {
+            url.set_query(Some("nocatalog"));
+        }
         let response = self
             .send(|| {
                 self.inner
@@ -301,8 +358,32 @@ impl KeystoneClient {
         let margin =
             margin.min(time::Duration::try_from(self.inner.renew_before).unwrap_or(margin));
         let renew_at = expires_at - margin;
-        tracing::debug!(%expires_at, %renew_at, "got the service token");
-        Ok(ServiceToken { value, renew_at })
+        let validate_url = match &self.inner.endpoint {
+            None => self.inner.tokens_url.clone(),
+            Some((interface, region)) => {
+                let url = parsed
+                    .token
+                    .catalog
+                    .as_deref()
+                    .and_then(|c| identity_endpoint(c, *interface, region.as_deref()))
+                    .ok_or_else(|| {
+                        tracing::error!(
+                            %interface,
+                            region = region.as_deref().unwrap_or("any"),
+                            "the service token's catalog has no identity endpoint"
+                        );
+                        Error::new(ErrorKind::NoIdentityEndpoint)
+                    })?;
+                tokens_url(Some(url))
+                    .map_err(|e| Error::with_source(ErrorKind::InvalidResponse, e))?
+            }
+        };
+        tracing::debug!(%expires_at, %renew_at, %validate_url, "got the service token");
+        Ok(ServiceToken {
+            value,
+            validate_url,
+            renew_at,
+        })
     }
 }
 
@@ -316,10 +397,14 @@ impl KeystoneClient {
 pub struct KeystoneClientBuilder {
     auth_url: Option<String>,
     username: Option<String>,
+    user_id: Option<String>,
     password: Option<String>,
     project_name: Option<String>,
+    project_id: Option<String>,
     user_domain: Option<DomainSpec>,
     project_domain: Option<DomainSpec>,
+    interface: Option<Interface>,
+    region_name: Option<String>,
     connect_timeout: Duration,
     request_timeout: Duration,
     max_retries: u32,
@@ -336,10 +421,14 @@ impl Default for KeystoneClientBuilder {
         Self {
             auth_url: None,
             username: None,
+            user_id: None,
             password: None,
             project_name: None,
+            project_id: None,
             user_domain: None,
             project_domain: None,
+            interface: None,
+            region_name: None,
             connect_timeout: Duration::from_secs(5),
             request_timeout: Duration::from_secs(10),
             max_retries: 3,
@@ -379,6 +468,13 @@ impl KeystoneClientBuilder {
         self
     }
 
+    /// The service user's id (`user_id`), in place of
+    /// [`username`](Self::username) and its domain.
+    pub fn user_id(mut self, id: impl Into<String>) -> Self {
+        self.user_id = Some(id.into());
+        self
+    }
+
     /// The service user's password.
     pub fn password(mut self, password: impl Into<String>) -> Self {
         self.password = Some(password.into());
@@ -388,6 +484,28 @@ impl KeystoneClientBuilder {
     /// The project the service token is scoped to (`service` in devstack).
     pub fn project_name(mut self, name: impl Into<String>) -> Self {
         self.project_name = Some(name.into());
+        self
+    }
+
+    /// The id of the project the service token is scoped to
+    /// (`project_id`), in place of [`project_name`](Self::project_name)
+    /// and its domain.
+    pub fn project_id(mut self, id: impl Into<String>) -> Self {
+        self.project_id = Some(id.into());
+        self
+    }
+
+    /// Validate tokens at the identity endpoint of this interface in the
+    /// service token's catalog (`interface`), instead of at `auth_url`.
+    pub fn interface(mut self, interface: Interface) -> Self {
+        self.interface = Some(interface);
+        self
+    }
+
+    /// The region of that endpoint (`region_name`); any region when unset.
+    /// Only used with [`interface`](Self::interface).
+    pub fn region_name(mut self, region: impl Into<String>) -> Self {
+        self.region_name = Some(region.into()).filter(|r: &String| !r.is_empty());
         self
     }
 
@@ -461,24 +579,40 @@ impl KeystoneClientBuilder {
     /// A [`ConfigError`] naming the setting that is missing or invalid.
     pub fn build(self) -> Result<KeystoneClient, ConfigError> {
         let tokens_url = tokens_url(self.auth_url.as_deref())?;
-        let username = required("username", self.username)?;
         let password = required("password", self.password)?;
-        let project_name = required("project_name", self.project_name)?;
-        let user_domain = self.user_domain.filter(|d| !d.is_empty()).ok_or_else(|| {
-            ConfigError::new(
-                "user_domain_name",
-                "user_domain_name or user_domain_id is required",
-            )
-        })?;
-        let project_domain = self
-            .project_domain
-            .filter(|d| !d.is_empty())
-            .ok_or_else(|| {
-                ConfigError::new(
-                    "project_domain_name",
-                    "project_domain_name or project_domain_id is required",
-                )
-            })?;
+        let user = match self.user_id.filter(|id| !id.is_empty()) {
+            Some(id) => json!({ "id": id, "password": password }),
+            None => {
+                let name = self.username.filter(|v| !v.is_empty()).ok_or_else(|| {
+                    ConfigError::new("username", "username or user_id is required")
+                })?;
+                let domain = self.user_domain.filter(|d| !d.is_empty()).ok_or_else(|| {
+                    ConfigError::new(
+                        "user_domain_name",
+                        "user_domain_name or user_domain_id is required with username",
+                    )
+                })?;
+                json!({ "name": name, "domain": domain.to_json(), "password": password })
+            }
+        };
+        let project = match self.project_id.filter(|id| !id.is_empty()) {
+            Some(id) => json!({ "id": id }),
+            None => {
+                let name = self.project_name.filter(|v| !v.is_empty()).ok_or_else(|| {
+                    ConfigError::new("project_name", "project_name or project_id is required")
+                })?;
+                let domain = self
+                    .project_domain
+                    .filter(|d| !d.is_empty())
+                    .ok_or_else(|| {
+                        ConfigError::new(
+                            "project_domain_name",
+                            "project_domain_name or project_domain_id is required with project_name",
+                        )
+                    })?;
+                json!({ "name": name, "domain": domain.to_json() })
+            }
+        };
         if self.connect_timeout.is_zero() {
             return Err(ConfigError::new(
                 "http_connect_timeout",
@@ -492,15 +626,8 @@ impl KeystoneClientBuilder {
             ));
         }
         let auth_body = json!({"auth": {
-            "identity": {
-                "methods": ["password"],
-                "password": {"user": {
-                    "name": username,
-                    "domain": user_domain.to_json(),
-                    "password": password,
-                }},
-            },
-            "scope": {"project": {"name": project_name, "domain": project_domain.to_json()}},
+            "identity": {"methods": ["password"], "password": {"user": user}},
+            "scope": {"project": project},
         }});
         let auth_body = serde_json::to_vec(&auth_body)
             .map_err(|e| ConfigError::new("password", e.to_string()))?;
@@ -535,6 +662,7 @@ impl KeystoneClientBuilder {
             inner: Arc::new(Inner {
                 http,
                 tokens_url,
+                endpoint: self.interface.map(|i| (i, self.region_name)),
                 auth_body,
                 include_catalog: self.include_catalog,
                 renew_before: self.renew_before,
@@ -550,6 +678,26 @@ fn required(setting: &'static str, value: Option<String>) -> Result<String, Conf
     value
         .filter(|v| !v.is_empty())
         .ok_or_else(|| ConfigError::new(setting, "is required"))
+}
+
+/// The URL of the identity service's endpoint for `interface` in `region`
+/// (any region when `None`).
+fn identity_endpoint<'a>(
+    catalog: &'a [crate::model::CatalogService],
+    interface: Interface,
+    region: Option<&str>,
+) -> Option<&'a str> {
+    catalog
+        .iter()
+        .filter(|s| s.service_type == "identity")
+        .flat_map(|s| &s.endpoints)
+        .find(|e| {
+            e.interface == interface.as_str()
+                && region.is_none_or(|r| {
+                    e.region_id.as_deref() == Some(r) || e.region.as_deref() == Some(r)
+                })
+        })
+        .map(|e| e.url.as_str())
 }
 
 /// `<auth_url>/v3/auth/tokens`, with `/v3` added when the URL lacks it.
@@ -649,6 +797,60 @@ mod tests {
         assert_eq!(e.setting(), "user_domain_name");
         let e = full().connect_timeout(Duration::ZERO).build().unwrap_err();
         assert_eq!(e.setting(), "http_connect_timeout");
+        // Ids stand in for names and their domains.
+        let by_id = KeystoneClient::builder()
+            .auth_url("http://127.0.0.1:5000")
+            .user_id("u1")
+            .password("secret")
+            .project_id("p1");
+        let client = by_id.build().unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&client.inner.auth_body).unwrap();
+        assert_eq!(body["auth"]["identity"]["password"]["user"]["id"], "u1");
+        assert_eq!(body["auth"]["scope"]["project"], json!({"id": "p1"}));
+        let e = KeystoneClient::builder()
+            .auth_url("http://127.0.0.1:5000")
+            .username("placement")
+            .password("secret")
+            .project_id("p1")
+            .build()
+            .unwrap_err();
+        assert_eq!(e.setting(), "user_domain_name");
+        let e = KeystoneClient::builder()
+            .auth_url("http://127.0.0.1:5000")
+            .user_id("u1")
+            .password("secret")
+            .build()
+            .unwrap_err();
+        assert_eq!(e.setting(), "project_name");
+    }
+
+    #[test]
+    fn interfaces_and_the_identity_endpoint() {
+        for (text, want) in [
+            ("public", Interface::Public),
+            ("internalURL", Interface::Internal),
+            ("admin", Interface::Admin),
+        ] {
+            assert_eq!(text.parse::<Interface>().unwrap(), want);
+        }
+        let e = "private".parse::<Interface>().unwrap_err();
+        assert_eq!(e.setting(), "interface");
+        assert!(e.to_string().contains("public, internal or admin"), "{e}");
+        let catalog: Vec<crate::model::CatalogService> = serde_json::from_value(json!([
+            {"type": "placement", "endpoints": [
+                {"interface": "internal", "region_id": "R1", "url": "http://p"}]},
+            {"type": "identity", "endpoints": [
+                {"interface": "public", "region_id": "R1", "url": "http://pub/v3"},
+                {"interface": "internal", "region_id": "R1", "url": "http://int1"},
+                {"interface": "internal", "region_id": "R2", "url": "http://int2"}]},
+        ]))
+        .unwrap();
+        let find = |i, r| identity_endpoint(&catalog, i, r);
+        assert_eq!(find(Interface::Internal, None), Some("http://int1"));
+        assert_eq!(find(Interface::Internal, Some("R2")), Some("http://int2"));
+        assert_eq!(find(Interface::Public, Some("R1")), Some("http://pub/v3"));
+        assert_eq!(find(Interface::Admin, None), None);
+        assert_eq!(find(Interface::Public, Some("R3")), None);
     }
 
     #[cfg(feature = "rustls")]

@@ -46,6 +46,9 @@ pub enum ErrorKind {
     InvalidResponse,
     /// Keystone refused the service's own credentials.
     ServiceAuthRefused(StatusCode),
+    /// The catalog of the service's token has no identity endpoint for the
+    /// configured interface and region.
+    NoIdentityEndpoint,
 }
 
 impl fmt::Display for ErrorKind {
@@ -66,6 +69,9 @@ impl fmt::Display for ErrorKind {
                     s.as_u16()
                 )
             }
+            Self::NoIdentityEndpoint => f.write_str(
+                "the service token's catalog has no identity endpoint for the configured interface and region",
+            ),
         }
     }
 }

@@ -71,7 +71,7 @@ mod rejection;
 
 pub use cache::{DEFAULT_CACHE_CAPACITY, DEFAULT_TOKEN_CACHE_TIME, TokenCache};
 pub use client::{
-    DomainSpec, KeystoneClient, KeystoneClientBuilder, MAX_TOKEN_LEN, is_plausible_token,
+    DomainSpec, Interface, KeystoneClient, KeystoneClientBuilder, MAX_TOKEN_LEN, is_plausible_token,
 };
 pub use error::{ConfigError, Error, ErrorKind};
 pub use layer::{

@@ -31,6 +31,9 @@ pub struct AppState {
     pub discovery: Discovery,
     /// The versions document as `GET /` sends it, serialized once.
     pub(crate) versions_body: bytes::Bytes,
+    /// The Keystone layer (with its token cache), when the auth strategy
+    /// is `keystone`.
+    pub(crate) keystone: Option<keystone_auth::KeystoneAuthLayer>,
 }
 
 impl AppState {
@@ -46,6 +49,11 @@ impl AppState {
             config.enforce_scope,
             config.policy_file.as_deref(),
         )?;
+        let keystone = config
+            .keystone
+            .as_ref()
+            .map(crate::auth::keystone_layer)
+            .transpose()?;
         let store = Store::connect(&config.database).await?;
         let discovery = discovery()?;
         // As the handler serialized it per request before: through a
@@ -57,6 +65,7 @@ impl AppState {
             policy: Arc::new(policy),
             discovery,
             versions_body: versions_body.into(),
+            keystone,
         })
     }
 
@@ -127,6 +136,13 @@ pub fn router(state: AppState) -> Result<Router, BuildError> {
     let api = microversions()?;
     let limit = state.config.max_body_size;
     let state_cors = state.config.cors.clone();
+    let keystone = state.keystone.clone();
+    let noauth2 = keystone
+        .is_none()
+        .then(|| middleware::from_fn(crate::auth::noauth2));
+    let keystone_context = keystone
+        .is_some()
+        .then(|| middleware::from_fn(crate::auth::keystone_context));
     let schemas = Arc::new(RequestSchemas::build()?);
     let routes = handlers::routes(VersionedRouter::new())
         .build()?
@@ -153,8 +169,13 @@ pub fn router(state: AppState) -> Result<Router, BuildError> {
         .layer(middleware::from_fn(move |req, next| {
             read_body(limit, req, next)
         }))
+        // Keystone's refusals come before the version is looked at, as
+        // keystonemiddleware sits outside upstream's microversion
+        // middleware.
+        .option_layer(keystone)
         .layer(MicroversionLayer::new(api))
-        .layer(middleware::from_fn(crate::auth::noauth2))
+        .option_layer(noauth2)
+        .option_layer(keystone_context)
         .layer(middleware::from_fn(refuse_large_body))
         .layer(middleware::from_fn(refuse_large_query))
         .layer(middleware::from_fn(require_content_type))

@@ -1,10 +1,14 @@
-//! Authentication: upstream's `noauth2` strategy.
+//! Authentication: upstream's two strategies.
 //!
-//! Every path but the root needs an `x-auth-token`, else 401. The token is
-//! `user[:project]` (the project defaults to the user); the user `admin`
-//! gets the role `admin`. The headers keystonemiddleware would set are
-//! honoured: `x-roles` (comma separated), `x-project-id`,
-//! `openstack-system-scope`.
+//! - `noauth2`: every path but the root needs an `x-auth-token`, else 401.
+//!   The token is `user[:project]` (the project defaults to the user); the
+//!   user `admin` gets the role `admin`. The headers keystonemiddleware
+//!   would set are honoured: `x-roles` (comma separated), `x-project-id`,
+//!   `x-domain-id`, `openstack-system-scope`.
+//! - `keystone`: [`keystone_auth::KeystoneAuthLayer`] validates the token
+//!   (the root passes without one, whatever the method, as upstream's
+//!   `PlacementAuthProtocol` lets it), and [`keystone_context`] makes the
+//!   request context of the identity it found.
 
 use axum::extract::Request;
 use axum::middleware::Next;
@@ -13,11 +17,52 @@ use http::StatusCode;
 use microversion_server::ApiError;
 
 use crate::context::RequestContext;
+use crate::keystone_authtoken::KeystoneAuthtoken;
+
+/// Whether a path is the root, which upstream serves without a token.
+fn is_root(path: &str) -> bool {
+    path == "/" || path.is_empty()
+}
+
+/// The Keystone layer of `[keystone_authtoken]`.
+///
+/// # Errors
+///
+/// A setting the layer refuses, named.
+pub(crate) fn keystone_layer(
+    settings: &KeystoneAuthtoken,
+) -> Result<keystone_auth::KeystoneAuthLayer, keystone_auth::ConfigError> {
+    keystone_auth::KeystoneAuthLayer::builder(settings.client()?)
+        .www_authenticate_uri(
+            settings
+                .www_authenticate_uri
+                .as_deref()
+                .unwrap_or(&settings.auth_url),
+        )
+        .token_cache_time(settings.token_cache_time)
+        .service_token_roles(settings.service_token_roles.iter().cloned())
+        .service_token_roles_required(settings.service_token_roles_required)
+        .public_if(|_: &http::Method, path: &str| is_root(path))
+        .build()
+}
+
+/// The request context of a request the Keystone layer let in. A request
+/// it did not authenticate (the root) has none; the handlers that need one
+/// answer 401, as upstream's context middleware does without a user id.
+pub(crate) async fn keystone_context(mut req: Request, next: Next) -> Response {
+    let context = req
+        .extensions()
+        .get::<keystone_auth::RequestIdentity>()
+        .map(|identity| RequestContext::from_identity(&identity.user));
+    if let Some(context) = context {
+        req.extensions_mut().insert(context);
+    }
+    next.run(req).await
+}
 
 /// The `noauth2` middleware.
 pub(crate) async fn noauth2(mut req: Request, next: Next) -> Response {
-    let path = req.uri().path();
-    if path == "/" || path.is_empty() {
+    if is_root(req.uri().path()) {
         return next.run(req).await;
     }
     let Some(token) = req
@@ -67,6 +112,7 @@ fn context_from(token: &str, headers: &http::HeaderMap) -> RequestContext {
             .or_else(|| system_scope.is_none().then(|| project_id.to_owned())),
         roles,
         system_scope,
+        domain_id: header("x-domain-id"),
     }
 }
 

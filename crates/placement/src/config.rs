@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, bail};
 
 use crate::cors::CorsConfig;
+use crate::keystone_authtoken::KeystoneAuthtoken;
 
 /// The default listen address (upstream's port).
 pub const DEFAULT_BIND: &str = "127.0.0.1:8778";
@@ -40,6 +41,9 @@ pub enum AuthStrategy {
     /// Upstream's `noauth2`: the token `user[:project]` names the caller;
     /// the user `admin` has the admin role.
     Noauth2,
+    /// Keystone tokens, validated as keystonemiddleware does with the
+    /// settings of `[keystone_authtoken]`.
+    Keystone,
 }
 
 /// The settings the service runs with.
@@ -51,6 +55,8 @@ pub struct Config {
     pub database: String,
     /// How requests are authenticated.
     pub auth_strategy: AuthStrategy,
+    /// `[keystone_authtoken]`, read when the strategy is `keystone`.
+    pub keystone: Option<KeystoneAuthtoken>,
     /// oslo.policy's `enforce_new_defaults`.
     pub enforce_new_defaults: bool,
     /// oslo.policy's `enforce_scope`.
@@ -100,6 +106,7 @@ impl Default for Config {
                 .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 8778))),
             database: DEFAULT_DATABASE.to_owned(),
             auth_strategy: AuthStrategy::Noauth2,
+            keystone: None,
             enforce_new_defaults: true,
             enforce_scope: true,
             policy_file: None,
@@ -140,9 +147,15 @@ impl Config {
     /// naming the file, section and key.
     pub fn load(config_file: Option<&Path>, overrides: Overrides) -> anyhow::Result<Config> {
         let mut config = Config::default();
-        if let Some(path) = config_file {
-            config.read_file(path)?;
-        }
+        let file = match config_file {
+            Some(path) => {
+                let ini = ini::Ini::load_from_file(path)
+                    .with_context(|| format!("cannot read config file {}", path.display()))?;
+                config.read_file(&ini, path)?;
+                Some((ini, path))
+            }
+            None => None,
+        };
         if let Some(bind) = overrides.bind {
             config.bind = bind;
         }
@@ -162,12 +175,21 @@ impl Config {
         if let Some(size) = overrides.max_body_size {
             config.max_body_size = size;
         }
+        if config.auth_strategy == AuthStrategy::Keystone {
+            let section = file
+                .as_ref()
+                .and_then(|(ini, path)| Some((ini.section(Some("keystone_authtoken"))?, *path)));
+            let Some((section, path)) = section else {
+                bail!(
+                    "auth strategy keystone needs the [keystone_authtoken] section of a placement.conf (--config-file): auth_type, auth_url, username, password, project_name, user_domain_name, project_domain_name"
+                );
+            };
+            config.keystone = Some(KeystoneAuthtoken::read(section, path)?);
+        }
         Ok(config)
     }
 
-    fn read_file(&mut self, path: &Path) -> anyhow::Result<()> {
-        let ini = ini::Ini::load_from_file(path)
-            .with_context(|| format!("cannot read config file {}", path.display()))?;
+    fn read_file(&mut self, ini: &ini::Ini, path: &Path) -> anyhow::Result<()> {
         let get = |section: &str, key: &str| ini.section(Some(section)).and_then(|s| s.get(key));
         if let Some(connection) = get("placement_database", "connection") {
             self.database = connection.trim().to_owned();
@@ -175,8 +197,9 @@ impl Config {
         if let Some(strategy) = get("api", "auth_strategy") {
             match strategy.trim() {
                 "noauth2" => self.auth_strategy = AuthStrategy::Noauth2,
+                "keystone" => self.auth_strategy = AuthStrategy::Keystone,
                 other => bail!(
-                    "{}: [api] auth_strategy = {other} is not supported; the accepted value is noauth2",
+                    "{}: [api] auth_strategy = {other} is not supported; the accepted values are keystone and noauth2",
                     path.display()
                 ),
             }
@@ -238,7 +261,7 @@ impl Config {
                 )
             })?;
         }
-        self.read_cors(&ini, path)?;
+        self.read_cors(ini, path)?;
         if let Some(file) = get("oslo_policy", "policy_file") {
             let file = PathBuf::from(file.trim());
             // Relative to the config file, as oslo.config looks it up.
@@ -350,10 +373,11 @@ mod tests {
         .unwrap();
         assert!(!c.enforce_new_defaults && c.enforce_scope);
 
-        std::fs::write(&path, "[api]\nauth_strategy = keystone\n").unwrap();
+        std::fs::write(&path, "[api]\nauth_strategy = keystone2\n").unwrap();
         let err = Config::load(Some(&path), Overrides::default()).unwrap_err();
         assert!(
-            err.to_string().contains("accepted value is noauth2"),
+            err.to_string()
+                .contains("accepted values are keystone and noauth2"),
             "{err}"
         );
         std::fs::write(&path, "[placement]\nallocation_conflict_retry_count = -1\n").unwrap();

@@ -18,6 +18,31 @@ pub struct RequestContext {
     pub roles: Vec<String>,
     /// The system scope (`all`), for system-scoped tokens.
     pub system_scope: Option<String>,
+    /// The domain of a domain-scoped token.
+    pub domain_id: Option<String>,
+}
+
+/// What a token is scoped to, as oslo.policy tells it for `scope_types`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TokenScope {
+    /// The whole deployment.
+    System,
+    /// One domain.
+    Domain,
+    /// One project (or, with noauth2, whatever the token names).
+    Project,
+}
+
+impl TokenScope {
+    /// The name in a rule's `scope_types`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::System => "system",
+            Self::Domain => "domain",
+            Self::Project => "project",
+        }
+    }
 }
 
 impl RequestContext {
@@ -25,6 +50,38 @@ impl RequestContext {
     #[must_use]
     pub fn has_role(&self, role: &str) -> bool {
         self.roles.iter().any(|r| r.eq_ignore_ascii_case(role))
+    }
+
+    /// The token's scope: system before domain before project, as
+    /// oslo.policy decides it.
+    #[must_use]
+    pub fn scope(&self) -> TokenScope {
+        if self.system_scope.is_some() {
+            TokenScope::System
+        } else if self.domain_id.is_some() {
+            TokenScope::Domain
+        } else {
+            TokenScope::Project
+        }
+    }
+
+    /// The context of a request Keystone authenticated.
+    #[must_use]
+    pub fn from_identity(identity: &keystone_auth::Identity) -> Self {
+        use keystone_auth::Scope;
+        let (project_id, domain_id, system_scope) = match &identity.scope {
+            Scope::Project { project, .. } => (Some(project.id.clone()), None, None),
+            Scope::Domain(domain) => (None, Some(domain.id.clone()), None),
+            Scope::System => (None, None, Some("all".to_owned())),
+            _ => (None, None, None),
+        };
+        RequestContext {
+            user_id: identity.user_id.clone(),
+            project_id,
+            roles: identity.roles.clone(),
+            system_scope,
+            domain_id,
+        }
     }
 }
 

@@ -16,6 +16,7 @@ mod error;
 pub mod fuzzing;
 mod handlers;
 pub mod history;
+pub mod keystone_authtoken;
 mod objects;
 pub mod policy;
 
@@ -57,7 +58,16 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .try_init();
     let bind = config.bind;
+    if let Some(keystone) = &config.keystone {
+        for warning in keystone.warnings() {
+            tracing::warn!("{warning}");
+            eprintln!("placement-api: warning: {warning}");
+        }
+    }
     let state = AppState::new(config).await?;
+    if let Some(keystone) = &state.keystone {
+        check_keystone(keystone).await?;
+    }
     db::schema::sync(&state.store).await?;
     db::standard::sync(&state.store).await?;
     let router = app::router(state.clone())?;
@@ -73,6 +83,26 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .await?;
     state.store.close().await;
     Ok(())
+}
+
+/// Gets the service's own token once before serving, so that credentials
+/// Keystone refuses, or a catalog without the configured identity
+/// endpoint, stop the start with the reason instead of turning every
+/// request into a 503. A Keystone that cannot be reached does not: the
+/// service starts and answers 503 until it can.
+async fn check_keystone(layer: &keystone_auth::KeystoneAuthLayer) -> anyhow::Result<()> {
+    use keystone_auth::ErrorKind;
+    match layer.cache().client().authenticate().await {
+        Ok(()) => Ok(()),
+        Err(e) if matches!(e.kind(), ErrorKind::Connect | ErrorKind::Timeout) => {
+            eprintln!(
+                "placement-api: warning: {e}; serving anyway, requests needing a token get 503 until it answers"
+            );
+            Ok(())
+        }
+        Err(e) => Err(anyhow::Error::new(e)
+            .context("[keystone_authtoken]: the service user could not get its token")),
+    }
 }
 
 async fn shutdown_signal() {

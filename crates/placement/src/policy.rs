@@ -393,11 +393,7 @@ impl Policy {
         let rule = self.rules.get(action.name()).ok_or_else(denied)?;
         if self.enforce_scope {
             if let Some(scopes) = &rule.scope_types {
-                let token_scope = if ctx.system_scope.is_some() {
-                    "system"
-                } else {
-                    "project"
-                };
+                let token_scope = ctx.scope().name();
                 if !scopes.iter().any(|s| s == token_scope) {
                     return Err(denied());
                 }
@@ -455,6 +451,7 @@ mod tests {
             project_id: project.map(str::to_owned),
             roles: roles.iter().map(|r| (*r).to_owned()).collect(),
             system_scope: None,
+            domain_id: None,
         }
     }
 

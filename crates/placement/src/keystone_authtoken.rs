@@ -1,0 +1,635 @@
+//! `[keystone_authtoken]`: keystonemiddleware's settings, as upstream's
+//! `placement.conf` writes them, read into the Keystone layer's settings.
+//!
+//! Every key keystonemiddleware and its `password` plugin know is
+//! accepted. The ones this service does not implement either have no
+//! effect here and are named in a warning at startup (memcached, a swift
+//! cache, `service_type`), or would change who is let in and are a startup
+//! error (client certificates, a scope other than a project, token
+//! binding). A key keystonemiddleware does not know is an error too, as a
+//! misspelt key would otherwise leave a default in force unseen.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use keystone_auth::{DomainSpec, Interface};
+
+/// The settings of `[keystone_authtoken]`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct KeystoneAuthtoken {
+    /// Keystone's URL for the service's own token (`auth_url`).
+    pub auth_url: String,
+    /// The service user, by name (`username`) or id (`user_id`).
+    pub user: Named,
+    /// The service user's password.
+    pub password: String,
+    /// The service project, by name (`project_name`) or id (`project_id`).
+    pub project: Named,
+    /// `user_domain_name` / `user_domain_id` (or `default_domain_*`).
+    pub user_domain: Option<DomainSpec>,
+    /// `project_domain_name` / `project_domain_id` (or `default_domain_*`).
+    pub project_domain: Option<DomainSpec>,
+    /// What a 401 names in `WWW-Authenticate` (`auth_url` when unset, as
+    /// keystonemiddleware falls back to).
+    pub www_authenticate_uri: Option<String>,
+    /// The identity endpoint of the catalog that validates tokens
+    /// (`interface`, `internal` by default).
+    pub interface: Interface,
+    /// Its region (`region_name`); any when unset.
+    pub region_name: Option<String>,
+    /// Seconds a validated token is kept (`token_cache_time`, 300; -1 off).
+    pub token_cache_time: i64,
+    /// Roles one of which a service token must carry.
+    pub service_token_roles: Vec<String>,
+    /// Whether a service token without one of them is refused.
+    pub service_token_roles_required: bool,
+    /// Whether validations ask for the catalog (`X-Service-Catalog`).
+    pub include_service_catalog: bool,
+    /// CA certificates for Keystone's TLS (`cafile`).
+    pub cafile: Option<PathBuf>,
+    /// No TLS verification (`insecure`).
+    pub insecure: bool,
+    /// Seconds allowed to connect to Keystone and for each of its answers
+    /// (`http_connect_timeout`); keystonemiddleware waits forever when it
+    /// is unset, this service 5 s to connect and 10 s for an answer.
+    pub http_connect_timeout: Option<u64>,
+    /// Resends of a request that could not connect
+    /// (`http_request_max_retries`, 3).
+    pub http_request_max_retries: u32,
+    /// `memcached_servers`: accepted, not used (see [`Self::warnings`]).
+    pub memcached_servers: Vec<String>,
+    /// Keys set in the file that have no effect here.
+    pub without_effect: Vec<String>,
+}
+
+/// A user or project given by name or by id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Named {
+    /// `username` / `project_name`.
+    Name(String),
+    /// `user_id` / `project_id`.
+    Id(String),
+}
+
+impl fmt::Debug for KeystoneAuthtoken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Never the password.
+        f.debug_struct("KeystoneAuthtoken")
+            .field("auth_url", &self.auth_url)
+            .field("user", &self.user)
+            .field("project", &self.project)
+            .field("interface", &self.interface)
+            .field("region_name", &self.region_name)
+            .field("token_cache_time", &self.token_cache_time)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Keys of keystonemiddleware that have no effect in this service; a
+/// warning at startup names the ones set.
+const WITHOUT_EFFECT: &[&str] = &[
+    "cache",
+    "service_type",
+    "delay_auth_decision",
+    "memcache_security_strategy",
+    "memcache_secret_key",
+    "memcache_tls_enabled",
+    "memcache_tls_cafile",
+    "memcache_tls_certfile",
+    "memcache_tls_keyfile",
+    "memcache_tls_allowed_ciphers",
+    "memcache_pool_dead_retry",
+    "memcache_pool_maxsize",
+    "memcache_pool_socket_timeout",
+    "memcache_pool_unused_timeout",
+    "memcache_pool_conn_get_timeout",
+    "memcache_use_advanced_pool",
+    "memcache_sasl_enabled",
+    "memcache_username",
+    "memcache_password",
+];
+
+/// Keys that would change who is let in, and that this service does not
+/// implement: refused with the reason.
+const REFUSED: &[(&str, &str)] = &[
+    (
+        "auth_section",
+        "put the service user's settings in [keystone_authtoken] itself",
+    ),
+    (
+        "certfile",
+        "client certificates to Keystone are not supported",
+    ),
+    (
+        "keyfile",
+        "client certificates to Keystone are not supported",
+    ),
+    (
+        "system_scope",
+        "the service token is project-scoped: set project_name or project_id",
+    ),
+    (
+        "domain_id",
+        "the service token is project-scoped: set project_name or project_id",
+    ),
+    (
+        "domain_name",
+        "the service token is project-scoped: set project_name or project_id",
+    ),
+    ("trust_id", "trust-scoped service tokens are not supported"),
+];
+
+impl KeystoneAuthtoken {
+    /// Reads the section of `path` (for messages).
+    ///
+    /// # Errors
+    ///
+    /// A missing required key, an unknown key, a refused key or a bad
+    /// value, naming the file, the section and the key.
+    pub fn read(section: &ini::Properties, path: &Path) -> anyhow::Result<KeystoneAuthtoken> {
+        let at = |key: &str| format!("{}: [keystone_authtoken] {key}", path.display());
+        for (key, _) in section.iter() {
+            if let Some((_, why)) = REFUSED.iter().find(|(k, _)| *k == key) {
+                bail!("{} is not supported: {why}", at(key));
+            }
+            if !KNOWN.contains(&key) && !WITHOUT_EFFECT.contains(&key) {
+                bail!(
+                    "{} is not a keystonemiddleware setting; the accepted keys are {}",
+                    at(key),
+                    KNOWN.join(", ")
+                );
+            }
+        }
+        // A key given twice: the last one counts, as in oslo.config.
+        let get = |key: &str| {
+            section
+                .get_all(key)
+                .last()
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(str::to_owned)
+        };
+        let required = |key: &str, alternative: &str| {
+            get(key).or_else(|| get(alternative)).with_context(|| {
+                format!(
+                    "{} is required with [api] auth_strategy = keystone (or {alternative})",
+                    at(key)
+                )
+            })
+        };
+        let boolean = |key: &str, default: bool| -> anyhow::Result<bool> {
+            match get(key).map(|v| v.to_ascii_lowercase()) {
+                None => Ok(default),
+                Some(v) if matches!(v.as_str(), "true" | "1" | "yes" | "on") => Ok(true),
+                Some(v) if matches!(v.as_str(), "false" | "0" | "no" | "off") => Ok(false),
+                Some(v) => bail!("{} = {v} is not a boolean; use true or false", at(key)),
+            }
+        };
+        let integer = |key: &str| -> anyhow::Result<Option<i64>> {
+            get(key)
+                .map(|v| {
+                    v.parse::<i64>()
+                        .with_context(|| format!("{} = {v} is not an integer", at(key)))
+                })
+                .transpose()
+        };
+        let domain = |name: &str, id: &str| {
+            get(id)
+                .map(DomainSpec::Id)
+                .or_else(|| get(name).map(DomainSpec::Name))
+                .or_else(|| get("default_domain_id").map(DomainSpec::Id))
+                .or_else(|| get("default_domain_name").map(DomainSpec::Name))
+        };
+
+        match get("auth_type").as_deref() {
+            Some("password" | "v3password") => {}
+            Some(other) => bail!(
+                "{} = {other} is not supported; the accepted value is password",
+                at("auth_type")
+            ),
+            None => bail!(
+                "{} is required with [api] auth_strategy = keystone; set it to password",
+                at("auth_type")
+            ),
+        }
+        if let Some(version) = get("auth_version") {
+            if !matches!(version.as_str(), "v3" | "3" | "v3.0" | "3.0") {
+                bail!(
+                    "{} = {version} is not supported; only Keystone's v3 API is",
+                    at("auth_version")
+                );
+            }
+        }
+        if let Some(bind) = get("enforce_token_bind") {
+            if !matches!(bind.as_str(), "disabled" | "permissive") {
+                bail!(
+                    "{} = {bind} is not supported; token binding is not checked, so only disabled or permissive are accepted",
+                    at("enforce_token_bind")
+                );
+            }
+        }
+        let user = match get("user_id") {
+            Some(id) => Named::Id(id),
+            None => Named::Name(required("username", "user_id")?),
+        };
+        let project = match get("project_id") {
+            Some(id) => Named::Id(id),
+            None => Named::Name(required("project_name", "project_id")?),
+        };
+        let user_domain = domain("user_domain_name", "user_domain_id");
+        if matches!(user, Named::Name(_)) && user_domain.is_none() {
+            bail!(
+                "{} (or user_domain_id) is required with username",
+                at("user_domain_name")
+            );
+        }
+        let project_domain = domain("project_domain_name", "project_domain_id");
+        if matches!(project, Named::Name(_)) && project_domain.is_none() {
+            bail!(
+                "{} (or project_domain_id) is required with project_name",
+                at("project_domain_name")
+            );
+        }
+        let interface = match get("interface") {
+            Some(v) => v.parse::<Interface>().map_err(|_| {
+                anyhow::anyhow!("{} = {v} is not public, internal or admin", at("interface"))
+            })?,
+            None => Interface::Internal,
+        };
+        let token_cache_time = integer("token_cache_time")?.unwrap_or(300);
+        if token_cache_time < -1 {
+            bail!(
+                "{} = {token_cache_time} is not -1 (off) or a number of seconds",
+                at("token_cache_time")
+            );
+        }
+        let http_connect_timeout = match integer("http_connect_timeout")? {
+            None => None,
+            Some(t) if t > 0 => Some(t.unsigned_abs()),
+            Some(t) => bail!(
+                "{} = {t} is not a positive number of seconds",
+                at("http_connect_timeout")
+            ),
+        };
+        let http_request_max_retries = match integer("http_request_max_retries")? {
+            None => 3,
+            Some(n) => u32::try_from(n).with_context(|| {
+                format!(
+                    "{} = {n} is not a non-negative integer",
+                    at("http_request_max_retries")
+                )
+            })?,
+        };
+        let list = |key: &str| -> Option<Vec<String>> {
+            get(key).map(|v| {
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+        };
+        let cafile = get("cafile").map(|file| {
+            let file = PathBuf::from(file);
+            match (file.is_relative(), path.parent()) {
+                (true, Some(dir)) => dir.join(file),
+                _ => file,
+            }
+        });
+        Ok(KeystoneAuthtoken {
+            auth_url: required("auth_url", "auth_url")?,
+            user,
+            password: section
+                .get_all("password")
+                .last()
+                .filter(|p| !p.is_empty())
+                .map(str::to_owned)
+                .with_context(|| {
+                    format!(
+                        "{} is required with [api] auth_strategy = keystone",
+                        at("password")
+                    )
+                })?,
+            project,
+            user_domain,
+            project_domain,
+            www_authenticate_uri: get("www_authenticate_uri"),
+            interface,
+            region_name: get("region_name"),
+            token_cache_time,
+            service_token_roles: list("service_token_roles")
+                .unwrap_or_else(|| vec!["service".to_owned()]),
+            service_token_roles_required: boolean("service_token_roles_required", true)?,
+            include_service_catalog: boolean("include_service_catalog", true)?,
+            cafile,
+            insecure: boolean("insecure", false)?,
+            http_connect_timeout,
+            http_request_max_retries,
+            memcached_servers: list("memcached_servers")
+                .or_else(|| list("memcache_servers"))
+                .unwrap_or_default(),
+            without_effect: WITHOUT_EFFECT
+                .iter()
+                .filter(|k| section.contains_key(k))
+                .map(|k| (*k).to_owned())
+                .collect(),
+        })
+    }
+
+    /// What the operator should hear at startup: settings accepted that
+    /// change nothing here.
+    #[must_use]
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if !self.memcached_servers.is_empty() {
+            warnings.push(format!(
+                "[keystone_authtoken] memcached_servers = {} is not used: placement-api keeps validated tokens in its own memory, one cache per process (token_cache_time still applies)",
+                self.memcached_servers.join(",")
+            ));
+        }
+        if !self.without_effect.is_empty() {
+            warnings.push(format!(
+                "[keystone_authtoken] {} {} no effect in placement-api",
+                self.without_effect.join(", "),
+                if self.without_effect.len() == 1 {
+                    "has"
+                } else {
+                    "have"
+                }
+            ));
+        }
+        if self.www_authenticate_uri.is_none() {
+            warnings.push(format!(
+                "[keystone_authtoken] www_authenticate_uri is not set; 401 answers name auth_url ({}), which should be Keystone's public endpoint",
+                self.auth_url
+            ));
+        }
+        warnings
+    }
+
+    /// The Keystone client these settings describe.
+    ///
+    /// # Errors
+    ///
+    /// A setting the client refuses (a bad URL, an unreadable `cafile`),
+    /// named.
+    pub fn client(&self) -> Result<keystone_auth::KeystoneClient, keystone_auth::ConfigError> {
+        let mut builder = keystone_auth::KeystoneClient::builder()
+            .auth_url(&self.auth_url)
+            .password(&self.password)
+            .interface(self.interface)
+            .include_catalog(self.include_service_catalog)
+            .max_retries(self.http_request_max_retries);
+        if let Some(region) = &self.region_name {
+            builder = builder.region_name(region);
+        }
+        builder = match &self.user {
+            Named::Name(name) => builder.username(name),
+            Named::Id(id) => builder.user_id(id),
+        };
+        builder = match &self.project {
+            Named::Name(name) => builder.project_name(name),
+            Named::Id(id) => builder.project_id(id),
+        };
+        if let Some(domain) = &self.user_domain {
+            builder = builder.user_domain(domain.clone());
+        }
+        if let Some(domain) = &self.project_domain {
+            builder = builder.project_domain(domain.clone());
+        }
+        if let Some(seconds) = self.http_connect_timeout {
+            let timeout = Duration::from_secs(seconds);
+            builder = builder.connect_timeout(timeout).request_timeout(timeout);
+        }
+        if let Some(cafile) = &self.cafile {
+            builder = builder.ca_file(cafile);
+        }
+        builder.insecure(self.insecure).build()
+    }
+}
+
+/// The keys read above, in the order an operator finds them in
+/// keystonemiddleware's documentation.
+const KNOWN: &[&str] = &[
+    "auth_type",
+    "auth_url",
+    "username",
+    "user_id",
+    "password",
+    "project_name",
+    "project_id",
+    "user_domain_name",
+    "user_domain_id",
+    "project_domain_name",
+    "project_domain_id",
+    "default_domain_name",
+    "default_domain_id",
+    "www_authenticate_uri",
+    "auth_version",
+    "interface",
+    "region_name",
+    "token_cache_time",
+    "memcached_servers",
+    "memcache_servers",
+    "service_token_roles",
+    "service_token_roles_required",
+    "include_service_catalog",
+    "enforce_token_bind",
+    "cafile",
+    "insecure",
+    "http_connect_timeout",
+    "http_request_max_retries",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = "[keystone_authtoken]\nauth_type = password\nauth_url = http://k:5000\n\
+        username = placement\npassword = s3cret\nproject_name = service\n\
+        user_domain_name = Default\nproject_domain_name = Default\n";
+
+    fn read(text: &str) -> anyhow::Result<KeystoneAuthtoken> {
+        let ini = ini::Ini::load_from_str(text).unwrap();
+        let section = ini.section(Some("keystone_authtoken")).unwrap();
+        KeystoneAuthtoken::read(section, Path::new("/etc/placement/placement.conf"))
+    }
+
+    fn error(text: &str) -> String {
+        format!("{:#}", read(text).unwrap_err())
+    }
+
+    #[test]
+    fn defaults_are_keystonemiddleware_s() {
+        let k = read(MINIMAL).unwrap();
+        assert_eq!(k.user, Named::Name("placement".into()));
+        assert_eq!(k.project, Named::Name("service".into()));
+        assert_eq!(k.user_domain, Some(DomainSpec::Name("Default".into())));
+        assert_eq!(k.interface, Interface::Internal);
+        assert_eq!(k.token_cache_time, 300);
+        assert_eq!(k.service_token_roles, ["service"]);
+        assert!(k.service_token_roles_required && k.include_service_catalog);
+        assert_eq!(k.http_request_max_retries, 3);
+        assert_eq!(k.http_connect_timeout, None);
+        assert!(k.client().is_ok());
+        // The only warning: www_authenticate_uri falls back to auth_url.
+        let warnings = k.warnings();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("www_authenticate_uri"), "{warnings:?}");
+        assert!(!format!("{k:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn every_setting_is_read() {
+        let k = read(&format!(
+            "{MINIMAL}www_authenticate_uri = http://public:5000\ninterface = public\n\
+             region_name = RegionTwo\ntoken_cache_time = -1\nservice_token_roles = service, nova\n\
+             service_token_roles_required = false\ninclude_service_catalog = False\n\
+             cafile = ca.pem\ninsecure = true\nhttp_connect_timeout = 4\n\
+             http_request_max_retries = 0\nauth_version = v3\nenforce_token_bind = permissive\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            k.www_authenticate_uri.as_deref(),
+            Some("http://public:5000")
+        );
+        assert_eq!(k.interface, Interface::Public);
+        assert_eq!(k.region_name.as_deref(), Some("RegionTwo"));
+        assert_eq!(k.token_cache_time, -1);
+        assert_eq!(k.service_token_roles, ["service", "nova"]);
+        assert!(!k.service_token_roles_required && !k.include_service_catalog);
+        assert_eq!(k.cafile, Some(PathBuf::from("/etc/placement/ca.pem")));
+        assert!(k.insecure);
+        assert_eq!(k.http_connect_timeout, Some(4));
+        assert_eq!(k.http_request_max_retries, 0);
+        assert!(k.warnings().is_empty());
+    }
+
+    #[test]
+    fn ids_stand_in_for_names_and_default_domains_for_both() {
+        let k = read(
+            "[keystone_authtoken]\nauth_type = v3password\nauth_url = http://k:5000/v3\n\
+             user_id = u1\npassword = p\nproject_id = p1\n",
+        )
+        .unwrap();
+        assert_eq!(
+            (k.user, k.project),
+            (Named::Id("u1".into()), Named::Id("p1".into()))
+        );
+        let k = read(
+            "[keystone_authtoken]\nauth_type = password\nauth_url = http://k:5000\n\
+             username = placement\npassword = p\nproject_name = service\ndefault_domain_id = default\n",
+        )
+        .unwrap();
+        assert_eq!(k.user_domain, Some(DomainSpec::Id("default".into())));
+        assert_eq!(k.project_domain, Some(DomainSpec::Id("default".into())));
+    }
+
+    #[test]
+    fn missing_and_bad_keys_are_named() {
+        let without = |key: &str| {
+            MINIMAL
+                .lines()
+                .filter(|l| !l.starts_with(&format!("{key} =")))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        for key in [
+            "auth_type",
+            "auth_url",
+            "username",
+            "password",
+            "project_name",
+        ] {
+            let e = error(&without(key));
+            assert!(
+                e.contains(&format!(
+                    "/etc/placement/placement.conf: [keystone_authtoken] {key}"
+                )),
+                "{key}: {e}"
+            );
+            assert!(e.contains("required"), "{e}");
+        }
+        let e = error(&without("user_domain_name"));
+        assert!(
+            e.contains("user_domain_name (or user_domain_id) is required"),
+            "{e}"
+        );
+        for (line, wanted) in [
+            (
+                "auth_type = token",
+                "auth_type = token is not supported; the accepted value is password",
+            ),
+            (
+                "interface = private",
+                "interface = private is not public, internal or admin",
+            ),
+            (
+                "token_cache_time = soon",
+                "token_cache_time = soon is not an integer",
+            ),
+            (
+                "token_cache_time = -5",
+                "is not -1 (off) or a number of seconds",
+            ),
+            (
+                "http_connect_timeout = 0",
+                "is not a positive number of seconds",
+            ),
+            (
+                "http_request_max_retries = -1",
+                "is not a non-negative integer",
+            ),
+            ("insecure = maybe", "insecure = maybe is not a boolean"),
+            ("auth_version = v2.0", "only Keystone's v3 API is"),
+            (
+                "enforce_token_bind = strict",
+                "only disabled or permissive are accepted",
+            ),
+            (
+                "certfile = c.pem",
+                "client certificates to Keystone are not supported",
+            ),
+            ("system_scope = all", "the service token is project-scoped"),
+            (
+                "auth_section = other",
+                "put the service user's settings in [keystone_authtoken]",
+            ),
+            (
+                "admin_password = x",
+                "admin_password is not a keystonemiddleware setting; the accepted keys are auth_type, auth_url",
+            ),
+            (
+                "usernme = typo",
+                "usernme is not a keystonemiddleware setting",
+            ),
+        ] {
+            let e = error(&format!("{MINIMAL}{line}\n"));
+            assert!(e.contains(wanted), "{line}: {e}");
+        }
+    }
+
+    #[test]
+    fn memcached_and_other_keys_without_effect_are_warned_about() {
+        let k = read(&format!(
+            "{MINIMAL}www_authenticate_uri = http://k:5000\nmemcached_servers = 10.0.0.1:11211,10.0.0.2:11211\n\
+             memcache_security_strategy = ENCRYPT\nservice_type = placement\n"
+        ))
+        .unwrap();
+        let warnings = k.warnings();
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(
+            warnings[0].contains("memcached_servers = 10.0.0.1:11211,10.0.0.2:11211 is not used"),
+            "{warnings:?}"
+        );
+        assert!(
+            warnings[1].contains("service_type, memcache_security_strategy have no effect"),
+            "{warnings:?}"
+        );
+        // The deprecated name of memcached_servers is read too.
+        let k = read(&format!("{MINIMAL}memcache_servers = m:11211\n")).unwrap();
+        assert_eq!(k.memcached_servers, ["m:11211"]);
+    }
+}
