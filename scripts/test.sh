@@ -10,7 +10,9 @@
 # (FIRST-LAST) the ports the test servers may use. The reliability checks
 # (scripts/reliability.sh: fuzzing, mixed-version load, crash durability,
 # bad input) run in their short form at the end, after the check of the
-# local Keystone (scripts/keystone-check.sh).
+# local Keystone (scripts/keystone-check.sh) and the Keystone tests
+# (keystone-auth's, and scripts/keystone-placement.sh: placement-api and
+# upstream behind it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -60,12 +62,14 @@ keystone_port=()
 [ -n "${MV_PORTS:-}" ] && keystone_port=(--port "$(free_port "$MV_PORTS")")
 bash scripts/keystone-check.sh "${keystone_port[@]}"
 echo "== keystone-auth against the real Keystone"
-keystone_port=()
-[ -n "${MV_PORTS:-}" ] && keystone_port=(--port "$(free_port "$MV_PORTS")")
-eval "$(bash scripts/keystone.sh start "${keystone_port[@]}")"
-trap 'bash scripts/keystone.sh stop "${keystone_port[@]}"; rm -rf "$bin_dir"' EXIT
+keystone_port=${MV_KEYSTONE_PORT:-35357}
+[ -n "${MV_PORTS:-}" ] && keystone_port=$(free_port "$MV_PORTS")
+eval "$(bash scripts/keystone.sh start --port "$keystone_port")"
+trap 'bash scripts/keystone.sh stop --port "$keystone_port"; rm -rf "$bin_dir"' EXIT
 cargo test --all-features -p keystone-auth --test real_keystone
-bash scripts/keystone.sh stop "${keystone_port[@]}"
+echo "== placement-api behind the real Keystone, beside upstream"
+bash scripts/keystone-placement.sh --keystone-port "$keystone_port" --binary "$bin_dir/placement-api" "${ports[@]}"
+bash scripts/keystone.sh stop --port "$keystone_port"
 trap 'rm -rf "$bin_dir"' EXIT
 echo "== reliability (short form)"
 MV_TEST_BACKENDS="$backends" bash scripts/reliability.sh --binary "$bin_dir/placement-api"

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# placement-api behind a real Keystone, side by side with upstream
+# Placement 16.0.0 behind keystonemiddleware 13.0.1, on the same Keystone:
+#
+#  1. the policy matrix (scripts/keystone_matrix.py) with real tokens of
+#     each role and scope, in the legacy and the secure policy modes:
+#     every status equal to upstream's, and the 401's WWW-Authenticate;
+#  2. forged identity headers (X-Roles: admin, OpenStack-System-Scope:
+#     all, ...) from a reader or member change nothing on placement-api;
+#  3. a revoked token is refused once token_cache_time (2 s here) passed;
+#  4. Keystone stopped: a new token gets 503 within http_connect_timeout
+#     (3 s here), on both; Keystone started again: placement-api serves it
+#     without a restart;
+#  5. placement-api refuses to start with a wrong service password or a
+#     region the catalog lacks, naming the cause.
+#
+# Usage: scripts/keystone-placement.sh --keystone-port P [--binary PATH]
+#        [--ports FIRST-LAST]
+# Keystone must run on P (scripts/keystone.sh start --port P) with its
+# variables in the environment (eval "$(scripts/keystone.sh start ...)");
+# step 4 stops and starts it there.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+. scripts/lib.sh
+
+binary='' ports='' keystone_port=''
+while [ $# -gt 0 ]; do
+  case $1 in
+    --binary) binary=$2; shift 2 ;;
+    --ports) ports=$2; shift 2 ;;
+    --keystone-port) keystone_port=$2; shift 2 ;;
+    *) echo "keystone-placement.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[ -n "$keystone_port" ] || { echo "keystone-placement.sh: --keystone-port is required" >&2; exit 2; }
+[ -n "${KEYSTONE_URL:-}" ] || { echo "keystone-placement.sh: KEYSTONE_URL is not set; eval \"\$(scripts/keystone.sh start --port $keystone_port)\" first" >&2; exit 2; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/keystone-placement.XXXXXX")
+pids=()
+failed=0
+fail() { echo "FAIL: $*" >&2; failed=1; }
+stop_all() {
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  pids=()
+}
+trap 'stop_all; rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
+
+venv=$(pinned_venv scripts/requirements/upstream.txt) || { echo "keystone-placement.sh: cannot make the upstream virtualenv" >&2; exit 1; }
+if [ -z "$binary" ]; then
+  cargo build --quiet -p placement --bin placement-api || exit 1
+  binary=${CARGO_TARGET_DIR:-$root/target}/debug/placement-api
+fi
+identity=${KEYSTONE_URL%/}
+identity=${identity%/v3}
+matrix() { "$venv/bin/python" scripts/keystone_matrix.py "$@"; }
+
+# conf DIR DATABASE NEW_DEFAULTS [EXTRA]: a placement.conf for either
+# service; both read the same keys.
+conf() {
+  mkdir -p "$1"
+  cat > "$1/placement.conf" <<CONF
+[DEFAULT]
+log_file = $1/app.log
+[api]
+auth_strategy = keystone
+[placement_database]
+connection = $2
+[oslo_policy]
+enforce_new_defaults = $3
+enforce_scope = true
+[keystone_authtoken]
+auth_type = password
+auth_url = $identity
+www_authenticate_uri = $identity
+username = $KEYSTONE_SERVICE_USER
+password = $KEYSTONE_SERVICE_PASSWORD
+project_name = $KEYSTONE_SERVICE_PROJECT
+user_domain_name = Default
+project_domain_name = Default
+interface = public
+region_name = RegionOne
+token_cache_time = 2
+http_connect_timeout = 3
+${4:-}
+CONF
+}
+
+# start_ours NAME NEW_DEFAULTS: sets ours_url.
+start_ours() {
+  local dir=$work/$1 port
+  conf "$dir" "sqlite:///$dir/placement.db" "$2"
+  port=$(free_port "$ports") || return 1
+  "$binary" --config-file "$dir/placement.conf" --bind "127.0.0.1:$port" >"$dir/out.log" 2>&1 &
+  pids+=($!)
+  wait_port "$port" $! 60 || { cat "$dir/out.log" >&2; return 1; }
+  ours_url=http://127.0.0.1:$port
+}
+
+# start_upstream NAME NEW_DEFAULTS: sets upstream_url.
+start_upstream() {
+  local dir=$work/$1 port
+  conf "$dir" "sqlite:///$dir/placement.db" "$2"
+  "$venv/bin/placement-manage" --config-file "$dir/placement.conf" db sync >"$dir/sync.log" 2>&1 \
+    || { cat "$dir/sync.log" >&2; return 1; }
+  port=$(free_port "$ports") || return 1
+  OS_PLACEMENT_CONFIG_DIR=$dir "$venv/bin/gunicorn" --bind "127.0.0.1:$port" --workers 1 \
+    --no-control-socket placement.wsgi.api:application >"$dir/out.log" 2>&1 &
+  pids+=($!)
+  wait_port "$port" $! 60 || { cat "$dir/out.log" >&2; return 1; }
+  upstream_url=http://127.0.0.1:$port
+}
+
+for mode in legacy secure; do
+  new_defaults=false
+  [ "$mode" = secure ] && new_defaults=true
+  start_ours "ours-$mode" "$new_defaults" || { fail "placement-api did not start ($mode)"; continue; }
+  start_upstream "upstream-$mode" "$new_defaults" || { fail "upstream did not start ($mode)"; stop_all; continue; }
+  echo "== policy matrix, $mode policy (placement-api $ours_url, upstream $upstream_url)"
+  matrix matrix "$ours_url" "$upstream_url" || fail "the $mode policy matrix differs"
+  if [ "$mode" = secure ]; then
+    echo "== forged identity headers"
+    matrix spoof "$ours_url" "$upstream_url" || fail "forged headers changed an answer"
+    echo "== revoked token"
+    matrix revoke "$ours_url" 2 || fail "a revoked token was still accepted"
+    matrix revoke "$upstream_url" 2 || fail "upstream accepted a revoked token"
+    echo "== Keystone stopped and started again"
+    fresh=$(matrix token) || fail "no token for the outage test"
+    bash scripts/keystone.sh stop --port "$keystone_port"
+    for target in "ours $ours_url" "upstream $upstream_url"; do
+      set -- $target
+      read -r code seconds _ < <(matrix status "$2" "$fresh")
+      echo "  $1 with Keystone down: $code in ${seconds}s"
+      [ "$code" = 503 ] || fail "$1 answered $code with Keystone down, expected 503"
+    done
+    awk -v s="$seconds" 'BEGIN { exit !(s < 30) }' || fail "upstream took ${seconds}s to answer 503"
+    bash scripts/keystone.sh start --port "$keystone_port" >/dev/null \
+      || { fail "Keystone did not start again"; stop_all; break; }
+    for target in "ours $ours_url" "upstream $upstream_url"; do
+      set -- $target
+      read -r code seconds _ < <(matrix status "$2" "$fresh")
+      echo "  $1 with Keystone back: $code"
+      [ "$code" = 200 ] || fail "$1 answered $code after Keystone came back, expected 200"
+    done
+  fi
+  stop_all
+done
+
+echo "== start refused with a wrong password or a region the catalog lacks"
+for case in "password = wrong" "region_name = Nowhere"; do
+  dir=$work/refused
+  rm -rf "$dir"
+  conf "$dir" "sqlite:///$dir/placement.db" true
+  key=${case%% =*}
+  sed -i "/^$key = /d" "$dir/placement.conf"
+  echo "$case" >> "$dir/placement.conf"
+  port=$(free_port "$ports") || { fail "no free port"; break; }
+  timeout 60 "$binary" --config-file "$dir/placement.conf" --bind "127.0.0.1:$port" >"$dir/out.log" 2>&1
+  code=$?
+  message=$(tail -n 1 "$dir/out.log")
+  echo "  $case: exit $code: $message"
+  [ "$code" = 1 ] || fail "placement-api with $case exited $code, expected 1"
+  case $key in
+    password) [[ $message == *"refused the service credentials (401)"* ]] || fail "the wrong password was not named: $message" ;;
+    region_name) [[ $message == *"no identity endpoint"* ]] || fail "the missing endpoint was not named: $message" ;;
+  esac
+done
+
+[ "$failed" = 0 ] && echo "keystone-placement.sh: all passed"
+exit "$failed"
