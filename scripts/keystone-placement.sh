@@ -16,6 +16,8 @@
 #
 # Usage: scripts/keystone-placement.sh --keystone-port P [--binary PATH]
 #        [--ports FIRST-LAST]
+#        scripts/keystone-placement.sh --print-config
+#   (prints a placement.conf for placement-api on the running Keystone)
 # Keystone must run on P (scripts/keystone.sh start --port P) with its
 # variables in the environment (eval "$(scripts/keystone.sh start ...)");
 # step 4 stops and starts it there.
@@ -24,17 +26,43 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 . scripts/lib.sh
 
-binary='' ports='' keystone_port=''
+binary='' ports='' keystone_port='' print_config=''
 while [ $# -gt 0 ]; do
   case $1 in
+    --print-config) print_config=1; shift ;;
     --binary) binary=$2; shift 2 ;;
     --ports) ports=$2; shift 2 ;;
     --keystone-port) keystone_port=$2; shift 2 ;;
     *) echo "keystone-placement.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+[ -n "${KEYSTONE_URL:-}" ] || { echo "keystone-placement.sh: KEYSTONE_URL is not set; eval \"\$(scripts/keystone.sh start)\" first" >&2; exit 2; }
+identity=${KEYSTONE_URL%/}
+identity=${identity%/v3}
+
+# keystone_section: placement.conf's [api] and [keystone_authtoken] for the
+# service user of scripts/keystone.sh.
+keystone_section() {
+  cat <<CONF
+[api]
+auth_strategy = keystone
+[keystone_authtoken]
+auth_type = password
+auth_url = $identity
+www_authenticate_uri = $identity
+username = $KEYSTONE_SERVICE_USER
+password = $KEYSTONE_SERVICE_PASSWORD
+project_name = $KEYSTONE_SERVICE_PROJECT
+user_domain_name = Default
+project_domain_name = Default
+interface = public
+CONF
+}
+if [ -n "$print_config" ]; then
+  keystone_section
+  exit 0
+fi
 [ -n "$keystone_port" ] || { echo "keystone-placement.sh: --keystone-port is required" >&2; exit 2; }
-[ -n "${KEYSTONE_URL:-}" ] || { echo "keystone-placement.sh: KEYSTONE_URL is not set; eval \"\$(scripts/keystone.sh start --port $keystone_port)\" first" >&2; exit 2; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/keystone-placement.XXXXXX")
 pids=()
@@ -53,39 +81,18 @@ if [ -z "$binary" ]; then
   cargo build --quiet -p placement --bin placement-api || exit 1
   binary=${CARGO_TARGET_DIR:-$root/target}/debug/placement-api
 fi
-identity=${KEYSTONE_URL%/}
-identity=${identity%/v3}
 matrix() { "$venv/bin/python" scripts/keystone_matrix.py "$@"; }
 
-# conf DIR DATABASE NEW_DEFAULTS [EXTRA]: a placement.conf for either
+# conf DIR DATABASE NEW_DEFAULTS: a placement.conf for either
 # service; both read the same keys.
 conf() {
   mkdir -p "$1"
-  cat > "$1/placement.conf" <<CONF
-[DEFAULT]
-log_file = $1/app.log
-[api]
-auth_strategy = keystone
-[placement_database]
-connection = $2
-[oslo_policy]
-enforce_new_defaults = $3
-enforce_scope = true
-[keystone_authtoken]
-auth_type = password
-auth_url = $identity
-www_authenticate_uri = $identity
-username = $KEYSTONE_SERVICE_USER
-password = $KEYSTONE_SERVICE_PASSWORD
-project_name = $KEYSTONE_SERVICE_PROJECT
-user_domain_name = Default
-project_domain_name = Default
-interface = public
-region_name = RegionOne
-token_cache_time = 2
-http_connect_timeout = 3
-${4:-}
-CONF
+  {
+    printf '[DEFAULT]\nlog_file = %s/app.log\n[placement_database]\nconnection = %s\n' "$1" "$2"
+    printf '[oslo_policy]\nenforce_new_defaults = %s\nenforce_scope = true\n' "$3"
+    keystone_section
+    printf 'region_name = RegionOne\ntoken_cache_time = 2\nhttp_connect_timeout = 3\n'
+  } > "$1/placement.conf"
 }
 
 # start_ours NAME NEW_DEFAULTS: sets ours_url.
