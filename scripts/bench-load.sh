@@ -11,7 +11,14 @@
 #             inventory, 50 consumers of one project), on seven requests;
 #             with --database postgresql or mysql, both services on that
 #             server instead (each its own new database on the local
-#             PostgreSQL or MariaDB, dropped at the end).
+#             PostgreSQL or MariaDB, dropped at the end);
+#  keystone:  (only when asked for: --part keystone) the cost of Keystone
+#             auth with a warm token cache: GET
+#             /resource_providers/{uuid}/inventories on placement-api with
+#             noauth2 and with auth_strategy = keystone (the same SQLite
+#             database), and on upstream behind keystonemiddleware (its
+#             in-process cache; gunicorn, 2 workers), all against a local
+#             Keystone (scripts/keystone.sh, started and stopped here).
 #
 # Reports req/s, p50 and p99 (medians over the rounds), non-2xx answers,
 # peak RSS (VmHWM; gunicorn: master and workers summed) and the ratios, as
@@ -19,7 +26,7 @@
 # (user + system of its process over each run, /proc/PID/stat), which the
 # load generator sharing the two cores does not move.
 #
-#   scripts/bench-load.sh [--part layer|placement|all] [--rounds N]
+#   scripts/bench-load.sh [--part layer|placement|all|keystone] [--rounds N]
 #                         [--duration SECONDS] [--connections N] [--keep DIR]
 #                         [--pin] [--database sqlite|postgresql|mysql]
 #
@@ -49,7 +56,7 @@ while [ $# -gt 0 ]; do
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-case $PART in layer|placement|all) ;; *) echo "--part: layer, placement or all" >&2; exit 2 ;; esac
+case $PART in layer|placement|all|keystone) ;; *) echo "--part: layer, placement, all or keystone" >&2; exit 2 ;; esac
 case $DATABASE in sqlite|postgresql|mysql) ;; *) echo "--database: sqlite, postgresql or mysql" >&2; exit 2 ;; esac
 
 # client and server: command prefixes placing the load generator and the
@@ -72,9 +79,10 @@ target=${CARGO_TARGET_DIR:-$root/target}
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-load.XXXXXX")
 out=${KEEP:-$work/out}
 mkdir -p "$out"
-pids=() databases=()
+pids=() databases=() keystone_port=
 cleanup() {
   local p d
+  [ -n "$keystone_port" ] && bash scripts/keystone.sh stop --port "$keystone_port" 2>/dev/null
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   for d in "${databases[@]}"; do db_drop "$DATABASE" "$d" || true; done
@@ -92,7 +100,7 @@ run_wrk() {
   "${client[@]}" wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --timeout 10s --latency "$@" "$url" "${script_args[@]}" > "$file"
 }
 
-if [ "$PART" != placement ]; then
+if [ "$PART" = layer ] || [ "$PART" = all ]; then
   cargo build --release -q -p microversion-server --example bench_target
   BARE=$(free_port 18081-18099); LAYERED=$(free_port 18100-18119)
   "${server[@]}" "$target/release/examples/bench_target" --bare "127.0.0.1:$BARE" --layered "127.0.0.1:$LAYERED" 2>/dev/null &
@@ -123,7 +131,7 @@ peak_rss() {
   echo "$total"
 }
 
-if [ "$PART" != layer ]; then
+if [ "$PART" = placement ] || [ "$PART" = all ]; then
   venv=$(pinned_venv scripts/requirements/upstream.txt)
   cargo build --release -q -p placement --bin placement-api
   cp "$target/release/placement-api" "$work/placement-api"
@@ -218,6 +226,88 @@ CONF
   echo "$rss_up $rss_ours" > "$out/placement.rss"
 fi
 
+if [ "$PART" = keystone ]; then
+  venv=$(pinned_venv scripts/requirements/upstream.txt)
+  cargo build --release -q -p placement --bin placement-api
+  cp "$target/release/placement-api" "$work/placement-api"
+  keystone_port=$(free_port 18160-18179)
+  eval "$(bash scripts/keystone.sh start --port "$keystone_port")"
+  identity=http://127.0.0.1:$keystone_port
+  # conf DIR AUTH DATABASE: a placement.conf both services read.
+  conf() {
+    mkdir -p "$1"
+    printf '[DEFAULT]\nlog_file = %s/app.log\n[api]\nauth_strategy = %s\n[placement_database]\nconnection = %s\n[oslo_policy]\nenforce_new_defaults = false\nenforce_scope = false\n' \
+      "$1" "$2" "$3" > "$1/placement.conf"
+    [ "$2" = keystone ] && cat >> "$1/placement.conf" <<CONF
+[keystone_authtoken]
+auth_type = password
+auth_url = $identity
+www_authenticate_uri = $identity
+username = $KEYSTONE_SERVICE_USER
+password = $KEYSTONE_SERVICE_PASSWORD
+project_name = $KEYSTONE_SERVICE_PROJECT
+user_domain_name = Default
+project_domain_name = Default
+interface = public
+CONF
+    return 0
+  }
+  # start NAME PORT COMMAND...: a server in the background, waited for.
+  start() {
+    local name=$1 port=$2
+    shift 2
+    "${server[@]}" "$@" >>"$work/$name.log" 2>&1 &
+    pids+=($!)
+    wait_port "$port" $! 60 || { cat "$work/$name.log" >&2; exit 1; }
+  }
+  ours_db=sqlite:///$work/ours.db
+  NOAUTH=$(free_port 18140-18159)
+  start ours-noauth2 "$NOAUTH" "$work/placement-api" --bind "127.0.0.1:$NOAUTH" --database "$ours_db" --policy legacy
+  conf "$work/ours-keystone" keystone "$ours_db"
+  # Upstream: seeded with noauth2 (one worker: see the placement part),
+  # then served behind keystonemiddleware.
+  conf "$work/up-noauth2" noauth2 "sqlite:///$work/upstream.db"
+  conf "$work/up-keystone" keystone "sqlite:///$work/upstream.db"
+  "$venv/bin/placement-manage" --config-file "$work/up-noauth2/placement.conf" db sync >"$work/sync.log" 2>&1
+  UP=$(free_port 18120-18139)
+  OS_PLACEMENT_CONFIG_DIR=$work/up-noauth2 start up-noauth2 "$UP" "$venv/bin/gunicorn" --bind "127.0.0.1:$UP" \
+    --workers 1 --no-control-socket placement.wsgi.api:application
+  echo "seeding both services through their APIs" >&2
+  python3 scripts/bench_placement.py seed "http://127.0.0.1:$UP"
+  python3 scripts/bench_placement.py seed "http://127.0.0.1:$NOAUTH"
+  read -r RP PROJECT < <(python3 scripts/bench_placement.py ids)
+  kill "${pids[-1]}"; wait "${pids[-1]}" || true
+  while port_open "$UP"; do sleep 0.1; done
+  OS_PLACEMENT_CONFIG_DIR=$work/up-keystone start up-keystone "$UP" "$venv/bin/gunicorn" --bind "127.0.0.1:$UP" \
+    --workers 2 --worker-class sync --no-control-socket placement.wsgi.api:application
+  OURS=$(free_port 18180-18199)
+  start ours-keystone "$OURS" "$work/placement-api" --config-file "$work/ours-keystone/placement.conf" --bind "127.0.0.1:$OURS"
+  token=$(keystone_token "$KEYSTONE_URL" "$KEYSTONE_ADMIN_USER" "$KEYSTONE_ADMIN_PASSWORD" \
+    "{\"project\": {\"name\": \"$KEYSTONE_ADMIN_PROJECT\", \"domain\": {\"id\": \"default\"}}}")
+  path=/resource_providers/$RP/inventories
+  for side in "ours-keystone $OURS $token" "upstream-keystone $UP $token" "ours-noauth2 $NOAUTH admin"; do
+    set -- $side
+    # Warm: the token validated and cached (in each gunicorn worker too).
+    for _ in 1 2 3 4; do
+      code=$(curl -s -o /dev/null -w '%{http_code}' -H "x-auth-token: $3" -H 'openstack-api-version: placement 1.39' "http://127.0.0.1:$2$path")
+      [ "$code" = 200 ] || { echo "$1 answered $code to the warm-up" >&2; exit 1; }
+    done
+  done
+  for round in $(seq 1 "$ROUNDS"); do
+    sides="ours-noauth2 ours-keystone upstream-keystone"
+    [ $((round % 2)) = 0 ] && sides="upstream-keystone ours-keystone ours-noauth2"
+    for side in $sides; do
+      case $side in
+        ours-noauth2) port=$NOAUTH auth=admin ;;
+        ours-keystone) port=$OURS auth=$token ;;
+        upstream-keystone) port=$UP auth=$token ;;
+      esac
+      run_wrk "$out/keystone.$side.$round.txt" "http://127.0.0.1:$port$path" \
+        -H "x-auth-token: $auth" -H 'openstack-api-version: placement 1.39'
+    done
+  done
+fi
+
 python3 - "$out" "$ROUNDS" "$PART" "$DATABASE" <<'PY'
 import os, re, statistics, sys
 out, rounds, part, database = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
@@ -238,7 +328,7 @@ def median(runs):
     return (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs),
             statistics.median(r[2] for r in runs), sum(r[3] for r in runs), sum(r[4] for r in runs),
             "; ".join(r[5] for r in runs if r[5]))
-if part != "placement":
+if part in ("layer", "all"):
     m = {k: median([read(f"{out}/layer.{k}.{r}.txt") for r in range(1, rounds + 1)]) for k in ("bare", "layered")}
     def cpu_us(k, r):
         ticks, hz = (int(x) for x in open(f"{out}/layer.{k}.{r}.cpu").read().split())
@@ -251,7 +341,21 @@ if part != "placement":
     print(f"| ratio layered/bare | {m['layered'][0] / m['bare'][0]:.3f} | {m['layered'][1] / m['bare'][1]:.3f} "
           f"| {m['layered'][2] / m['bare'][2]:.3f} | {cpu['bare'] / cpu['layered']:.3f} (bare/layered: requests per server CPU second) | |")
     print()
-if part != "layer":
+if part == "keystone":
+    m = {k: median([read(f"{out}/keystone.{k}.{r}.txt") for r in range(1, rounds + 1)])
+         for k in ("ours-noauth2", "ours-keystone", "upstream-keystone")}
+    print("GET /resource_providers/{uuid}/inventories, warm token cache, SQLite.")
+    print()
+    print("| side | req/s | p50 ms | p99 ms | non-2xx (of total) |")
+    print("|---|---|---|---|---|")
+    for k, v in m.items():
+        print(f"| {k} | {v[0]:.0f} | {v[1]:.3f} | {v[2]:.3f} | {v[4]}/{v[3]} |")
+    ks, na, up = m["ours-keystone"], m["ours-noauth2"], m["upstream-keystone"]
+    print()
+    print(f"Keystone auth costs placement-api {(1 - ks[0] / na[0]) * 100:.1f} % of its req/s "
+          f"(keystone/noauth2 req/s {ks[0] / na[0]:.3f}, p99 {ks[2] / na[2]:.3f}); "
+          f"behind Keystone, ours/upstream req/s {ks[0] / up[0]:.1f}x, p99 ratio {ks[2] / up[2]:.3f}.")
+if part in ("placement", "all"):
     names = {
         "root": "GET /",
         "not_acceptable": "GET /resource_providers at 9.99 (406)",

@@ -19,35 +19,32 @@ pub const X_SUBJECT_TOKEN: HeaderName = HeaderName::from_static("x-subject-token
 /// `OpenStack-System-Scope`: `all` for system-scoped tokens.
 pub const OPENSTACK_SYSTEM_SCOPE: HeaderName = HeaderName::from_static("openstack-system-scope");
 
-/// The identity headers of a token, without prefix; with a service token
-/// the same names get `X-Service-` instead of `X-`.
-const IDENTITY_SUFFIXES: [&str; 12] = [
-    "identity-status",
-    "user-id",
-    "user-name",
-    "user-domain-id",
-    "user-domain-name",
-    "project-id",
-    "project-name",
-    "project-domain-id",
-    "project-domain-name",
-    "domain-id",
-    "domain-name",
-    "roles",
-];
-
-/// The other identity headers: the flags and catalog, and the names older
+/// Every identity header but the `X-Service-` set: the `X-` set above,
+/// `OpenStack-System-Scope`, the flags and catalog, and the names older
 /// keystonemiddleware releases wrote (`X-Tenant*`, `X-User`, `X-Role`),
 /// still removed so a client cannot fake them to an application that reads
-/// them.
-const OTHERS: [&str; 7] = [
-    "x-is-admin-project",
-    "x-service-catalog",
-    "x-tenant-id",
-    "x-tenant-name",
-    "x-tenant",
-    "x-user",
-    "x-role",
+/// them. Names made once: the scrub runs on every request.
+const SCRUBBED: [HeaderName; 20] = [
+    HeaderName::from_static("x-identity-status"),
+    HeaderName::from_static("x-user-id"),
+    HeaderName::from_static("x-user-name"),
+    HeaderName::from_static("x-user-domain-id"),
+    HeaderName::from_static("x-user-domain-name"),
+    HeaderName::from_static("x-project-id"),
+    HeaderName::from_static("x-project-name"),
+    HeaderName::from_static("x-project-domain-id"),
+    HeaderName::from_static("x-project-domain-name"),
+    HeaderName::from_static("x-domain-id"),
+    HeaderName::from_static("x-domain-name"),
+    HeaderName::from_static("x-roles"),
+    OPENSTACK_SYSTEM_SCOPE,
+    HeaderName::from_static("x-is-admin-project"),
+    HeaderName::from_static("x-service-catalog"),
+    HeaderName::from_static("x-tenant-id"),
+    HeaderName::from_static("x-tenant-name"),
+    HeaderName::from_static("x-tenant"),
+    HeaderName::from_static("x-user"),
+    HeaderName::from_static("x-role"),
 ];
 
 /// Removes every identity header a client may have sent: the `X-` and
@@ -58,13 +55,9 @@ const OTHERS: [&str; 7] = [
 /// Every header starting with `x-service-` other than `X-Service-Token`
 /// goes, so new names added later cannot slip through.
 pub fn remove_identity_headers(headers: &mut HeaderMap) {
-    for suffix in IDENTITY_SUFFIXES {
-        headers.remove(format!("x-{suffix}").as_str());
-    }
-    for name in OTHERS {
+    for name in &SCRUBBED {
         headers.remove(name);
     }
-    headers.remove(OPENSTACK_SYSTEM_SCOPE);
     let service: Vec<HeaderName> = headers
         .keys()
         .filter(|n| n.as_str().starts_with("x-service-") && **n != X_SERVICE_TOKEN)
@@ -189,6 +182,40 @@ fn python_bool(b: bool) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The identity headers of a token, without prefix; with a service token
+    /// the same names get `X-Service-` instead of `X-`.
+    const IDENTITY_SUFFIXES: [&str; 12] = [
+        "identity-status",
+        "user-id",
+        "user-name",
+        "user-domain-id",
+        "user-domain-name",
+        "project-id",
+        "project-name",
+        "project-domain-id",
+        "project-domain-name",
+        "domain-id",
+        "domain-name",
+        "roles",
+    ];
+
+    #[test]
+    fn the_scrub_covers_both_sets() {
+        for suffix in IDENTITY_SUFFIXES {
+            let plain = HeaderName::try_from(format!("x-{suffix}")).unwrap();
+            assert!(SCRUBBED.contains(&plain), "{plain}");
+            let mut headers = HeaderMap::new();
+            headers.insert(plain.clone(), HeaderValue::from_static("forged"));
+            headers.insert(
+                HeaderName::try_from(format!("x-service-{suffix}")).unwrap(),
+                HeaderValue::from_static("forged"),
+            );
+            headers.insert(X_SERVICE_TOKEN, HeaderValue::from_static("kept"));
+            remove_identity_headers(&mut headers);
+            assert_eq!(headers.len(), 1, "{suffix}: {headers:?}");
+        }
+    }
     use crate::model::NamedRef;
     use time::OffsetDateTime;
 

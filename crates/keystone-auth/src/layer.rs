@@ -68,6 +68,7 @@ struct Shared {
     public_predicate: Option<Box<dyn PublicPredicate>>,
     service_token_roles: Vec<String>,
     service_token_roles_required: bool,
+    identity_headers: bool,
 }
 
 impl fmt::Debug for KeystoneAuthLayer {
@@ -93,6 +94,7 @@ impl KeystoneAuthLayer {
             public_predicate: None,
             service_token_roles: vec!["service".to_owned()],
             service_token_roles_required: true,
+            identity_headers: true,
         }
     }
 
@@ -125,6 +127,7 @@ pub struct KeystoneAuthLayerBuilder {
     public_predicate: Option<Box<dyn PublicPredicate>>,
     service_token_roles: Vec<String>,
     service_token_roles_required: bool,
+    identity_headers: bool,
 }
 
 impl fmt::Debug for KeystoneAuthLayerBuilder {
@@ -191,6 +194,17 @@ impl KeystoneAuthLayerBuilder {
         self
     }
 
+    /// Whether keystonemiddleware's identity headers (`X-User-Id`,
+    /// `X-Roles`, ..., `X-Service-Catalog`) are written for the inner
+    /// service (on by default). A service that reads only the
+    /// [`RequestIdentity`] extension turns them off and saves their
+    /// writing on every request; the headers a client sent are removed
+    /// either way.
+    pub fn identity_headers(mut self, write: bool) -> Self {
+        self.identity_headers = write;
+        self
+    }
+
     /// Checks the settings and makes the layer.
     ///
     /// # Errors
@@ -235,6 +249,7 @@ impl KeystoneAuthLayerBuilder {
                 public_predicate: self.public_predicate,
                 service_token_roles: self.service_token_roles,
                 service_token_roles_required: self.service_token_roles_required,
+                identity_headers: self.identity_headers,
             }),
         })
     }
@@ -365,10 +380,12 @@ where
             inner: Box::pin(async move {
                 match shared.authenticate(request.headers()).await {
                     Ok(identity) => {
-                        let headers = request.headers_mut();
-                        insert_identity_headers(headers, &identity.user);
-                        if let Some(service) = &identity.service {
-                            insert_service_headers(headers, service);
+                        if shared.identity_headers {
+                            let headers = request.headers_mut();
+                            insert_identity_headers(headers, &identity.user);
+                            if let Some(service) = &identity.service {
+                                insert_service_headers(headers, service);
+                            }
                         }
                         request.extensions_mut().insert(identity);
                         inner.call(request).await

@@ -43,6 +43,8 @@ pub(crate) fn keystone_layer(
         .service_token_roles(settings.service_token_roles.iter().cloned())
         .service_token_roles_required(settings.service_token_roles_required)
         .public_if(|_: &http::Method, path: &str| is_root(path))
+        // The handlers read the typed identity; nothing reads the headers.
+        .identity_headers(false)
         .build()
 }
 

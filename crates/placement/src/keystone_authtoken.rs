@@ -45,8 +45,6 @@ pub struct KeystoneAuthtoken {
     pub service_token_roles: Vec<String>,
     /// Whether a service token without one of them is refused.
     pub service_token_roles_required: bool,
-    /// Whether validations ask for the catalog (`X-Service-Catalog`).
-    pub include_service_catalog: bool,
     /// CA certificates for Keystone's TLS (`cafile`).
     pub cafile: Option<PathBuf>,
     /// No TLS verification (`insecure`).
@@ -90,6 +88,7 @@ impl fmt::Debug for KeystoneAuthtoken {
 /// Keys of keystonemiddleware that have no effect in this service; a
 /// warning at startup names the ones set.
 const WITHOUT_EFFECT: &[&str] = &[
+    "include_service_catalog",
     "cache",
     "service_type",
     "delay_auth_decision",
@@ -322,7 +321,6 @@ impl KeystoneAuthtoken {
             service_token_roles: list("service_token_roles")
                 .unwrap_or_else(|| vec!["service".to_owned()]),
             service_token_roles_required: boolean("service_token_roles_required", true)?,
-            include_service_catalog: boolean("include_service_catalog", true)?,
             cafile,
             insecure: boolean("insecure", false)?,
             http_connect_timeout,
@@ -380,7 +378,9 @@ impl KeystoneAuthtoken {
             .auth_url(&self.auth_url)
             .password(&self.password)
             .interface(self.interface)
-            .include_catalog(self.include_service_catalog)
+            // Only X-Service-Catalog would carry it, and placement-api
+            // writes no identity headers.
+            .include_catalog(false)
             .max_retries(self.http_request_max_retries);
         if let Some(region) = &self.region_name {
             builder = builder.region_name(region);
@@ -435,7 +435,6 @@ const KNOWN: &[&str] = &[
     "memcache_servers",
     "service_token_roles",
     "service_token_roles_required",
-    "include_service_catalog",
     "enforce_token_bind",
     "cafile",
     "insecure",
@@ -470,7 +469,7 @@ mod tests {
         assert_eq!(k.interface, Interface::Internal);
         assert_eq!(k.token_cache_time, 300);
         assert_eq!(k.service_token_roles, ["service"]);
-        assert!(k.service_token_roles_required && k.include_service_catalog);
+        assert!(k.service_token_roles_required);
         assert_eq!(k.http_request_max_retries, 3);
         assert_eq!(k.http_connect_timeout, None);
         assert!(k.client().is_ok());
@@ -486,7 +485,7 @@ mod tests {
         let k = read(&format!(
             "{MINIMAL}www_authenticate_uri = http://public:5000\ninterface = public\n\
              region_name = RegionTwo\ntoken_cache_time = -1\nservice_token_roles = service, nova\n\
-             service_token_roles_required = false\ninclude_service_catalog = False\n\
+             service_token_roles_required = false\n\
              cafile = ca.pem\ninsecure = true\nhttp_connect_timeout = 4\n\
              http_request_max_retries = 0\nauth_version = v3\nenforce_token_bind = permissive\n"
         ))
@@ -499,7 +498,7 @@ mod tests {
         assert_eq!(k.region_name.as_deref(), Some("RegionTwo"));
         assert_eq!(k.token_cache_time, -1);
         assert_eq!(k.service_token_roles, ["service", "nova"]);
-        assert!(!k.service_token_roles_required && !k.include_service_catalog);
+        assert!(!k.service_token_roles_required);
         assert_eq!(k.cafile, Some(PathBuf::from("/etc/placement/ca.pem")));
         assert!(k.insecure);
         assert_eq!(k.http_connect_timeout, Some(4));
@@ -615,7 +614,7 @@ mod tests {
     fn memcached_and_other_keys_without_effect_are_warned_about() {
         let k = read(&format!(
             "{MINIMAL}www_authenticate_uri = http://k:5000\nmemcached_servers = 10.0.0.1:11211,10.0.0.2:11211\n\
-             memcache_security_strategy = ENCRYPT\nservice_type = placement\n"
+             memcache_security_strategy = ENCRYPT\nservice_type = placement\ninclude_service_catalog = false\n"
         ))
         .unwrap();
         let warnings = k.warnings();
@@ -625,7 +624,9 @@ mod tests {
             "{warnings:?}"
         );
         assert!(
-            warnings[1].contains("service_type, memcache_security_strategy have no effect"),
+            warnings[1].contains(
+                "include_service_catalog, service_type, memcache_security_strategy have no effect"
+            ),
             "{warnings:?}"
         );
         // The deprecated name of memcached_servers is read too.
