@@ -58,39 +58,20 @@ if [ -z "$binary" ]; then
   binary=$work/placement-api
 fi
 
-# start_upstream URL LOG: gunicorn serving upstream on the database.
+# start_upstream URL LOG / start_ours URL LOG: a server on the database,
+# its pid in pid and its port in port.
 start_upstream() {
-  local conf=$work/etc
-  mkdir -p "$conf"
-  cat > "$conf/placement.conf" <<CONF
-[DEFAULT]
-log_file = $2.app
-[api]
-auth_strategy = noauth2
-[placement_database]
-connection = $1
-[oslo_policy]
-enforce_new_defaults = false
-enforce_scope = false
-CONF
-  port=$(free_port "$ports") || return 1
-  OS_PLACEMENT_CONFIG_DIR=$conf "$venv/bin/gunicorn" --bind "127.0.0.1:$port" --workers 1 \
-    --no-control-socket placement.wsgi.api:application >"$2" 2>&1 &
-  pid=$!
-  wait_port "$port" "$pid" 60
+  start_upstream_placement "$venv" "$work" "$1" "$2" "$ports"
+  local started=$?
+  pid=$server_pid port=$server_port
+  return $started
 }
 
-upstream_db_sync() {
-  printf '[placement_database]\nconnection = %s\n' "$1" > "$work/sync.conf"
-  "$venv/bin/placement-manage" --config-file "$work/sync.conf" db sync
-}
-
-# start_ours URL LOG
 start_ours() {
-  port=$(free_port "$ports") || return 1
-  "$binary" --bind "127.0.0.1:$port" --database "$1" --policy legacy >"$2" 2>&1 &
-  pid=$!
-  wait_port "$port" "$pid" 60
+  start_placement_api "$binary" "$1" "$2" "$ports"
+  local started=$?
+  pid=$server_pid port=$server_port
+  return $started
 }
 
 # snapshot URL NAME: the schema and rows of the database.
@@ -112,7 +93,7 @@ for backend in $backends; do
   name=mvtest_interop_up_$$; [ "$b" = sqlite ] && name=$work/upstream.db
   url=$(db_create "$b" "$name") || { fail "cannot create a database"; continue; }
   made+=("$b $name")
-  upstream_db_sync "$url" >"$out/$b-1-sync.log" 2>&1 || { fail "upstream's db sync failed (see $out/$b-1-sync.log)"; continue; }
+  upstream_db_sync "$venv" "$work" "$url" >"$out/$b-1-sync.log" 2>&1 || { fail "upstream's db sync failed (see $out/$b-1-sync.log)"; continue; }
   start_upstream "$url" "$out/$b-1-upstream.log" || { fail "upstream did not start (see $out/$b-1-upstream.log)"; stop_server; continue; }
   "$py" scripts/interop_db.py fill "http://127.0.0.1:$port" || { fail "filling upstream failed"; stop_server; continue; }
   "$py" scripts/interop_db.py gets "http://127.0.0.1:$port" "$out/$b-1-upstream.json"
@@ -136,7 +117,7 @@ for backend in $backends; do
   "$py" scripts/interop_db.py gets "http://127.0.0.1:$port" "$out/$b-2-ours.json" --skip-pending
   stop_server
   snapshot "$url" "$b-2-ours"
-  upstream_db_sync "$url" >"$out/$b-2-sync.log" 2>&1 || { fail "upstream's db sync refused placement-api's database (see $out/$b-2-sync.log)"; continue; }
+  upstream_db_sync "$venv" "$work" "$url" >"$out/$b-2-sync.log" 2>&1 || { fail "upstream's db sync refused placement-api's database (see $out/$b-2-sync.log)"; continue; }
   snapshot "$url" "$b-2-synced"
   unchanged "$b-2-ours" "$b-2-synced" >"$out/$b-2-sync.diff" || fail "upstream's db sync changed placement-api's database (see $out/$b-2-sync.diff)"
   start_upstream "$url" "$out/$b-2-upstream.log" || { fail "upstream did not start on placement-api's database (see $out/$b-2-upstream.log)"; stop_server; continue; }

@@ -14,7 +14,8 @@ scripts/interop-known-differences.txt lists the GETs known to differ.
 A reading records, for each GET, the status and the JSON body. compare
 finds them equal when the statuses are and the bodies are equal as JSON
 values, the order of list items aside (upstream does not order some
-lists, such as traits).
+lists, such as traits): the texts of error details must be the same to
+the byte; only their request ids are left out.
 """
 
 import json
@@ -174,6 +175,10 @@ AC = "/allocation_candidates?"
 GETS = [
     ("base", None, "/"),
     ("base", "1.39", "/"),
+    # Errors of the framework: their details are compared too.
+    ("base", "1.99", "/"),
+    ("base", "1.a", "/resource_providers"),
+    ("base", "1.39", "/nowhere"),
     ("resource_classes", "1.2", "/resource_classes"),
     ("resource_classes", "1.39", "/resource_classes"),
     ("resource_classes", "1.2", "/resource_classes/CUSTOM_GOLD"),
@@ -192,6 +197,8 @@ GETS = [
     ("providers", "1.39", "/resource_providers?required=CUSTOM_FAST"),
     ("providers", "1.39", "/resource_providers/%s" % RP1),
     ("providers", "1.39", "/resource_providers/%s" % RP2),
+    ("providers", "1.39", "/resource_providers/0a0b0c0d-0000-4000-8000-00000000dead"),
+    ("providers", "1.39", "/resource_providers?uuid=abc"),
     ("providers", "1.0", "/resource_providers/%s/inventories" % RP1),
     ("providers", "1.39", "/resource_providers/%s/inventories" % RP2),
     ("providers", "1.39", "/resource_providers/%s/inventories" % RP3),

@@ -40,6 +40,49 @@ wait_port() {
   return 1
 }
 
+# upstream_db_sync VENV DIR URL: upstream's `placement-manage db sync` on
+# the database URL (its config file written in DIR).
+upstream_db_sync() {
+  printf '[placement_database]\nconnection = %s\n' "$3" > "$2/sync.conf"
+  "$1/bin/placement-manage" --config-file "$2/sync.conf" db sync
+}
+
+# start_upstream_placement VENV DIR URL LOG [FIRST-LAST]: upstream
+# Placement (gunicorn, one worker, noauth2, the legacy policy) on the
+# database URL, its config in DIR/etc, its output in LOG and its own log
+# in LOG.app, listening on a free port (of the range when given). Sets
+# server_pid and server_port; fails when it does not start listening.
+start_upstream_placement() {
+  local venv=$1 conf=$2/etc
+  mkdir -p "$conf"
+  cat > "$conf/placement.conf" <<CONF
+[DEFAULT]
+log_file = $4.app
+[api]
+auth_strategy = noauth2
+[placement_database]
+connection = $3
+[oslo_policy]
+enforce_new_defaults = false
+enforce_scope = false
+CONF
+  server_port=$(free_port "${5:-}") || return 1
+  OS_PLACEMENT_CONFIG_DIR=$conf "$venv/bin/gunicorn" --bind "127.0.0.1:$server_port" --workers 1 \
+    --no-control-socket placement.wsgi.api:application >"$4" 2>&1 &
+  server_pid=$!
+  wait_port "$server_port" "$server_pid" 60
+}
+
+# start_placement_api BINARY URL LOG [FIRST-LAST]: placement-api (the
+# legacy policy) on the database URL, its output in LOG, listening on a
+# free port (of the range when given). Sets server_pid and server_port.
+start_placement_api() {
+  server_port=$(free_port "${4:-}") || return 1
+  "$1" --bind "127.0.0.1:$server_port" --database "$2" --policy legacy >"$3" 2>&1 &
+  server_pid=$!
+  wait_port "$server_port" "$server_pid" 60
+}
+
 # The servers the PostgreSQL and MySQL runs use, in upstream's URL forms
 # (without a database name). Databases made by these scripts are named
 # mvtest_* and dropped after use.

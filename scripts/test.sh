@@ -3,7 +3,8 @@
 # integration, property and doc tests (placement's integration tests on
 # every backend), the docs build, and placement-api
 # against upstream Placement on each database backend: upstream's gabbi
-# suite, the schema, and the same database served by both.
+# suite, the schema, and the same database served by both; on SQLite also
+# the errors the real openstack client prints against both.
 #
 # MV_TEST_BACKENDS (default "sqlite postgresql mysql") picks the backends;
 # MV_PG_URL and MV_MYSQL_URL the servers (scripts/lib.sh); MV_PORTS
@@ -56,6 +57,10 @@ for backend in $backends; do
   bash scripts/schema-check.sh --database "$backend" --binary "$bin_dir/placement-api"
   echo "== same database on $backend"
   bash scripts/interop-db.sh --database "$backend" --binary "$bin_dir/placement-api" "${ports[@]}"
+  if [ "$backend" = sqlite ]; then
+    echo "== the openstack client's errors (scripts/osc-errors.sh)"
+    bash scripts/osc-errors.sh --binary "$bin_dir/placement-api" "${ports[@]}"
+  fi
 done
 echo "== Keystone for the keystone tests (scripts/keystone.sh)"
 keystone_port=()

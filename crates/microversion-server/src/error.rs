@@ -9,6 +9,7 @@
 
 use std::fmt;
 
+use crate::webob::{self, WebobPage, latin1};
 use axum::response::{IntoResponse, Response};
 use http::Method;
 use http::header::CONTENT_TYPE;
@@ -37,6 +38,9 @@ pub struct ApiError {
     status: StatusCode,
     detail: String,
     code: Option<String>,
+    /// The detail is the status's stock sentence, not a message about
+    /// this request (Placement's format then shows no message of its own).
+    stock: bool,
 }
 
 impl ApiError {
@@ -47,6 +51,15 @@ impl ApiError {
             status,
             detail: detail.into(),
             code: None,
+            stock: false,
+        }
+    }
+
+    /// An error whose detail is the status's stock sentence.
+    fn stock(status: StatusCode, detail: impl Into<String>) -> Self {
+        ApiError {
+            stock: true,
+            ..ApiError::new(status, detail)
         }
     }
 
@@ -59,22 +72,19 @@ impl ApiError {
     /// 404 Not Found, as for a path that does not exist.
     #[must_use]
     pub fn not_found() -> Self {
-        ApiError::new(StatusCode::NOT_FOUND, "The resource could not be found.")
+        ApiError::stock(StatusCode::NOT_FOUND, "The resource could not be found.")
     }
 
     /// 405 Method Not Allowed.
     #[must_use]
     pub fn method_not_allowed() -> Self {
-        ApiError::new(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "The method specified is not allowed for this resource.",
-        )
+        ApiError::stock(StatusCode::METHOD_NOT_ALLOWED, METHOD_NOT_ALLOWED)
     }
 
     /// 405 Method Not Allowed, naming the method.
     #[must_use]
     pub fn method_not_allowed_for(method: &http::Method) -> Self {
-        ApiError::new(
+        ApiError::stock(
             StatusCode::METHOD_NOT_ALLOWED,
             format!("The method {method} is not allowed for this resource."),
         )
@@ -141,7 +151,14 @@ pub(crate) struct ErrorContext<'a> {
     pub(crate) range: Option<VersionRange>,
     /// The request's `Accept`, for formats that follow it.
     pub(crate) accept: Option<&'a HeaderValue>,
+    /// The request's method, for formats that name it.
+    pub(crate) method: Option<&'a Method>,
+    /// The request's `Content-Type`, for formats that name it.
+    pub(crate) content_type: Option<&'a HeaderValue>,
 }
+
+/// The message upstream Placement's handler gives its 405s.
+const METHOD_NOT_ALLOWED: &str = "The method specified is not allowed for this resource.";
 
 /// Renders `error` in the format of `rules`: the content type and the body.
 pub(crate) fn render(
@@ -150,22 +167,34 @@ pub(crate) fn render(
     ctx: &ErrorContext<'_>,
 ) -> (HeaderValue, String) {
     match rules.error_format {
-        ErrorFormat::Placement => match webob_choice(ctx.accept) {
-            WebobChoice::Json => json(api_sig_body(rules, error, ctx)),
-            WebobChoice::Html => (
-                HeaderValue::from_static("text/html; charset=UTF-8"),
-                html_body(error),
-            ),
-            WebobChoice::Plain => (
-                HeaderValue::from_static("text/plain; charset=UTF-8"),
-                format!(
-                    "{} {}\n\n{}",
-                    error.status.as_u16(),
-                    title(error.status),
-                    error.detail
+        ErrorFormat::Placement => {
+            let accept = placement_accept(ctx.accept);
+            let content_type = ctx.content_type.map(|v| latin1(v.as_bytes()));
+            let page = WebobPage {
+                status: error.status,
+                message: placement_message(error),
+                method: ctx.method.map_or("GET", Method::as_str),
+                accept: &accept,
+                content_type: content_type.as_deref(),
+            };
+            match webob_choice(ctx.accept) {
+                WebobChoice::Json => {
+                    let mut body = api_sig_body(rules, error, page.json_detail(), ctx);
+                    for entry in &mut body.errors {
+                        webob::title(error.status).clone_into(&mut entry.title);
+                    }
+                    json(body)
+                }
+                WebobChoice::Html => (
+                    HeaderValue::from_static("text/html; charset=UTF-8"),
+                    page.html(),
                 ),
-            ),
-        },
+                WebobChoice::Plain => (
+                    HeaderValue::from_static("text/plain; charset=UTF-8"),
+                    page.plain(),
+                ),
+            }
+        }
         ErrorFormat::Fault => {
             let body = serde_json::json!({
                 fault_name(error.status): {"code": error.status.as_u16(), "message": error.detail}
@@ -182,7 +211,27 @@ pub(crate) fn render(
         }
         // `ErrorFormat::ApiSig`, and the default of formats added later
         // (the enum is non-exhaustive since it moved to the core crate).
-        _ => json(api_sig_body(rules, error, ctx)),
+        _ => json(api_sig_body(rules, error, error.detail.clone(), ctx)),
+    }
+}
+
+/// The message upstream Placement gives an error (webob's `detail`): none
+/// for its stock 404s, a fixed one for its 405s.
+fn placement_message(error: &ApiError) -> &str {
+    match (error.stock, error.status) {
+        (false, _) => &error.detail,
+        (true, StatusCode::METHOD_NOT_ALLOWED) => METHOD_NOT_ALLOWED,
+        (true, _) => "",
+    }
+}
+
+/// The `Accept` upstream Placement's 406 page names: its request log
+/// middleware makes a missing `Accept`, or exactly `*/*`,
+/// `application/json`.
+fn placement_accept(accept: Option<&HeaderValue>) -> String {
+    match accept.map(HeaderValue::as_bytes) {
+        None | Some(b"" | b"*/*") => "application/json".to_owned(),
+        Some(bytes) => latin1(bytes),
     }
 }
 
@@ -193,12 +242,13 @@ fn json(body: impl serde::Serialize) -> (HeaderValue, String) {
     )
 }
 
-fn title(status: StatusCode) -> &'static str {
-    status.canonical_reason().unwrap_or("Error")
-}
-
-fn api_sig_body(rules: &Rules, error: &ApiError, ctx: &ErrorContext<'_>) -> ErrorBody {
-    let mut entry = ErrorEntry::new(error.status, error.detail.clone());
+fn api_sig_body(
+    rules: &Rules,
+    error: &ApiError,
+    detail: String,
+    ctx: &ErrorContext<'_>,
+) -> ErrorBody {
+    let mut entry = ErrorEntry::new(error.status, detail);
     let code_allowed = match (rules.error_code_since, ctx.served) {
         (None, _) => true,
         (Some(since), Some(served)) => served >= since,
@@ -232,28 +282,6 @@ fn fault_name(status: StatusCode) -> &'static str {
         503 => "serviceUnavailable",
         _ => "computeFault",
     }
-}
-
-fn html_body(error: &ApiError) -> String {
-    let status = format!("{} {}", error.status.as_u16(), title(error.status));
-    format!(
-        "<html>\n <head>\n  <title>{status}</title>\n </head>\n <body>\n  <h1>{status}</h1>\n  {}<br /><br />\n\n\n\n </body>\n</html>",
-        escape_html(&error.detail)
-    )
-}
-
-fn escape_html(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -549,6 +577,48 @@ mod tests {
             assert_eq!(ct, want, "{accept:?}");
             assert!(body.contains("Unacceptable version header: 0.5"), "{body}");
         }
+    }
+
+    #[test]
+    fn placement_details_are_webob_pages() {
+        let rules = Profile::Placement.rules();
+        let delete = Method::DELETE;
+        let detail = |err: &ApiError| {
+            let ctx = ErrorContext {
+                method: Some(&delete),
+                ..ctx()
+            };
+            let (_, body) = render(&rules, err, &ctx);
+            let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+            (
+                v["errors"][0]["title"].as_str().unwrap().to_owned(),
+                v["errors"][0]["detail"].as_str().unwrap().to_owned(),
+            )
+        };
+        assert_eq!(
+            detail(&ApiError::not_found()),
+            (
+                "Not Found".to_owned(),
+                "The resource could not be found.\n\n   ".to_owned()
+            )
+        );
+        assert_eq!(
+            detail(&ApiError::method_not_allowed_for(&delete)).1,
+            "The method DELETE is not allowed for this resource. \n\n The method specified is not allowed for this resource."
+        );
+        assert_eq!(
+            detail(&ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "a\nb")),
+            (
+                "Request Entity Too Large".to_owned(),
+                "The body of your request was too large for this server.\n\n a b  ".to_owned()
+            )
+        );
+        // Other formats keep the stock sentence as the detail.
+        let (_, body) = render(&Profile::ApiSig.rules(), &ApiError::not_found(), &ctx());
+        assert!(
+            body.contains("\"detail\":\"The resource could not be found.\""),
+            "{body}"
+        );
     }
 
     #[test]

@@ -77,6 +77,7 @@ mod layer;
 pub mod routing;
 pub mod schema;
 pub mod telemetry;
+mod webob;
 
 pub use crate::config::{Microversions, MicroversionsBuilder, NegotiationOutcome, REQUEST_ID};
 pub use crate::deprecation::Deprecation;

@@ -57,7 +57,8 @@ pub enum Profile {
     /// microversion middleware fails before it knows a version); `0.5` is
     /// read as a version below the range (406), because upstream splits on
     /// the dot and compares numbers; error bodies carry `code` only from
-    /// 1.23, and follow `Accept` (HTML, plain text or JSON) as webob does.
+    /// 1.23, and follow `Accept` (HTML, plain text or JSON) as webob does,
+    /// their text webob's page of the error.
     Placement,
     /// OpenStack Nova 34.0.0 (compute API).
     ///
@@ -254,7 +255,9 @@ pub enum ErrorFormat {
     /// API-SIG: `{"errors": [{"status", "title", "detail", ...}]}`.
     ApiSig,
     /// Placement: API-SIG JSON, or HTML or plain text when `Accept` prefers
-    /// them (webob's choice).
+    /// them (webob's choice), each made from webob's page of the error: the
+    /// JSON `detail` is the status's explanation, a blank line, then the
+    /// message on one line (its newlines spaces), as upstream's.
     Placement,
     /// Nova and Cinder: `{"badRequest": {"code": 400, "message": ".."}}`,
     /// the key named after the error.

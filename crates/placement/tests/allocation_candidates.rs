@@ -597,7 +597,7 @@ async fn errors() {
     classes(&s, &[&cpu]).await;
     let bad = |r: &Resp, detail: &str| {
         assert_eq!(r.status, 400, "{r:?}");
-        assert!(r.detail().contains(detail), "{detail:?} not in {r:?}");
+        assert!(r.message().contains(detail), "{detail:?} not in {r:?}");
     };
     let r = candidates(&s, "resources=VCPU:1", "1.9").await;
     assert_eq!(r.status, 404, "{r:?}");
@@ -613,7 +613,7 @@ async fn errors() {
     );
     let r = candidates(&s, "resources=CUSTOM_NOPE_X:1", "1.10").await;
     assert_eq!(
-        r.detail(),
+        r.message(),
         "Invalid resource class in resources parameter: No such resource class CUSTOM_NOPE_X."
     );
     bad(
@@ -645,7 +645,7 @@ async fn errors() {
     )
     .await;
     assert_eq!(r.status, 400);
-    assert_eq!(r.detail(), "No such trait(s): CUSTOM_NO_SUCH.");
+    assert_eq!(r.message(), "No such trait(s): CUSTOM_NO_SUCH.");
     bad(
         &candidates(&s, "resources=VCPU:1&required=CUSTOM_A,!CUSTOM_A", "1.22").await,
         "Conflicting required and forbidden traits found in the following traits keys: required: (CUSTOM_A)",
@@ -757,7 +757,7 @@ async fn errors() {
         "only supported since microversion 1.39",
     );
     let r = candidates(&s, "resources=VCPU:1&root_required=CUSTOM_NO_SUCH", "1.35").await;
-    assert_eq!(r.detail(), "No such trait(s): CUSTOM_NO_SUCH.");
+    assert_eq!(r.message(), "No such trait(s): CUSTOM_NO_SUCH.");
     bad(
         &candidates(&s, "resources_A=VCPU:1&same_subtree=_A", "1.35").await,
         "'same_subtree' does not match any of the regexes",

@@ -49,7 +49,10 @@ async fn list_form_before_1_12() {
     assert_eq!(r.status, 415, "{r:?}");
     let r = s.put(&path, "1.0", &json!({"allocations": []})).await;
     assert_eq!(r.status, 400);
-    assert!(r.detail().contains("Failed validating 'minItems'"), "{r:?}");
+    assert!(
+        r.message().contains("Failed validating 'minItems'"),
+        "{r:?}"
+    );
     let r = s
         .put(&path, "1.0", &list_body(&rp, json!({"cow": 10})))
         .await;
@@ -63,7 +66,7 @@ async fn list_form_before_1_12() {
     assert_eq!(r.status, 409, "{r:?}");
     assert_eq!(r.body["errors"][0]["title"], "Conflict");
     assert_eq!(
-        r.detail(),
+        r.message(),
         format!(
             "Unable to allocate inventory: Inventory for 'DISK_GB' on resource provider '{rp}' invalid."
         )
@@ -76,11 +79,14 @@ async fn list_form_before_1_12() {
         .await;
     assert_eq!(r.status, 400);
     assert!(
-        r.detail()
+        r.message()
             .starts_with("JSON does not validate: 0 is less than the minimum of 1"),
         "{r:?}"
     );
-    assert!(r.detail().contains("Failed validating 'minimum' in schema"));
+    assert!(
+        r.message()
+            .contains("Failed validating 'minimum' in schema")
+    );
     let r = s
         .put(
             &path,
@@ -90,7 +96,7 @@ async fn list_form_before_1_12() {
         .await;
     assert_eq!(r.status, 400);
     assert!(
-        r.detail()
+        r.message()
             .contains("Failed validating 'required' in schema")
     );
     // A provider that is not a uuid, as upstream's format checker reads it.
@@ -102,7 +108,10 @@ async fn list_form_before_1_12() {
         )
         .await;
     assert_eq!(r.status, 400);
-    assert!(r.detail().contains("'not-a-uuid' is not a 'uuid'"), "{r:?}");
+    assert!(
+        r.message().contains("'not-a-uuid' is not a 'uuid'"),
+        "{r:?}"
+    );
 
     let r = s
         .put(&path, "1.0", &list_body(&rp, json!({"DISK_GB": 10})))
@@ -138,7 +147,7 @@ async fn list_form_before_1_12() {
         .await;
     assert_eq!(r.status, 400);
     assert_eq!(
-        r.detail(),
+        r.message(),
         format!(
             "Unable to allocate inventory for consumer {consumer}: No such resource class COWS."
         )
@@ -149,7 +158,7 @@ async fn list_form_before_1_12() {
     let r = s.delete(&path, "1.0").await;
     assert_eq!(r.status, 404);
     assert_eq!(
-        r.detail(),
+        r.message(),
         format!("No allocations for consumer '{consumer}'")
     );
     let r = s.delete(&format!("/allocations/{}", uuid()), "1.0").await;
@@ -199,7 +208,7 @@ async fn list_form_before_1_12() {
         .await;
     assert_eq!(r.status, 404);
     assert_eq!(
-        r.detail(),
+        r.message(),
         format!(
             "Resource provider '{missing}' not found: No resource provider with uuid {missing} found"
         )
@@ -217,7 +226,7 @@ async fn list_form_before_1_12() {
         .await;
     assert_eq!(r.status, 400);
     assert_eq!(
-        r.detail(),
+        r.message(),
         format!("Allocation for resource provider '{missing}' that does not exist.")
     );
 
@@ -229,7 +238,7 @@ async fn list_form_before_1_12() {
         )
         .await;
     assert_eq!(r.status, 400);
-    assert_eq!(r.detail(), "Malformed consumer_uuid: not-a-uuid");
+    assert_eq!(r.message(), "Malformed consumer_uuid: not-a-uuid");
 
     // Before 1.8, the consumer gets the incomplete project and user.
     let r = s.get(&path, "1.12").await;
@@ -318,7 +327,7 @@ async fn dict_form_from_1_12() {
         )
         .await;
     assert_eq!(r.status, 400);
-    assert!(r.detail().starts_with("JSON does not validate"), "{r:?}");
+    assert!(r.message().starts_with("JSON does not validate"), "{r:?}");
     for bad in [
         json!({"nice_house_friend": {"resources": {"VCPU": 1}}}),
         json!({rp.clone(): {"resources": {"vcpu": 1}}}),
@@ -327,7 +336,7 @@ async fn dict_form_from_1_12() {
     ] {
         let r = s.put(&path, "1.12", &with(bad.clone())).await;
         assert_eq!(r.status, 400, "{bad}");
-        assert!(r.detail().starts_with("JSON does not validate"), "{r:?}");
+        assert!(r.message().starts_with("JSON does not validate"), "{r:?}");
     }
     let r = s
         .put(
@@ -337,7 +346,7 @@ async fn dict_form_from_1_12() {
         )
         .await;
     assert!(
-        r.detail().contains("does not match any of the regexes"),
+        r.message().contains("does not match any of the regexes"),
         "{r:?}"
     );
     let mut extra = with(json!({rp.clone(): {"resources": {"VCPU": 1}}}));
@@ -396,7 +405,7 @@ async fn bad_classes_and_capacity() {
         .await;
     assert_eq!(r.status, 409, "{r:?}");
     assert_eq!(
-        r.detail(),
+        r.message(),
         format!(
             "Unable to allocate inventory: Inventory for 'DISK_GB' on resource provider '{rp}' invalid."
         )
@@ -416,7 +425,7 @@ async fn bad_classes_and_capacity() {
     let r = s.put(&path, "1.11", &body(json!({"CUSTOM_GOLD": 6}))).await;
     assert_eq!(r.status, 409);
     assert_eq!(
-        r.detail(),
+        r.message(),
         format!(
             "Unable to allocate inventory: Unable to create allocation for 'CUSTOM_GOLD' on resource provider '{rp}'. The requested amount would exceed the capacity."
         )
@@ -447,14 +456,15 @@ async fn inventory_constraints_and_ratios() {
         assert_eq!(r.status, status, "{n}: {r:?}");
         if status == 409 && n < 40 {
             assert!(
-                r.detail().ends_with("would violate inventory constraints."),
+                r.message()
+                    .ends_with("would violate inventory constraints."),
                 "{r:?}"
             );
         }
     }
     // 120 used of 135: 16 more does not fit, 14 does.
     let r = put(uuid(), 16).await;
-    assert!(r.detail().ends_with("would exceed the capacity."), "{r:?}");
+    assert!(r.message().ends_with("would exceed the capacity."), "{r:?}");
     assert_eq!(put(uuid(), 14).await.status, 204);
 }
 
@@ -509,7 +519,7 @@ async fn consumer_generations_from_1_28() {
         .await;
     assert_eq!(r.status, 409);
     assert_eq!(
-        r.detail(),
+        r.message(),
         "consumer generation conflict - expected null but got 5"
     );
     assert_eq!(r.code(), "placement.concurrent_update");
@@ -537,7 +547,7 @@ async fn consumer_generations_from_1_28() {
         .await;
     assert_eq!(r.status, 409);
     assert_eq!(
-        r.detail(),
+        r.message(),
         "consumer generation conflict - expected 1 but got None"
     );
     let r = s.get(&path, "1.28").await;
@@ -594,8 +604,8 @@ async fn consumer_generations_from_1_28() {
         .await;
     assert_eq!(r.status, 409);
     assert!(
-        r.detail().contains("would violate inventory constraints")
-            || r.detail().contains("exceed the capacity")
+        r.message().contains("would violate inventory constraints")
+            || r.message().contains("exceed the capacity")
     );
     assert_eq!(s.count("consumers", "uuid = ?", fresh).await, 0);
     assert_eq!(
@@ -683,7 +693,7 @@ async fn post_allocations_from_1_13() {
     let r = s.post("/allocations", "1.13", &over).await;
     assert_eq!(r.status, 409);
     assert!(
-        r.detail()
+        r.message()
             .contains("The requested amount would exceed the capacity"),
         "{r:?}"
     );
@@ -710,14 +720,14 @@ async fn post_allocations_from_1_13() {
         json!({"c42def7b-498b-4442-9502-c7970b14bea4": {"resources": {"VCPU": 1}}});
     let r = s.post("/allocations", "1.13", &nowhere).await;
     assert_eq!(r.status, 400);
-    assert!(r.detail().contains("that does not exist"));
+    assert!(r.message().contains("that does not exist"));
 
     let mut pci = users.clone();
     pci[&instance]["allocations"][&cn2]["resources"]["PCI_DEVICE"] = json!(1);
     let r = s.post("/allocations", "1.13", &pci).await;
     assert_eq!(r.status, 409);
     assert!(
-        r.detail().contains("Inventory for 'PCI_DEVICE' on"),
+        r.message().contains("Inventory for 'PCI_DEVICE' on"),
         "{r:?}"
     );
 
@@ -726,7 +736,7 @@ async fn post_allocations_from_1_13() {
     let r = s.post("/allocations", "1.13", &pony).await;
     assert_eq!(r.status, 400);
     assert_eq!(
-        r.detail(),
+        r.message(),
         "Unable to allocate inventory No such resource class CUSTOM_PONY."
     );
 
@@ -738,7 +748,7 @@ async fn post_allocations_from_1_13() {
     let r = s.post("/allocations", "1.28", &gens).await;
     assert_eq!(r.status, 409);
     assert_eq!(
-        r.detail(),
+        r.message(),
         "consumer generation conflict - expected 3 but got 1"
     );
     gens[&instance]["consumer_generation"] = json!(3);
@@ -858,7 +868,7 @@ async fn consumer_types_from_1_38() {
         .await;
     assert_eq!(r.status, 400);
     assert!(
-        r.detail()
+        r.message()
             .contains("'consumer_type' is a required property"),
         "{r:?}"
     );
@@ -871,7 +881,7 @@ async fn consumer_types_from_1_38() {
         .await;
     assert_eq!(r.status, 400);
     assert!(
-        r.detail()
+        r.message()
             .contains("'consumer_type' is a required property"),
         "{r:?}"
     );
@@ -953,7 +963,7 @@ async fn consumer_types_from_1_38() {
         .await;
     assert_eq!(r.status, 400);
     assert!(
-        r.detail()
+        r.message()
             .contains("'instance' does not match '^[A-Z0-9_]+$'"),
         "{r:?}"
     );

@@ -32,8 +32,8 @@ async fn oversized_bodies_are_413_with_an_errors_body() {
         .await;
     assert_eq!(r.status, 413, "{r:?}");
     assert_eq!(r.body["errors"][0]["status"], 413);
-    assert_eq!(r.body["errors"][0]["title"], "Payload Too Large");
-    assert!(r.detail().contains("limit of 1024 bytes"), "{r:?}");
+    assert_eq!(r.body["errors"][0]["title"], "Request Entity Too Large");
+    assert!(r.message().contains("limit of 1024 bytes"), "{r:?}");
     assert_eq!(r.header("openstack-api-version"), Some("placement 1.20"));
     assert_eq!(r.header("connection"), Some("close"));
     // Over the limit, chunked (no Content-Length), over a raw connection.

@@ -149,9 +149,9 @@ fn assert_refused(r: &Resp, expected: &str, what: &str) {
         short(&r.text)
     );
     assert!(
-        r.detail().contains(expected),
+        r.message().contains(expected),
         "{what}: the detail {:?} lacks {expected:?}",
-        short(r.detail())
+        short(r.message())
     );
 }
 
@@ -220,9 +220,9 @@ async fn assert_reads_deep_bodies(s: &Server, t: &Reads) {
             // member takes a list of lists.
             assert_refused(&r, " is not of type ", &what);
             assert!(
-                r.detail().starts_with("JSON does not validate: "),
+                r.message().starts_with("JSON does not validate: "),
                 "{what}: {}",
-                short(r.detail())
+                short(r.message())
             );
         } else {
             assert_refused(&r, &format!("{TOO_DEEP}{}", at(deepest)), &what);

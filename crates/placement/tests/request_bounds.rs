@@ -52,7 +52,7 @@ async fn still_answers(s: &Server) {
 fn assert_refused(r: &Resp, status: u16, detail: &str) {
     assert_eq!(r.status, status, "{r:?}");
     assert_eq!(r.body["errors"][0]["status"], status, "{r:?}");
-    assert_eq!(r.detail(), detail, "{r:?}");
+    assert_eq!(r.message(), detail, "{r:?}");
     // Refused inside the microversion layer: the version is said.
     assert_eq!(r.header("openstack-api-version"), Some("placement 1.39"));
 }
@@ -105,7 +105,7 @@ async fn query_string_length() {
             MAX_QUERY_STRING_BYTES + 1
         ),
     );
-    assert_eq!(r.body["errors"][0]["title"], "URI Too Long");
+    assert_eq!(r.body["errors"][0]["title"], "Request-URI Too Long");
     still_answers(&s).await;
 
     // Any route: the bound is checked before the handler.

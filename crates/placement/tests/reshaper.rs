@@ -69,7 +69,7 @@ async fn reshaper_yaml() {
     assert_eq!(s.post("/reshaper", "1.29", &json!({})).await.status, 404);
     let r = s.post("/reshaper", "1.30", &json!({"cows": "moo"})).await;
     assert_eq!(r.status, 400);
-    assert!(r.detail().starts_with("JSON does not validate"), "{r:?}");
+    assert!(r.message().starts_with("JSON does not validate"), "{r:?}");
     let vcpu_1 = |generation: i64| json!({rp.clone(): {"resource_provider_generation": generation, "inventories": {"VCPU": {"total": 1}}}});
     let r = s
         .post("/reshaper", "1.30", &json!({"inventories": vcpu_1(0)}))
@@ -87,7 +87,7 @@ async fn reshaper_yaml() {
     assert_eq!(r.status, 409, "{r:?}");
     assert_eq!(r.code(), "placement.inventory.inuse");
     assert_eq!(
-        r.detail(),
+        r.message(),
         format!("update conflict: Inventory for 'DISK_GB' on resource provider '{rp}' in use.")
     );
     // One VCPU more, where 7 are used of 1.
@@ -104,7 +104,7 @@ async fn reshaper_yaml() {
         .await;
     assert_eq!(r.status, 409);
     assert!(
-        r.detail().starts_with("Unable to allocate inventory"),
+        r.message().starts_with("Unable to allocate inventory"),
         "{r:?}"
     );
     let r = s
@@ -116,7 +116,7 @@ async fn reshaper_yaml() {
         .await;
     assert_eq!(r.status, 409);
     assert_eq!(
-        r.detail(),
+        r.message(),
         format!("resource provider generation conflict for provider {rp}: actual: 5, given: 4")
     );
     assert_eq!(r.code(), "placement.concurrent_update");
@@ -131,7 +131,10 @@ async fn reshaper_yaml() {
         )
         .await;
     assert_eq!(r.status, 409);
-    assert!(r.detail().contains("consumer generation conflict"), "{r:?}");
+    assert!(
+        r.message().contains("consumer generation conflict"),
+        "{r:?}"
+    );
 
     let child = uuid();
     s.provider(&child, Some(&rp)).await;
@@ -146,7 +149,7 @@ async fn reshaper_yaml() {
     assert_eq!(r.status, 400);
     assert_eq!(r.code(), "placement.resource_provider.not_found");
     assert_eq!(
-        r.detail(),
+        r.message(),
         format!(
             "Resource provider {nowhere} in inventories not found: No resource provider with uuid {nowhere} found"
         )
@@ -157,13 +160,13 @@ async fn reshaper_yaml() {
     });
     let r = s.post("/reshaper", "1.30", &body).await;
     assert_eq!(r.status, 400);
-    assert!(r.detail().contains("'bad_field' was unexpected"), "{r:?}");
+    assert!(r.message().contains("'bad_field' was unexpected"), "{r:?}");
     let body = moving(&f, &child, |b| {
         b["allocations"][&f.consumer_0]["bad_field"] = json!("moo");
     });
     let r = s.post("/reshaper", "1.30", &body).await;
     assert_eq!(r.status, 400);
-    assert!(r.detail().contains("'bad_field' was unexpected"), "{r:?}");
+    assert!(r.message().contains("'bad_field' was unexpected"), "{r:?}");
 
     let body = moving(&f, &child, |b| {
         let inv = b["inventories"][&rp]["inventories"]
@@ -175,7 +178,7 @@ async fn reshaper_yaml() {
     let r = s.post("/reshaper", "1.30", &body).await;
     assert_eq!(r.status, 400);
     assert_eq!(
-        r.detail(),
+        r.message(),
         "malformed reshaper data: No such resource class DISK_OF_STEEL."
     );
 
@@ -185,7 +188,7 @@ async fn reshaper_yaml() {
     let r = s.post("/reshaper", "1.30", &body).await;
     assert_eq!(r.status, 409);
     assert!(
-        r.detail().starts_with("Unable to allocate inventory"),
+        r.message().starts_with("Unable to allocate inventory"),
         "{r:?}"
     );
 
@@ -280,7 +283,8 @@ async fn reshaper_yaml() {
     let r = s.post("/reshaper", "1.33", &body).await;
     assert_eq!(r.status, 400);
     assert!(
-        r.detail().contains("Additional properties are not allowed"),
+        r.message()
+            .contains("Additional properties are not allowed"),
         "{r:?}"
     );
     let r = s.post("/reshaper", "1.34", &body).await;

@@ -16,7 +16,7 @@ async fn provider_usages() {
         .await;
     assert_eq!(r.status, 404);
     assert!(
-        r.detail()
+        r.message()
             .contains(&format!("No resource provider with uuid {missing} found")),
         "{r:?}"
     );
@@ -67,7 +67,7 @@ async fn total_usages_from_1_9() {
     let r = s.get("/usages", "1.9").await;
     assert_eq!(r.status, 400);
     assert!(
-        r.detail().starts_with("Invalid query string parameters: "),
+        r.message().starts_with("Invalid query string parameters: "),
         "{r:?}"
     );
     let r = s.get(&format!("/usages?project_id={project}"), "1.9").await;
@@ -84,7 +84,7 @@ async fn total_usages_from_1_9() {
         let r = s.get(&format!("/usages?{query}"), "1.9").await;
         assert_eq!(r.status, 400, "{query}");
         assert!(
-            r.detail().starts_with("Invalid query string parameters: "),
+            r.message().starts_with("Invalid query string parameters: "),
             "{r:?}"
         );
     }

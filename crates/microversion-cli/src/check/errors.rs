@@ -291,14 +291,14 @@ fn error_body(
         }
     };
     if let (Some((asked, range)), Some(text)) = (mention, &message) {
-        let missing: Vec<String> = [
-            asked.to_owned(),
-            range.min().to_string(),
-            range.max().to_string(),
-        ]
-        .into_iter()
-        .filter(|part| !text.contains(part.as_str()))
-        .collect();
+        let mut parts = vec![asked.to_owned()];
+        if e.message_names_range {
+            parts.extend([range.min().to_string(), range.max().to_string()]);
+        }
+        let missing: Vec<String> = parts
+            .into_iter()
+            .filter(|part| !text.contains(part.as_str()))
+            .collect();
         if !missing.is_empty() {
             problems.push(format!(
                 "the message does not name {}: {:?}",
@@ -356,6 +356,25 @@ mod tests {
             body("Version 1.40 is not supported by the API. Minimum is 1.0 and maximum is 1.39.")
                 .into_bytes();
         assert!(error_body(&e, &answer, Some(("1.40", range))).0.is_empty());
+        // Upstream Placement's text names the version only; its profile
+        // wants no more (the range is in min_version and max_version).
+        let placement = Expect::new(
+            microversion::VersionHeader::new("placement"),
+            Some(microversion::profile::Profile::Placement),
+        );
+        answer.body = body("Invalid microversion: Unacceptable version header: 1.40").into_bytes();
+        assert!(
+            error_body(&placement, &answer, Some(("1.40", range)))
+                .0
+                .is_empty()
+        );
+        answer.body = body("Invalid microversion: Unacceptable version header").into_bytes();
+        assert_eq!(
+            error_body(&placement, &answer, Some(("1.40", range))).0,
+            [
+                "the message does not name 1.40: \"Invalid microversion: Unacceptable version header\""
+            ]
+        );
         // A text body is named, cut short.
         answer.body = "x".repeat(500).into_bytes();
         let (problems, _) = error_body(&e, &answer, None);

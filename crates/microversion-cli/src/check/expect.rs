@@ -4,7 +4,7 @@
 //! when the server turns out to read one).
 
 use http::{HeaderName, StatusCode};
-use microversion::profile::{ErrorFormat, VersionErrorHeaders};
+use microversion::profile::{ErrorFormat, Messages, VersionErrorHeaders};
 use microversion::{
     Decoded, OPENSTACK_API_VERSION, Profile, RequestedVersion, Rules, Version, VersionHeader,
     VersionRange,
@@ -52,6 +52,10 @@ pub(crate) struct Expect {
     pub(crate) error_headers: ErrorHeaders,
     pub(crate) root_is_versioned: bool,
     pub(crate) body: BodyShape,
+    /// Whether a 406's message names the supported range too (upstream
+    /// Placement's names only the version asked: its range is in
+    /// `min_version` and `max_version`).
+    pub(crate) message_names_range: bool,
     /// The server's range, once learned.
     pub(crate) range: Option<VersionRange>,
     /// More headers carrying the request id.
@@ -95,6 +99,7 @@ impl Expect {
             error_headers,
             root_is_versioned: rules.root_is_versioned,
             body,
+            message_names_range: rules.messages != Messages::Placement,
             range: None,
             request_id_aliases: rules.request_id_aliases.clone(),
         }

@@ -7,7 +7,7 @@ use http::Method;
 use serde_json::{Value, json};
 
 use crate::support::{
-    API_SIG, CINDER, IRONIC, NOVA, PLACEMENT, SERVICES, Shape, Svc, ask, get, send,
+    API_SIG, CINDER, IRONIC, NOVA, PLACEMENT, SERVICES, Shape, Svc, Wording, ask, get, send,
 };
 
 /// The body with the response's request id replaced by `REQ`.
@@ -31,31 +31,28 @@ async fn rule9_every_response_carries_the_version_headers() {
         let v = svc.v(20);
         let value = svc.ask(v);
         let h = [("OpenStack-API-Version", value.as_str())];
+        // Placement's details are webob's pages (see rule 11's test).
+        let placement = svc.wording == Wording::Placement;
+        let (not_found, not_allowed, busy) = if placement {
+            (
+                "The resource could not be found.\n\n   ",
+                "The method DELETE is not allowed for this resource. \n\n The method specified is not allowed for this resource.",
+                "There was a conflict when trying to complete your request.\n\n busy  ",
+            )
+        } else {
+            (
+                "The resource could not be found.",
+                "The method DELETE is not allowed for this resource.",
+                "busy",
+            )
+        };
         let cases: [(Method, &str, u16, &str, &[&str]); 6] = [
             (Method::GET, "/echo", 200, "", &["accept"]),
             (Method::GET, "/things", 200, "", &[]),
-            (
-                Method::GET,
-                "/nowhere",
-                404,
-                "The resource could not be found.",
-                &[],
-            ),
-            (
-                Method::GET,
-                "/gone",
-                404,
-                "The resource could not be found.",
-                &[],
-            ),
-            (
-                Method::DELETE,
-                "/things",
-                405,
-                "The method DELETE is not allowed for this resource.",
-                &[],
-            ),
-            (Method::POST, "/things", 409, "busy", &[]),
+            (Method::GET, "/nowhere", 404, not_found, &[]),
+            (Method::GET, "/gone", 404, not_found, &[]),
+            (Method::DELETE, "/things", 405, not_allowed, &[]),
+            (Method::POST, "/things", 409, busy, &[]),
         ];
         for (method, path, status, message, own_vary) in cases {
             let r = send(&base, method.clone(), path, &h).await;
@@ -135,7 +132,7 @@ async fn rule10_406_bodies_name_the_version_and_the_range() {
         (
             PLACEMENT,
             json!({"errors": [{"status": 406, "title": "Not Acceptable",
-                "detail": "Invalid microversion: Unacceptable version header: 1.999. Minimum is 1.0 and maximum is 1.39.",
+                "detail": "The resource could not be generated that was acceptable to your browser (content of type application/json. \n\n Invalid microversion: Unacceptable version header: 1.999",
                 "request_id": "REQ", "min_version": "1.0", "max_version": "1.39"}]}),
         ),
         (
@@ -210,7 +207,9 @@ async fn rule11_handler_error_bodies_per_profile() {
 }
 
 /// 11. Placement: errors carry `code` only from 1.23, and errors without
-///     their own code then get `placement.undefined_code`.
+///     their own code then get `placement.undefined_code`; the detail is
+///     webob's page (the status's explanation, a blank line, the message
+///     on one line), byte for byte as upstream's.
 #[tokio::test]
 async fn rule11_placement_error_codes_from_1_23() {
     let base = PLACEMENT.start().await;
@@ -223,14 +222,16 @@ async fn rule11_placement_error_codes_from_1_23() {
         }
         json!({"errors": [entry]})
     };
+    let busy = "There was a conflict when trying to complete your request.\n\n busy  ";
     let r = send(&base, Method::POST, "/things", &at("placement 1.22")).await;
-    assert_eq!(body_without_id(&r), error(None, 409, "Conflict", "busy"));
+    assert_eq!(body_without_id(&r), error(None, 409, "Conflict", busy));
     let r = send(&base, Method::POST, "/things", &at("placement 1.23")).await;
     assert_eq!(
         body_without_id(&r),
-        error(Some("example.busy"), 409, "Conflict", "busy")
+        error(Some("example.busy"), 409, "Conflict", busy)
     );
-    let not_found = "The resource could not be found.";
+    // A router 404 has no message of its own.
+    let not_found = "The resource could not be found.\n\n   ";
     let r = get(&base, "/nowhere", &at("placement 1.22")).await;
     assert_eq!(
         body_without_id(&r),

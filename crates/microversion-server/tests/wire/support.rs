@@ -43,6 +43,10 @@ pub(crate) struct ErrHeaders {
     pub(crate) rejected_version: bool,
 }
 
+/// webob's explanation of a 400, which upstream Placement's 400 details
+/// start with.
+pub(crate) const WEBOB_400: &str = "The server could not comply with the request since it is either malformed or otherwise incorrect.";
+
 const NONE: ErrHeaders = ErrHeaders {
     vary: false,
     rejected_version: false,
@@ -616,8 +620,12 @@ impl Svc {
                 );
             }
             Wording::Placement => {
-                let want = format!("Invalid microversion: invalid version string: {raw}; ");
+                // webob's 400 page, the message on one line.
+                let want = format!(
+                    "{WEBOB_400}\n\n Invalid microversion: invalid version string: {raw}; "
+                );
                 assert!(e.message.starts_with(&want), "{p}: {:?}", e.message);
+                assert!(e.message.ends_with("  "), "{p}: {:?}", e.message);
             }
             Wording::Nova => assert_eq!(
                 e.message,
@@ -651,8 +659,10 @@ impl Svc {
             Wording::ApiSig | Wording::Nova => format!(
                 "Version {requested} is not supported by the API. Minimum is {min} and maximum is {max}."
             ),
+            // webob's 406 page names the request's `Accept` (none here,
+            // which upstream's request log makes application/json).
             Wording::Placement => format!(
-                "Invalid microversion: Unacceptable version header: {requested}. Minimum is {min} and maximum is {max}."
+                "The resource could not be generated that was acceptable to your browser (content of type application/json. \n\n Invalid microversion: Unacceptable version header: {requested}"
             ),
             Wording::Ironic if requested.starts_with(&format!("{}.", min.major())) => format!(
                 "Version {requested} was requested but the minor version is not supported by this service. The supported version range is: [{min}, {max}]."

@@ -75,7 +75,7 @@ async fn list_body_before_1_19_generation_after() {
         )
         .await;
     assert_eq!(r.status, 400);
-    assert!(r.detail().contains("non-unique"), "{}", r.detail());
+    assert!(r.message().contains("non-unique"), "{}", r.message());
     let r = s
         .put(
             &path,
@@ -84,7 +84,7 @@ async fn list_body_before_1_19_generation_after() {
         )
         .await;
     assert_eq!(r.status, 400);
-    assert!(r.detail().contains("is not a 'uuid'"), "{}", r.detail());
+    assert!(r.message().contains("is not a 'uuid'"), "{}", r.message());
     let r = s
         .put(
             &format!("/resource_providers/{}/aggregates", uuid()),

@@ -54,7 +54,7 @@ async fn one_class_lifecycle() {
         .await;
     assert_eq!(r.status, 409);
     assert_eq!(r.code(), "placement.concurrent_update");
-    assert!(r.detail().starts_with("Update conflict"));
+    assert!(r.message().starts_with("Update conflict"));
     let r = s
         .post(
             &base,
@@ -64,7 +64,7 @@ async fn one_class_lifecycle() {
         .await;
     assert_eq!(r.status, 400);
     assert_eq!(
-        r.detail(),
+        r.message(),
         format!(
             "Unable to create inventory for resource provider {id}: No such resource class NO_CLASS_14."
         )
@@ -90,7 +90,7 @@ async fn one_class_lifecycle() {
     assert!(r.header("cache-control").is_none());
     let r = s.get(&format!("{base}/HOUSE"), "1.0").await;
     assert_eq!(r.status, 404);
-    assert_eq!(r.detail(), format!("No inventory of class HOUSE for {id}"));
+    assert_eq!(r.message(), format!("No inventory of class HOUSE for {id}"));
 
     let r = s
         .put(
@@ -101,7 +101,7 @@ async fn one_class_lifecycle() {
         .await;
     assert_eq!(r.status, 409);
     assert_eq!(r.code(), "placement.concurrent_update");
-    assert_eq!(r.detail(), "resource provider generation conflict");
+    assert_eq!(r.message(), "resource provider generation conflict");
     let r = s
         .put(
             &one,
@@ -121,7 +121,7 @@ async fn one_class_lifecycle() {
         .await;
     assert_eq!(r.status, 400);
     assert_eq!(
-        r.detail(),
+        r.message(),
         format!(
             "No inventory record with resource class for resource provider {id}: No inventory of class MEMORY_MB found."
         )
@@ -141,7 +141,7 @@ async fn one_class_lifecycle() {
     let r = s.delete(&one, "1.0").await;
     assert_eq!(r.status, 404);
     assert_eq!(
-        r.detail(),
+        r.message(),
         "No inventory of class DISK_GB found for delete: No inventory of class DISK_GB found for delete"
     );
     let r = s.get(&base, "1.0").await;
@@ -167,7 +167,7 @@ async fn reserved_equal_to_total_from_1_26() {
     let r = s.put(&base, "1.25", &body(0, 253)).await;
     assert_eq!(r.status, 400);
     assert_eq!(
-        r.detail(),
+        r.message(),
         format!(
             "Unable to update inventory for resource provider {id}: Invalid inventory for 'IPV4_ADDRESS' on resource provider '{id}'. The reserved value is greater than or equal to total."
         )
@@ -177,7 +177,7 @@ async fn reserved_equal_to_total_from_1_26() {
     let r = s.put(&base, "1.26", &body(1, 254)).await;
     assert_eq!(r.status, 400);
     assert!(
-        r.detail()
+        r.message()
             .ends_with("The reserved value is greater than total.")
     );
     // A ratio that leaves no capacity counts too.
@@ -218,7 +218,7 @@ async fn replace_all_and_delete_all() {
         .await;
     assert_eq!(r.status, 400);
     assert_eq!(
-        r.detail(),
+        r.message(),
         format!(
             "Unknown resource class in inventory for resource provider {id}: No such resource class HOUSE."
         )
@@ -292,7 +292,7 @@ async fn inventory_in_use_cannot_go() {
     assert_eq!(r.status, 409);
     assert_eq!(r.code(), "placement.concurrent_update");
     assert_eq!(
-        r.detail(),
+        r.message(),
         format!(
             "Unable to delete inventory of class VCPU: Inventory for 'VCPU' on resource provider '{id}' in use."
         )
@@ -308,7 +308,7 @@ async fn inventory_in_use_cannot_go() {
     assert_eq!(r.status, 409);
     assert_eq!(r.code(), "placement.inventory.inuse");
     assert_eq!(
-        r.detail(),
+        r.message(),
         format!("update conflict: Inventory for 'VCPU' on resource provider '{id}' in use.")
     );
     let r = s.delete(&base, "1.23").await;

@@ -163,7 +163,7 @@ async fn duplicates_and_bad_bodies() {
     assert_eq!(r.status, 409);
     assert_eq!(r.code(), "placement.duplicate_name");
     assert_eq!(
-        r.detail(),
+        r.message(),
         format!("Conflicting resource provider name: {name} already exists.")
     );
     // The same uuid without dashes, upper case: normalized, so a conflict.
@@ -176,7 +176,7 @@ async fn duplicates_and_bad_bodies() {
         .await;
     assert_eq!(r.status, 409);
     assert_eq!(
-        r.detail(),
+        r.message(),
         format!("Conflicting resource provider uuid: {id} already exists.")
     );
 
@@ -189,15 +189,15 @@ async fn duplicates_and_bad_bodies() {
         .await;
     assert_eq!(r.status, 400);
     assert!(
-        r.detail().starts_with("JSON does not validate"),
+        r.message().starts_with("JSON does not validate"),
         "{}",
-        r.detail()
+        r.message()
     );
     let r = s
         .post("/resource_providers", "1.20", &json!({"name": ""}))
         .await;
     assert_eq!(r.status, 400);
-    assert!(r.detail().contains("name is required"), "{}", r.detail());
+    assert!(r.message().contains("name is required"), "{}", r.message());
     // parent_provider_uuid is not known before 1.14.
     let r = s
         .post(
@@ -223,7 +223,7 @@ async fn duplicates_and_bad_bodies() {
     let r = s.get("/resource_providers/random_sauce", "1.20").await;
     assert_eq!(r.status, 404);
     assert_eq!(
-        r.detail(),
+        r.message(),
         "No resource provider with uuid random_sauce found"
     );
 }
@@ -270,7 +270,7 @@ async fn trees_reparenting_and_loops() {
         .await;
     assert_eq!(r.status, 400);
     assert!(
-        r.detail()
+        r.message()
             .contains("parent provider UUID cannot be same as UUID")
     );
     let r = s
@@ -281,7 +281,7 @@ async fn trees_reparenting_and_loops() {
         )
         .await;
     assert_eq!(r.status, 400);
-    assert!(r.detail().contains("parent provider UUID does not exist"));
+    assert!(r.message().contains("parent provider UUID does not exist"));
 
     // Loops are refused, even at 1.37.
     let child_path = format!("/resource_providers/{child_id}");
@@ -295,7 +295,7 @@ async fn trees_reparenting_and_loops() {
         .await;
     assert_eq!(r.status, 400);
     assert!(
-        r.detail()
+        r.message()
             .contains("creating loop in the provider tree is not allowed.")
     );
     let r = s
@@ -306,7 +306,7 @@ async fn trees_reparenting_and_loops() {
         )
         .await;
     assert_eq!(r.status, 400);
-    assert!(r.detail().contains("creating loop"));
+    assert!(r.message().contains("creating loop"));
 
     // Un-parenting needs 1.37; the subtree follows to its new root.
     let r = s
@@ -318,7 +318,7 @@ async fn trees_reparenting_and_loops() {
         .await;
     assert_eq!(r.status, 400);
     assert!(
-        r.detail()
+        r.message()
             .contains("un-parenting a provider is not currently allowed")
     );
     let r = s
@@ -355,7 +355,7 @@ async fn trees_reparenting_and_loops() {
         .await;
     assert_eq!(r.status, 400);
     assert!(
-        r.detail()
+        r.message()
             .contains("re-parenting a provider is not currently allowed")
     );
     let r = s
@@ -416,7 +416,7 @@ async fn trees_reparenting_and_loops() {
     assert_eq!(r.status, 409);
     assert_eq!(r.code(), "placement.resource_provider.cannot_delete_parent");
     assert_eq!(
-        r.detail(),
+        r.message(),
         format!(
             "Unable to delete parent resource provider {other_id}: It has child resource providers."
         )
@@ -430,7 +430,7 @@ async fn trees_reparenting_and_loops() {
         .await;
     assert_eq!(r.status, 404);
     assert_eq!(
-        r.detail(),
+        r.message(),
         format!("No resource provider with uuid {grandchild_id} found for delete")
     );
 }
@@ -446,7 +446,7 @@ async fn delete_refused_while_allocated() {
     assert_eq!(r.status, 409);
     assert_eq!(r.code(), "placement.resource_provider.inuse");
     assert_eq!(
-        r.detail(),
+        r.message(),
         format!("Unable to delete resource provider {id}: Resource provider has allocations.")
     );
     s.deallocate(&id).await;
@@ -494,7 +494,7 @@ async fn list_filters_by_version() {
     assert!(r.header("last-modified").is_none());
     let r = s.get("/resource_providers?uuid=spameggs", "1.0").await;
     assert_eq!(r.status, 400);
-    assert!(r.detail().starts_with("Invalid query string parameters"));
+    assert!(r.message().starts_with("Invalid query string parameters"));
     // A dashless uuid is not the query's uuid format.
     let r = s
         .get(
@@ -505,7 +505,10 @@ async fn list_filters_by_version() {
     assert_eq!(r.status, 400);
     let r = s.get("/resource_providers?spam=eggs", "1.0").await;
     assert_eq!(r.status, 400);
-    assert!(r.detail().contains("Additional properties are not allowed"));
+    assert!(
+        r.message()
+            .contains("Additional properties are not allowed")
+    );
 
     // Aggregates: member_of from 1.3, several from 1.24, ! from 1.32.
     let agg1 = uuid();
@@ -535,7 +538,7 @@ async fn list_filters_by_version() {
     let r = s.get(&q, "1.23").await;
     assert_eq!(r.status, 400);
     assert_eq!(
-        r.detail(),
+        r.message(),
         "Multiple member_of parameters are not supported"
     );
     assert_eq!(names(&s.get(&q, "1.24").await), vec![format!("a-{tag}")]);
@@ -565,7 +568,7 @@ async fn list_filters_by_version() {
     let r = s.get(q, "1.22").await;
     assert_eq!(r.status, 400);
     assert_eq!(
-        r.detail(),
+        r.message(),
         "Invalid trait(s) in \"required\" parameter: No such trait(s): BOGUS_TRAIT."
     );
     let q = format!(
@@ -589,7 +592,7 @@ async fn list_filters_by_version() {
         .await;
     assert_eq!(r.status, 400);
     assert_eq!(
-        r.detail(),
+        r.message(),
         "Invalid resource class in resources parameter: No such resource class NO_CLASS."
     );
     // More than any inventory can hold is no provider, not an overflow.
@@ -600,7 +603,7 @@ async fn list_filters_by_version() {
     let r = s.get("/resource_providers?resources=VCPU:0", "1.4").await;
     assert_eq!(r.status, 400);
     assert_eq!(
-        r.detail(),
+        r.message(),
         "Requested resource VCPU requires amount >= 1. Got: 0."
     );
     let r = s

@@ -45,14 +45,14 @@ async fn custom_traits() {
             )
             .await;
         assert_eq!(r.status, 400, "{bad}");
-        assert!(r.detail().starts_with("The trait is invalid."));
+        assert!(r.message().starts_with("The trait is invalid."));
     }
     let r = s.get("/traits/CUSTOM_NOPE_NOPE", "1.6").await;
     assert_eq!(r.status, 404);
-    assert_eq!(r.detail(), "No such trait(s): CUSTOM_NOPE_NOPE.");
+    assert_eq!(r.message(), "No such trait(s): CUSTOM_NOPE_NOPE.");
     let r = s.delete("/traits/HW_CPU_X86_SSE", "1.6").await;
     assert_eq!(r.status, 400);
-    assert_eq!(r.detail(), "Cannot delete standard trait HW_CPU_X86_SSE.");
+    assert_eq!(r.message(), "Cannot delete standard trait HW_CPU_X86_SSE.");
 
     // Listing and filters.
     let r = s.get("/traits", "1.6").await;
@@ -74,11 +74,11 @@ async fn custom_traits() {
     assert_eq!(traits_of(&r.body), vec![name.clone()]);
     let r = s.get("/traits?name=in_abc", "1.6").await;
     assert_eq!(r.status, 400);
-    assert!(r.detail().starts_with("Badly formatted name parameter."));
+    assert!(r.message().starts_with("Badly formatted name parameter."));
     let r = s.get("/traits?invalid=abc", "1.6").await;
     assert_eq!(r.status, 400);
     assert!(
-        r.detail()
+        r.message()
             .starts_with("Invalid query string parameters: Additional properties are not allowed")
     );
     let r = s.get("/traits?associated=xyz", "1.6").await;
@@ -117,7 +117,7 @@ async fn custom_traits() {
         .put(&rp_path, "1.6", &set(1, vec!["NOT_A_TRAIT_1", &name]))
         .await;
     assert_eq!(r.status, 400);
-    assert_eq!(r.detail(), "No such trait NOT_A_TRAIT_1");
+    assert_eq!(r.message(), "No such trait NOT_A_TRAIT_1");
     let r = s
         .get(&format!("/traits?associated=true&name=in:{name}"), "1.6")
         .await;
@@ -130,7 +130,7 @@ async fn custom_traits() {
     let r = s.delete(&path, "1.6").await;
     assert_eq!(r.status, 409);
     assert_eq!(
-        r.detail(),
+        r.message(),
         format!("The trait {name} is in use by a resource provider.")
     );
     let r = s.delete(&rp_path, "1.6").await;

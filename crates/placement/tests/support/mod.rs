@@ -56,11 +56,23 @@ impl Resp {
         }
     }
 
-    /// The `detail` of the first error.
+    /// The `detail` of the first error, whole.
     pub fn detail(&self) -> &str {
         self.body["errors"][0]["detail"]
             .as_str()
             .unwrap_or_default()
+    }
+
+    /// The message of the first error: its `detail` without webob's page
+    /// around it (the status's explanation and a blank line before, the
+    /// two spaces after), its newlines spaces. Panics on a detail of
+    /// another shape (`tests/error_texts.rs` checks the pages whole).
+    pub fn message(&self) -> &str {
+        let detail = self.detail();
+        let (_, message) = detail
+            .split_once("\n\n ")
+            .unwrap_or_else(|| panic!("not webob's page: {detail:?}"));
+        message.strip_suffix("  ").unwrap_or(message)
     }
 
     /// The `code` of the first error.
