@@ -26,7 +26,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use keystone_auth::catalog::{Catalog, ServiceEndpoint};
+use keystone_auth::catalog::{Catalog, CatalogError, ServiceEndpoint};
 use keystone_auth::session::{Session, UserToken};
 use microversion::VersionRequest;
 use url::Url;
@@ -203,20 +203,32 @@ impl Cloud {
     }
 
     /// Every service of the catalog with an endpoint of the configured
-    /// interface and region, one per service, in the catalog's order; a
-    /// broken URL is an error in its place.
+    /// interface and region, one per service, in the catalog's order: its
+    /// type (as the catalog names it) and its URL, or the error of a
+    /// broken URL.
     ///
     /// # Errors
     ///
     /// [`Error::is_catalog`] without Keystone (no catalog), or the errors
     /// of [`Cloud::token`].
-    pub async fn catalog_endpoints(&self) -> Result<Vec<Result<ServiceEndpoint, Error>>, Error> {
+    pub async fn catalog_endpoints(&self) -> Result<Vec<(String, Result<Url, Error>)>, Error> {
         let catalog = self.catalog().await?;
         let config = &self.inner.config;
         Ok(catalog
             .endpoints(config.interface(), config.region_name())
             .into_iter()
-            .map(|e| e.map_err(|e| Error::catalog(e.to_string())))
+            .map(|e| match e {
+                Ok(ServiceEndpoint {
+                    service_type, url, ..
+                }) => (service_type, Ok(url)),
+                Err(e) => {
+                    let service_type = match &e {
+                        CatalogError::InvalidUrl { service_type, .. } => service_type.clone(),
+                        _ => String::new(),
+                    };
+                    (service_type, Err(Error::catalog(e.to_string())))
+                }
+            })
             .collect())
     }
 

@@ -481,7 +481,9 @@ async fn the_catalog_by_type_alias_interface_and_region() {
     );
     let all = c.catalog_endpoints().await.unwrap();
     assert_eq!(all.len(), 4);
-    assert!(all[3].is_err());
+    assert_eq!(all[3].0, "broken");
+    assert!(all[3].1.is_err());
+    assert_eq!(all[1].0, "placement");
     let other_region = cloud(&dir, "pw-internal");
     let e = other_region.endpoint("placement").await.unwrap_err();
     assert!(
