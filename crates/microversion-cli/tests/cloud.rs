@@ -3,21 +3,13 @@
 
 mod common;
 
-use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 
-use common::{CINDER, Demo, NOVA, PLACEMENT, Server};
+use common::{CINDER, Demo, NOVA, PLACEMENT, Server, run_in as run};
 use microversion_test_support::Scratch;
 use microversion_test_support::keystone::{self, FakeKeystone, require_token};
 use serde_json::Value;
-
-#[derive(Debug)]
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
 
 struct Setup {
     keystone: FakeKeystone,
@@ -76,31 +68,6 @@ fn setup(extra: &str) -> Setup {
         keystone,
         placement,
         dir,
-    }
-}
-
-/// Runs the binary in `dir` (where clouds.yaml is), with no `OS_*` of the
-/// caller's environment and the cache and home in `dir`.
-fn run(dir: &Scratch, args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_microversion"));
-    cmd.args(args).current_dir(dir.path());
-    for (name, _) in std::env::vars_os() {
-        let name = name.to_string_lossy().into_owned();
-        if name.starts_with("OS_") || name.to_ascii_lowercase().ends_with("_proxy") {
-            cmd.env_remove(&name);
-        }
-    }
-    cmd.env("XDG_CACHE_HOME", dir.join("cache"));
-    cmd.env("XDG_CONFIG_HOME", dir.join("config"));
-    cmd.env("HOME", dir.join("home"));
-    for (name, value) in env {
-        cmd.env(name, value);
-    }
-    let out = cmd.output().expect("the binary runs");
-    Run {
-        code: out.status.code().expect("an exit code"),
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
     }
 }
 

@@ -3,8 +3,9 @@
 //! Each test prints "skipped: ..." and passes when `KEYSTONE_URL` or
 //! `MV_TEST_PLACEMENT_URL` is not set; CI sets both (scripts/test.sh).
 
-use std::process::Command;
+mod common;
 
+use common::run_in as run;
 use microversion_test_support::Scratch;
 use serde_json::Value;
 
@@ -30,13 +31,6 @@ fn env() -> Option<Env> {
         member_password: var("KEYSTONE_MEMBER_PASSWORD"),
         placement,
     })
-}
-
-#[derive(Debug)]
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
 }
 
 /// A directory with clouds.yaml: `member` (password in secure.yaml) and
@@ -77,29 +71,6 @@ fn clouds(env: &Env) -> Scratch {
     )
     .unwrap();
     dir
-}
-
-fn run(dir: &Scratch, args: &[&str], vars: &[(&str, &str)]) -> Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_microversion"));
-    cmd.args(args).current_dir(dir.path());
-    for (name, _) in std::env::vars_os() {
-        let name = name.to_string_lossy().into_owned();
-        if name.starts_with("OS_") || name.to_ascii_lowercase().ends_with("_proxy") {
-            cmd.env_remove(&name);
-        }
-    }
-    cmd.env("XDG_CACHE_HOME", dir.join("cache"))
-        .env("XDG_CONFIG_HOME", dir.join("config"))
-        .env("HOME", dir.join("home"));
-    for (name, value) in vars {
-        cmd.env(name, value);
-    }
-    let out = cmd.output().expect("the binary runs");
-    Run {
-        code: out.status.code().expect("an exit code"),
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
-    }
 }
 
 #[test]

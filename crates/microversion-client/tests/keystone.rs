@@ -125,18 +125,23 @@ fn placement_range() -> VersionRange {
     VersionRange::from_static("1.0", "1.99")
 }
 
-#[tokio::test]
-async fn password_cloud_gets_a_token_and_the_endpoint_from_the_catalog() {
-    let (keystone, placement, _) = cloud_setup().await;
-    let dir = clouds_yaml(&keystone, "");
-    let cloud = cloud(&dir, "pw");
-    let client = cloud
+/// The cloud's placement client, speaking 1.0 - 1.99.
+async fn placement_client(cloud: &Cloud) -> microversion_client::Client {
+    cloud
         .client("placement")
         .await
         .unwrap()
         .supported_versions(placement_range())
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+#[tokio::test]
+async fn password_cloud_gets_a_token_and_the_endpoint_from_the_catalog() {
+    let (keystone, placement, _) = cloud_setup().await;
+    let dir = clouds_yaml(&keystone, "");
+    let cloud = cloud(&dir, "pw");
+    let client = placement_client(&cloud).await;
     assert_eq!(client.endpoint().as_str(), format!("{}/", placement.url));
     let response = client.get("resource_providers").send().await.unwrap();
     assert_eq!(response.status(), 200);
@@ -165,13 +170,7 @@ async fn other_auth_types_send_their_bodies() {
     let dir = clouds_yaml(&keystone, "");
     for name in ["system", "app"] {
         let c = cloud(&dir, name);
-        let client = c
-            .client("placement")
-            .await
-            .unwrap()
-            .supported_versions(placement_range())
-            .build()
-            .unwrap();
+        let client = placement_client(&c).await;
         let r = client.get("resource_providers").send().await.unwrap();
         assert_eq!(r.status(), 200, "{name}");
     }
@@ -217,13 +216,7 @@ async fn admin_token_and_none_need_no_keystone() {
         .load()
         .unwrap();
     let c = Cloud::new(config).unwrap();
-    let client = c
-        .client("placement")
-        .await
-        .unwrap()
-        .supported_versions(placement_range())
-        .build()
-        .unwrap();
+    let client = placement_client(&c).await;
     // The fake service only knows Keystone's tokens: 401, and a fixed
     // token is not got again.
     let r = client.get("resource_providers").send().await.unwrap();
@@ -239,13 +232,7 @@ async fn admin_token_and_none_need_no_keystone() {
         .load()
         .unwrap();
     let c = Cloud::new(config).unwrap();
-    let client = c
-        .client("placement")
-        .await
-        .unwrap()
-        .supported_versions(placement_range())
-        .build()
-        .unwrap();
+    let client = placement_client(&c).await;
     client.get("resource_providers").send().await.unwrap();
     let seen = placement.log.to(&["/resource_providers"]);
     assert_eq!(seen[1].header("x-auth-token"), None);
@@ -265,13 +252,7 @@ async fn concurrent_callers_share_one_authentication() {
     keystone.set_delay(Duration::from_millis(200));
     let dir = clouds_yaml(&keystone, "");
     let c = cloud(&dir, "pw");
-    let client = c
-        .client("placement")
-        .await
-        .unwrap()
-        .supported_versions(placement_range())
-        .build()
-        .unwrap();
+    let client = placement_client(&c).await;
     // `client` got the first token to find the endpoint; a new cloud
     // starts with none.
     let fresh = cloud(&dir, "pw");
@@ -316,13 +297,7 @@ async fn a_token_is_renewed_before_it_expires() {
     keystone.set_lifetime(Duration::from_secs(2));
     let dir = clouds_yaml(&keystone, "");
     let c = cloud(&dir, "pw");
-    let client = c
-        .client("placement")
-        .await
-        .unwrap()
-        .supported_versions(placement_range())
-        .build()
-        .unwrap();
+    let client = placement_client(&c).await;
     client.get("resource_providers").send().await.unwrap();
     assert_eq!(keystone.issued(), 1);
     tokio::time::sleep(Duration::from_millis(1200)).await;
@@ -339,13 +314,7 @@ async fn a_401_gets_a_new_token_and_one_retry() {
     let (keystone, placement, _) = cloud_setup().await;
     let dir = clouds_yaml(&keystone, "");
     let c = cloud(&dir, "pw");
-    let client = c
-        .client("placement")
-        .await
-        .unwrap()
-        .supported_versions(placement_range())
-        .build()
-        .unwrap();
+    let client = placement_client(&c).await;
     assert_eq!(
         client
             .get("resource_providers")

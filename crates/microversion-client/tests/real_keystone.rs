@@ -114,6 +114,17 @@ fn cloud(dir: &Scratch, name: &str) -> Cloud {
     .unwrap()
 }
 
+/// The cloud's placement client, speaking 1.0 - 1.99.
+async fn placement_client(cloud: &Cloud) -> microversion_client::Client {
+    cloud
+        .client("placement")
+        .await
+        .unwrap()
+        .supported_versions(VersionRange::from_static("1.0", "1.99"))
+        .build()
+        .unwrap()
+}
+
 fn slash(url: &str) -> String {
     format!("{}/", url.trim_end_matches('/'))
 }
@@ -142,13 +153,7 @@ async fn clouds_yaml_password_finds_every_service() {
     }
     // Discovery and negotiation on the catalog's endpoint: the highest
     // version both sides support.
-    let placement = c
-        .client("placement")
-        .await
-        .unwrap()
-        .supported_versions(VersionRange::from_static("1.0", "1.99"))
-        .build()
-        .unwrap();
+    let placement = placement_client(&c).await;
     assert_eq!(
         placement.version().await.unwrap().header(),
         Some(Version::new(1, 39))
@@ -278,13 +283,7 @@ async fn admin_token_and_none_go_to_their_endpoint() {
                 .unwrap(),
         )
         .unwrap();
-        let client = c
-            .client("placement")
-            .await
-            .unwrap()
-            .supported_versions(VersionRange::from_static("1.0", "1.39"))
-            .build()
-            .unwrap();
+        let client = placement_client(&c).await;
         // noauth2's admin token is "admin"; without a token, 401.
         let status = client
             .get("resource_providers")
@@ -347,13 +346,7 @@ async fn short_lived_tokens_are_renewed() {
     };
     let dir = clouds(&env);
     let c = cloud(&dir, "member");
-    let placement = c
-        .client("placement")
-        .await
-        .unwrap()
-        .supported_versions(VersionRange::from_static("1.0", "1.39"))
-        .build()
-        .unwrap();
+    let placement = placement_client(&c).await;
     let first = c.token().await.unwrap().unwrap();
     let life = first.identity().expires_at - time::OffsetDateTime::now_utc();
     assert!(
