@@ -11,9 +11,11 @@
 # (FIRST-LAST) the ports the test servers may use. The reliability checks
 # (scripts/reliability.sh: fuzzing, mixed-version load, crash durability,
 # bad input) run in their short form at the end, after the check of the
-# local Keystone (scripts/keystone-check.sh) and the Keystone tests
-# (keystone-auth's, and scripts/keystone-placement.sh: placement-api and
-# upstream behind it).
+# local Keystone (scripts/keystone-check.sh) and the real-Keystone tests:
+# keystone-auth's; placement-api behind Keystone beside upstream
+# (scripts/keystone-placement.sh); microversion-client and the CLI (with
+# placement-api and demo services in its catalog:
+# scripts/keystone-catalog.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -74,6 +76,24 @@ trap 'bash scripts/keystone.sh stop --port "$keystone_port"; rm -rf "$bin_dir"' 
 cargo test --all-features -p keystone-auth --test real_keystone
 echo "== placement-api behind the real Keystone, beside upstream"
 bash scripts/keystone-placement.sh --keystone-port "$keystone_port" --binary "$bin_dir/placement-api" "${ports[@]}"
+echo "== microversion-client and the CLI against the real Keystone's catalog"
+# placement-api and the demo service as compute and volumev3, in the
+# catalog (scripts/keystone-catalog.sh). One test at a time: Keystone's
+# SQLite answers "database is locked" to concurrent token requests.
+cargo build --all-features -p microversion-server --example demo
+catalog_ports=()
+[ -n "${MV_PORTS:-}" ] && catalog_ports=(--ports "$MV_PORTS")
+eval "$(bash scripts/keystone-catalog.sh start --port "$keystone_port" "${catalog_ports[@]}" \
+  --placement "$bin_dir/placement-api" --demo "${CARGO_TARGET_DIR:-target}/debug/examples/demo")"
+trap 'bash scripts/keystone-catalog.sh stop; bash scripts/keystone.sh stop --port "$keystone_port"; rm -rf "$bin_dir"' EXIT
+cargo test --all-features -p microversion-client --test real_keystone -- --test-threads=1
+cargo test --all-features -p microversion-cli --test real_keystone -- --test-threads=1
+echo "== token renewal with 8-second Keystone tokens"
+bash scripts/keystone.sh stop --port "$keystone_port"
+eval "$(bash scripts/keystone.sh start --port "$keystone_port" --token-expiration 8)"
+KEYSTONE_TOKEN_EXPIRATION=8 cargo test --all-features -p microversion-client --test real_keystone \
+  short_lived_tokens_are_renewed -- --test-threads=1
+bash scripts/keystone-catalog.sh stop
 bash scripts/keystone.sh stop --port "$keystone_port"
 trap 'rm -rf "$bin_dir"' EXIT
 echo "== reliability (short form)"

@@ -33,7 +33,7 @@ pub const MAX_TOKEN_LEN: usize = 8 * 1024;
 const MAX_BODY_LEN: usize = 8 * 1024 * 1024;
 
 /// Reads a body of at most [`MAX_BODY_LEN`] bytes.
-async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, Error> {
+pub(crate) async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, Error> {
     let mut body = Vec::new();
     while let Some(chunk) = response.chunk().await.map_err(Error::from_reqwest)? {
         if body.len() + chunk.len() > MAX_BODY_LEN {
@@ -103,14 +103,14 @@ impl std::str::FromStr for Interface {
 }
 
 impl DomainSpec {
-    fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         match self {
             Self::Id(id) => json!({ "id": id }),
             Self::Name(name) => json!({ "name": name }),
         }
     }
 
-    fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         match self {
             Self::Id(s) | Self::Name(s) => s.is_empty(),
         }
@@ -701,7 +701,7 @@ fn identity_endpoint<'a>(
 }
 
 /// `<auth_url>/v3/auth/tokens`, with `/v3` added when the URL lacks it.
-fn tokens_url(auth_url: Option<&str>) -> Result<Url, ConfigError> {
+pub(crate) fn tokens_url(auth_url: Option<&str>) -> Result<Url, ConfigError> {
     let raw = auth_url
         .filter(|u| !u.is_empty())
         .ok_or_else(|| ConfigError::new("auth_url", "is required"))?;

@@ -15,6 +15,16 @@
 //! - [`model`] has the serde types of Keystone's token body and the typed
 //!   [`Identity`].
 //!
+//! For clients of OpenStack services, the other side:
+//!
+//! - [`session::Session`] gets a user's token (password, application
+//!   credential or token methods; project, domain or system scope), keeps
+//!   it, renews it before it expires, and shares one authentication
+//!   between concurrent callers.
+//! - [`catalog::Catalog`] finds a service's endpoint in the token's
+//!   catalog by type (with the official aliases), interface and region.
+//! - [`Secret`] keeps passwords and tokens out of `Debug` output.
+//!
 //! # Example
 //!
 //! ```no_run
@@ -62,12 +72,15 @@
 struct ReadmeDoctests;
 
 mod cache;
+pub mod catalog;
 mod client;
 mod error;
 pub mod headers;
 mod layer;
 pub mod model;
 mod rejection;
+mod secret;
+pub mod session;
 
 pub use cache::{DEFAULT_CACHE_CAPACITY, DEFAULT_TOKEN_CACHE_TIME, TokenCache};
 pub use client::{
@@ -79,3 +92,4 @@ pub use layer::{
 };
 pub use model::{Identity, RequestIdentity, Scope};
 pub use rejection::{Rejection, UNAUTHORIZED_BODY, UNAVAILABLE_BODY};
+pub use secret::Secret;

@@ -10,8 +10,9 @@ use microversion::{Profile, VersionRequest};
 const EXIT_CODES: &str = "\
 Exit codes:
   0  success
-  1  `check` found failures; `request --fail` got an HTTP error status
-  2  usage, input or connection error";
+  1  `check` found failures; `request --fail` got an HTTP error status;
+     Keystone refused the credentials
+  2  usage, input, configuration or connection error";
 
 /// Tools for OpenStack-style microversioned APIs: see what endpoints
 /// support, send requests at a negotiated version, and check that a server
@@ -66,8 +67,9 @@ pub(crate) enum CheckFormat {
 #[derive(Debug, Args)]
 pub(crate) struct VersionListArgs {
     /// Endpoints to ask (their versions document is read with GET, from the
-    /// parent URL when the endpoint answers 404).
-    #[arg(required = true, value_name = "URL")]
+    /// parent URL when the endpoint answers 404). None: every service of
+    /// the cloud's catalog (--os-cloud, OS_CLOUD or the OS_* variables).
+    #[arg(value_name = "URL")]
     pub(crate) urls: Vec<String>,
 
     /// The service type of the endpoints, shown with them.
@@ -81,13 +83,19 @@ pub(crate) struct VersionListArgs {
     /// Authentication token, sent as X-Auth-Token.
     #[arg(long, env = "OS_TOKEN", hide_env_values = true, value_name = "TOKEN")]
     pub(crate) token: Option<String>,
+
+    #[command(flatten)]
+    pub(crate) cloud: CloudArgs,
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct RequestArgs {
-    /// The URL to send the request to.
-    #[arg(value_name = "URL")]
-    pub(crate) url: String,
+    /// URL, or SERVICE PATH, or SERVICE METHOD PATH: a service type of the
+    /// cloud's catalog (placement, compute, block-storage, ...) and a path
+    /// relative to its endpoint, as in `request placement GET
+    /// /resource_providers`.
+    #[arg(value_name = "TARGET", required = true, num_args = 1..=3)]
+    pub(crate) target: Vec<String>,
 
     /// HTTP method [default: GET, or POST with --data].
     #[arg(short = 'X', long = "request", value_name = "METHOD")]
@@ -132,14 +140,18 @@ pub(crate) struct RequestArgs {
     /// Exit with 1 when the answer has a 4xx or 5xx status.
     #[arg(long)]
     pub(crate) fail: bool,
+
+    #[command(flatten)]
+    pub(crate) cloud: CloudArgs,
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct CheckArgs {
     /// The endpoint: the URL of the versions document, such as
-    /// http://127.0.0.1:8778/.
+    /// http://127.0.0.1:8778/ [default: the service's endpoint in the
+    /// cloud's catalog].
     #[arg(value_name = "URL")]
-    pub(crate) url: String,
+    pub(crate) url: Option<String>,
 
     /// The service type the server answers to in OpenStack-API-Version.
     #[arg(long, value_name = "TYPE")]
@@ -163,6 +175,145 @@ pub(crate) struct CheckArgs {
     /// Output format.
     #[arg(short = 'f', long, value_enum, default_value_t = CheckFormat::Table)]
     pub(crate) format: CheckFormat,
+
+    #[command(flatten)]
+    pub(crate) cloud: CloudArgs,
+}
+
+/// osc's options naming the cloud and its credentials. Each one's
+/// `OS_*` variable (`--os-password`: `OS_PASSWORD`) is read from the
+/// environment when the option is not given; options win over variables,
+/// which win over clouds.yaml.
+#[derive(Debug, Default, Args)]
+#[command(next_help_heading = "Cloud options (osc's; each also read from its OS_* variable)")]
+pub(crate) struct CloudArgs {
+    /// The cloud of clouds.yaml (./, ~/.config/openstack/, /etc/openstack/,
+    /// or OS_CLIENT_CONFIG_FILE), with secure.yaml merged [env: OS_CLOUD].
+    #[arg(long, value_name = "NAME")]
+    pub(crate) os_cloud: Option<String>,
+    /// password, v3applicationcredential, token, admin_token or none
+    /// [env: OS_AUTH_TYPE].
+    #[arg(long, value_name = "TYPE")]
+    pub(crate) os_auth_type: Option<String>,
+    /// Keystone's URL [env: OS_AUTH_URL].
+    #[arg(long, value_name = "URL")]
+    pub(crate) os_auth_url: Option<String>,
+    /// [env: OS_USERNAME]
+    #[arg(long, value_name = "NAME")]
+    pub(crate) os_username: Option<String>,
+    /// [env: OS_USER_ID]
+    #[arg(long, value_name = "ID")]
+    pub(crate) os_user_id: Option<String>,
+    /// [env: OS_PASSWORD]
+    #[arg(long, value_name = "PASSWORD")]
+    pub(crate) os_password: Option<String>,
+    /// [env: OS_PROJECT_NAME]
+    #[arg(long, value_name = "NAME")]
+    pub(crate) os_project_name: Option<String>,
+    /// [env: OS_PROJECT_ID]
+    #[arg(long, value_name = "ID")]
+    pub(crate) os_project_id: Option<String>,
+    /// [env: OS_USER_DOMAIN_NAME]
+    #[arg(long, value_name = "NAME")]
+    pub(crate) os_user_domain_name: Option<String>,
+    /// [env: OS_USER_DOMAIN_ID]
+    #[arg(long, value_name = "ID")]
+    pub(crate) os_user_domain_id: Option<String>,
+    /// [env: OS_PROJECT_DOMAIN_NAME]
+    #[arg(long, value_name = "NAME")]
+    pub(crate) os_project_domain_name: Option<String>,
+    /// [env: OS_PROJECT_DOMAIN_ID]
+    #[arg(long, value_name = "ID")]
+    pub(crate) os_project_domain_id: Option<String>,
+    /// Domain scope, or with a project the default of both domains
+    /// [env: OS_DOMAIN_NAME].
+    #[arg(long, value_name = "NAME")]
+    pub(crate) os_domain_name: Option<String>,
+    /// [env: OS_DOMAIN_ID]
+    #[arg(long, value_name = "ID")]
+    pub(crate) os_domain_id: Option<String>,
+    /// System scope: all [env: OS_SYSTEM_SCOPE].
+    #[arg(long, value_name = "all")]
+    pub(crate) os_system_scope: Option<String>,
+    /// [env: OS_APPLICATION_CREDENTIAL_ID]
+    #[arg(long, value_name = "ID")]
+    pub(crate) os_application_credential_id: Option<String>,
+    /// [env: OS_APPLICATION_CREDENTIAL_NAME]
+    #[arg(long, value_name = "NAME")]
+    pub(crate) os_application_credential_name: Option<String>,
+    /// [env: OS_APPLICATION_CREDENTIAL_SECRET]
+    #[arg(long, value_name = "SECRET")]
+    pub(crate) os_application_credential_secret: Option<String>,
+    /// A token: for auth types token and admin_token [env: OS_TOKEN].
+    #[arg(long, value_name = "TOKEN")]
+    pub(crate) os_token: Option<String>,
+    /// The endpoint of auth types admin_token and none [env: OS_ENDPOINT].
+    #[arg(long, value_name = "URL")]
+    pub(crate) os_endpoint: Option<String>,
+    /// [env: OS_REGION_NAME]
+    #[arg(long, value_name = "REGION")]
+    pub(crate) os_region_name: Option<String>,
+    /// public (default), internal or admin [env: OS_INTERFACE].
+    #[arg(long, value_name = "INTERFACE")]
+    pub(crate) os_interface: Option<String>,
+    /// CA certificates (PEM) to trust [env: OS_CACERT].
+    #[arg(long, value_name = "FILE")]
+    pub(crate) os_cacert: Option<String>,
+    /// Do not verify TLS certificates.
+    #[arg(long)]
+    pub(crate) insecure: bool,
+}
+
+impl CloudArgs {
+    /// The options given, as clouds.yaml keys and values.
+    pub(crate) fn options(&self) -> Vec<(&'static str, &str)> {
+        let all = [
+            ("auth_type", &self.os_auth_type),
+            ("auth_url", &self.os_auth_url),
+            ("username", &self.os_username),
+            ("user_id", &self.os_user_id),
+            ("password", &self.os_password),
+            ("project_name", &self.os_project_name),
+            ("project_id", &self.os_project_id),
+            ("user_domain_name", &self.os_user_domain_name),
+            ("user_domain_id", &self.os_user_domain_id),
+            ("project_domain_name", &self.os_project_domain_name),
+            ("project_domain_id", &self.os_project_domain_id),
+            ("domain_name", &self.os_domain_name),
+            ("domain_id", &self.os_domain_id),
+            ("system_scope", &self.os_system_scope),
+            (
+                "application_credential_id",
+                &self.os_application_credential_id,
+            ),
+            (
+                "application_credential_name",
+                &self.os_application_credential_name,
+            ),
+            (
+                "application_credential_secret",
+                &self.os_application_credential_secret,
+            ),
+            ("token", &self.os_token),
+            ("endpoint", &self.os_endpoint),
+            ("region_name", &self.os_region_name),
+            ("interface", &self.os_interface),
+            ("cacert", &self.os_cacert),
+        ];
+        let mut options: Vec<(&'static str, &str)> = all
+            .into_iter()
+            .filter_map(|(key, value)| value.as_deref().map(|v| (key, v)))
+            .collect();
+        if self.insecure {
+            options.push(("insecure", "true"));
+        }
+        options
+    }
+
+    /// Whether the command line names a cloud or a credential.
+    pub(crate) fn given(&self) -> bool {
+        self.os_cloud.is_some() || !self.options().is_empty()
+    }
 }
 
 /// A positive, finite number of seconds.

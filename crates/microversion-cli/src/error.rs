@@ -11,6 +11,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub struct Error {
     message: String,
     source: Option<BoxError>,
+    exit_code: u8,
 }
 
 impl Error {
@@ -19,6 +20,7 @@ impl Error {
         Error {
             message: message.into(),
             source: None,
+            exit_code: crate::EXIT_ERROR,
         }
     }
 
@@ -27,7 +29,31 @@ impl Error {
         Error {
             message: message.into(),
             source: Some(source.into()),
+            exit_code: crate::EXIT_ERROR,
         }
+    }
+
+    /// A client crate error, its message first. Keystone refusing the
+    /// credentials exits with 1 ([`EXIT_FAILURES`](crate::EXIT_FAILURES)):
+    /// the command worked, the answer was no.
+    pub(crate) fn from_client(e: microversion_client::Error) -> Self {
+        let exit_code = if e.is_auth_refused() {
+            crate::EXIT_FAILURES
+        } else {
+            crate::EXIT_ERROR
+        };
+        Error {
+            message: e.to_string(),
+            source: Some(Box::new(e)),
+            exit_code,
+        }
+    }
+
+    /// The exit code this error ends the command with: 1 when Keystone
+    /// refused the credentials, 2 otherwise.
+    #[must_use]
+    pub fn exit_code(&self) -> u8 {
+        self.exit_code
     }
 
     /// The message, without its causes.
@@ -76,6 +102,7 @@ impl fmt::Debug for Error {
         f.debug_struct("Error")
             .field("message", &self.message)
             .field("source", &self.source)
+            .field("exit_code", &self.exit_code)
             .finish()
     }
 }

@@ -50,6 +50,8 @@
 
 mod args;
 pub mod check;
+mod cloud;
+mod cloud_list;
 mod error;
 mod net;
 mod request;
@@ -110,9 +112,20 @@ async fn dispatch(cli: args::Cli) -> Result<ExitCode, Error> {
     let stderr = std::io::stderr();
     match cli.command {
         args::Command::VersionList(list) => {
-            let listing = version_list::Listing::fetch(&list, timeout).await?;
-            write_out(&mut stdout.lock(), &listing.render(list.format))?;
-            if listing.all_answered() {
+            let (text, all_answered) = if list.urls.is_empty() {
+                let cloud = cloud::require(&list.cloud, timeout, "version-list without URLs")?;
+                let listing = cloud_list::CloudListing::fetch(&cloud).await?;
+                (listing.render(list.format), listing.all_answered())
+            } else {
+                let token = match cloud::load(&list.cloud, cloud::Need::Explicit, timeout)? {
+                    Some(cloud) => cloud_token(&cloud).await?,
+                    None => None,
+                };
+                let listing = version_list::Listing::fetch(&list, timeout, token).await?;
+                (listing.render(list.format), listing.all_answered())
+            };
+            write_out(&mut stdout.lock(), &text)?;
+            if all_answered {
                 Ok(ExitCode::from(EXIT_SUCCESS))
             } else {
                 let _ = writeln!(
@@ -132,11 +145,35 @@ async fn dispatch(cli: args::Cli) -> Result<ExitCode, Error> {
             request::run(&request, timeout, &mut outputs).await
         }
         args::Command::Check(args) => {
-            let mut check = check::Check::new(&args.url, &args.service_type).timeout(timeout);
+            let need = if args.url.is_some() {
+                cloud::Need::Explicit
+            } else {
+                cloud::Need::Environment
+            };
+            let cloud = cloud::load(&args.cloud, need, timeout)?;
+            let url = match (&args.url, &cloud) {
+                (Some(url), _) => url.clone(),
+                (None, Some(cloud)) => cloud
+                    .endpoint(&args.service_type)
+                    .await
+                    .map_err(Error::from_client)?
+                    .to_string(),
+                (None, None) => {
+                    return Err(Error::new(
+                        "check needs a URL, or a cloud (--os-cloud, OS_CLOUD, OS_AUTH_URL) whose \
+                         catalog has the service",
+                    ));
+                }
+            };
+            let mut check = check::Check::new(&url, &args.service_type).timeout(timeout);
             if let Some(profile) = args.profile {
                 check = check.profile(profile);
             }
-            if let Some(token) = &args.token {
+            let cloud_token = match &cloud {
+                Some(cloud) if args.token.is_none() => cloud_token(cloud).await?,
+                _ => None,
+            };
+            if let Some(token) = args.token.as_ref().or(cloud_token.as_ref()) {
                 check = check.token(token);
             }
             if let Some(path) = &args.path {
@@ -161,6 +198,15 @@ async fn dispatch(cli: args::Cli) -> Result<ExitCode, Error> {
             }))
         }
     }
+}
+
+/// The cloud's token as text, if it has one.
+async fn cloud_token(cloud: &microversion_client::cloud::Cloud) -> Result<Option<String>, Error> {
+    Ok(cloud
+        .token_header()
+        .await
+        .map_err(Error::from_client)?
+        .and_then(|v| v.to_str().ok().map(str::to_owned)))
 }
 
 /// Writes to standard output; a closed pipe (`| head`) is not an error.

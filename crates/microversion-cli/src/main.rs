@@ -7,7 +7,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) => {
             eprintln!("microversion: error: {error}");
-            ExitCode::from(microversion_cli::EXIT_ERROR)
+            ExitCode::from(error.exit_code())
         }
     }
 }

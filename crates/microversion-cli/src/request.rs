@@ -22,7 +22,10 @@ use microversion::{
 use microversion_client::{Client, DiskCache, IgnoredHeader, header_service_type, legacy_header};
 use url::Url;
 
+use microversion_client::cloud::Cloud;
+
 use crate::args::{BodySource, RequestArgs};
+use crate::cloud::{self, Need};
 use crate::error::Error;
 use crate::{EXIT_FAILURES, EXIT_SUCCESS, net};
 
@@ -49,12 +52,16 @@ pub(crate) fn version_env_var(service_type: &str) -> String {
     )
 }
 
-/// The version asked for: the option, else the environment, else `latest`.
-fn requested_version(args: &RequestArgs) -> Result<(VersionRequest, String), Error> {
+/// The version asked for: the option, else the environment, else the
+/// cloud's `<service>_api_version`, else `latest`.
+fn requested_version(
+    args: &RequestArgs,
+    target: &Target,
+) -> Result<(VersionRequest, String), Error> {
     if let Some(v) = args.api_version {
         return Ok((v, "from --api-version".to_owned()));
     }
-    if let Some(service_type) = &args.service_type {
+    if let Some(service_type) = &target.service_type {
         let name = version_env_var(service_type);
         if let Some(value) = std::env::var_os(&name) {
             let text = value.to_string_lossy();
@@ -62,8 +69,85 @@ fn requested_version(args: &RequestArgs) -> Result<(VersionRequest, String), Err
                 .map_err(|e| Error::new(format!("invalid {name}: {e}")))?;
             return Ok((v, format!("from {name}")));
         }
+        let configured = target
+            .cloud
+            .as_ref()
+            .and_then(|c| c.config().api_version(service_type));
+        if let Some(v) = configured {
+            // clouds.yaml, or the variable of an alias (OS_VOLUME_API_VERSION
+            // for block-storage).
+            return Ok((v, "from the cloud configuration".to_owned()));
+        }
     }
     Ok((VersionRequest::Latest, "by default".to_owned()))
+}
+
+/// Where a request goes: a URL, or a service of the cloud and a path.
+pub(crate) struct Target {
+    url: Url,
+    /// The catalog's endpoint of the service.
+    endpoint: Option<Url>,
+    service_type: Option<String>,
+    method: Option<String>,
+    cloud: Option<Cloud>,
+}
+
+/// Reads `URL`, `SERVICE PATH` or `SERVICE METHOD PATH`; a service's
+/// endpoint comes from the cloud's catalog.
+async fn resolve(args: &RequestArgs, timeout: Duration) -> Result<Target, Error> {
+    let (service, method, path) = match args.target.as_slice() {
+        [url] if url.contains("://") => {
+            return Ok(Target {
+                url: net::parse_url(url)?,
+                endpoint: None,
+                service_type: args.service_type.clone(),
+                method: None,
+                cloud: cloud::load(&args.cloud, Need::Explicit, timeout)?,
+            });
+        }
+        [service, path] => (service, None, path),
+        [service, method, path] => (service, Some(method.clone()), path),
+        _ => {
+            return Err(Error::new(format!(
+                "{:?} is not a URL; to call a service of the cloud, give SERVICE PATH or \
+                 SERVICE METHOD PATH, such as `placement GET /resource_providers`",
+                args.target.join(" ")
+            )));
+        }
+    };
+    if let Some(given) = &args.service_type {
+        if given != service {
+            return Err(Error::new(format!(
+                "--service-type {given} contradicts the service {service} named before the path"
+            )));
+        }
+    }
+    if method.is_some() && args.method.is_some() {
+        return Err(Error::new(
+            "the method is given twice: as -X and before the path",
+        ));
+    }
+    if path.contains("://") {
+        return Err(Error::new(format!(
+            "{path:?}: after a service, give a path relative to its endpoint, not a URL"
+        )));
+    }
+    let cloud = cloud::require(&args.cloud, timeout, "a request to a service")?;
+    let endpoint = cloud.endpoint(service).await.map_err(Error::from_client)?;
+    let mut base = endpoint.clone();
+    if !base.path().ends_with('/') {
+        base.set_path(&format!("{}/", base.path()));
+    }
+    let url = base
+        .join(path.trim_start_matches('/'))
+        .map_err(|e| Error::with_source(format!("invalid path {path:?}"), e))?;
+    Ok(Target {
+        url,
+        endpoint: Some(endpoint),
+        service_type: Some(service.clone()),
+        method,
+        cloud: Some(cloud),
+    })
 }
 
 /// The API root of a request URL: the URL up to its first version segment
@@ -107,8 +191,8 @@ fn read_body(data: &str) -> Result<Vec<u8>, Error> {
     }
 }
 
-fn parse_method(args: &RequestArgs) -> Result<Method, Error> {
-    match &args.method {
+fn parse_method(args: &RequestArgs, target: &Target) -> Result<Method, Error> {
+    match target.method.as_ref().or(args.method.as_ref()) {
         Some(text) => Method::from_bytes(text.trim().to_ascii_uppercase().as_bytes())
             .map_err(|e| Error::with_source(format!("invalid method {text:?}"), e)),
         None if args.data.is_some() => Ok(Method::POST),
@@ -126,10 +210,10 @@ struct Prepared {
     from: String,
 }
 
-fn prepare(args: &RequestArgs) -> Result<Prepared, Error> {
-    let url = net::parse_url(&args.url)?;
-    let (requested, from) = requested_version(args)?;
-    let method = parse_method(args)?;
+fn prepare(args: &RequestArgs, target: &Target) -> Result<Prepared, Error> {
+    let url = target.url.clone();
+    let (requested, from) = requested_version(args, target)?;
+    let method = parse_method(args, target)?;
     let mut headers = HeaderMap::new();
     for text in &args.headers {
         let (name, value) = net::parse_header(text)?;
@@ -146,7 +230,7 @@ fn prepare(args: &RequestArgs) -> Result<Prepared, Error> {
         headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
     }
     if requested.is_microversioned() {
-        let Some(service_type) = &args.service_type else {
+        let Some(service_type) = &target.service_type else {
             return Err(Error::new(format!(
                 "version {requested} ({from}) needs --service-type, the service the \
                  version header names (such as compute or placement); --api-version None \
@@ -179,12 +263,16 @@ pub(crate) async fn run(
     timeout: Duration,
     out: &mut Outputs<'_>,
 ) -> Result<ExitCode, Error> {
-    let prepared = prepare(args)?;
-    let http = net::http_client(timeout, true, false)?;
+    let target = resolve(args, timeout).await?;
+    let prepared = prepare(args, &target)?;
+    let http = match &target.cloud {
+        Some(cloud) => cloud.http_client().clone(),
+        None => net::http_client(timeout, true, false)?,
+    };
     let (response, note) = if prepared.requested.is_microversioned() {
-        negotiated(args, prepared, http).await?
+        negotiated(args, &target, prepared, http).await?
     } else {
-        plain(args, prepared, &http).await?
+        plain(&target, prepared, &http).await?
     };
     let status = response.status();
     let _ = writeln!(out.stderr, "{note}");
@@ -201,13 +289,15 @@ pub(crate) async fn run(
 /// A request with a microversion, through the client crate.
 async fn negotiated(
     args: &RequestArgs,
+    target: &Target,
     prepared: Prepared,
     http: reqwest::Client,
 ) -> Result<(reqwest::Response, String), Error> {
-    let service_type = args.service_type.clone().unwrap_or_default();
-    let endpoint = match &args.endpoint {
-        Some(text) => net::parse_url(text)?,
-        None => default_endpoint(&prepared.url),
+    let service_type = target.service_type.clone().unwrap_or_default();
+    let endpoint = match (&args.endpoint, &target.endpoint) {
+        (Some(text), _) => net::parse_url(text)?,
+        (None, Some(endpoint)) => endpoint.clone(),
+        (None, None) => default_endpoint(&prepared.url),
     };
     let mut builder = Client::builder()
         .endpoint(endpoint.as_str())
@@ -216,6 +306,11 @@ async fn negotiated(
         .version(prepared.requested)
         .ignored_header(IgnoredHeader::FallBack)
         .http_client(http);
+    // The cloud's token, renewed and got again once after a 401; a token
+    // given with --token or -H is sent as it is.
+    if let Some(auth) = target.cloud.as_ref().and_then(Cloud::auth) {
+        builder = builder.auth(auth.clone());
+    }
     if !args.no_cache {
         if let Some(dir) = DiskCache::default_dir() {
             builder = builder.disk_cache(DiskCache::new(dir));
@@ -276,13 +371,21 @@ async fn negotiated(
 
 /// A request without a microversion: sent as given.
 async fn plain(
-    args: &RequestArgs,
+    target: &Target,
     prepared: Prepared,
     http: &reqwest::Client,
 ) -> Result<(reqwest::Response, String), Error> {
+    let mut headers = prepared.headers;
+    if let Some(cloud) = &target.cloud {
+        if !headers.contains_key("x-auth-token") {
+            if let Some(token) = cloud.token_header().await.map_err(Error::from_client)? {
+                headers.insert("x-auth-token", token);
+            }
+        }
+    }
     let mut request = http
         .request(prepared.method, prepared.url.clone())
-        .headers(prepared.headers);
+        .headers(headers);
     if let Some(body) = prepared.body {
         request = request.body(body);
     }
@@ -293,7 +396,7 @@ async fn plain(
         "API version: no version header ({} {})",
         prepared.requested, prepared.from
     );
-    if let Some(service_type) = &args.service_type {
+    if let Some(service_type) = &target.service_type {
         if let Some(v) = served_version(response.headers(), service_type) {
             note.push_str(&format!(
                 "; the response names {} {v}",
@@ -333,7 +436,7 @@ fn client_error(e: microversion_client::Error, endpoint: &Url) -> Error {
                 requested, server, ..
             },
         ) => format!("no version for {requested} at {endpoint}: it supports {server}"),
-        _ => return Error::with_source(e.to_string(), e),
+        _ => return Error::from_client(e),
     };
     Error::new(message)
 }

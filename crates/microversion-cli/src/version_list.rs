@@ -104,13 +104,18 @@ enum Common {
 
 impl Listing {
     /// Asks every endpoint.
-    pub(crate) async fn fetch(args: &VersionListArgs, timeout: Duration) -> Result<Self, Error> {
+    /// `token` is the cloud's, when options name one; `--token` wins.
+    pub(crate) async fn fetch(
+        args: &VersionListArgs,
+        timeout: Duration,
+        token: Option<String>,
+    ) -> Result<Self, Error> {
         let mut probe = Probe::new().http_client(net::http_client(timeout, true, false)?);
         for url in &args.urls {
             probe = probe.endpoint(net::parse_url(url)?.as_str());
         }
-        if let Some(token) = &args.token {
-            net::token_value(token)?;
+        if let Some(token) = args.token.clone().or(token) {
+            net::token_value(&token)?;
             probe = probe.header("x-auth-token", token.trim());
         }
         let report = probe

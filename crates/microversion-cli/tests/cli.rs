@@ -78,14 +78,22 @@ fn help_documents_every_command_and_the_exit_codes() {
         "Exit codes:",
         "0  success",
         "1  `check` found failures",
-        "2  usage, input or connection error",
+        "Keystone refused the credentials",
+        "2  usage, input, configuration or connection error",
     ] {
         assert!(r.stdout.contains(text), "{text}: {}", r.stdout);
     }
     for (command, options) in [
         (
             "version-list",
-            &["--service-type", "--format", "--token"][..],
+            &[
+                "--service-type",
+                "--format",
+                "--token",
+                "--os-cloud",
+                "--os-auth-url",
+                "OS_PASSWORD",
+            ][..],
         ),
         (
             "request",

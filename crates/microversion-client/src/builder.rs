@@ -9,6 +9,7 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 use microversion::{VersionHeader, VersionRange, VersionRequest};
 use url::Url;
 
+use crate::auth::Auth;
 use crate::cache::{DiscoveryCache, DiskCache};
 use crate::client::{Client, Shared};
 use crate::discovery::{endpoint_key, normalize_endpoint};
@@ -95,6 +96,7 @@ pub struct ClientBuilder {
     connect_timeout: Option<Duration>,
     headers: HeaderMap,
     http: Option<reqwest::Client>,
+    auth: Option<Auth>,
     error: Option<Error>,
 }
 
@@ -113,6 +115,7 @@ impl Default for ClientBuilder {
             connect_timeout: None,
             headers: HeaderMap::new(),
             http: None,
+            auth: None,
             error: None,
         }
     }
@@ -178,6 +181,15 @@ impl ClientBuilder {
                 e,
             )),
         }
+        self
+    }
+
+    /// Authenticates every request, discovery included: a Keystone
+    /// session's token (renewed before it expires; after a 401, a new
+    /// token and one retry) or a fixed token. A request that sets its own
+    /// `X-Auth-Token` keeps it.
+    pub fn auth(mut self, auth: Auth) -> Self {
+        self.auth = Some(auth);
         self
     }
 
@@ -333,6 +345,7 @@ impl ClientBuilder {
             disk: self.disk,
             default_headers: headers,
             timeout: self.timeout,
+            auth: self.auth,
         })))
     }
 }
@@ -357,6 +370,7 @@ impl fmt::Debug for ClientBuilder {
             .field("disk", &self.disk)
             .field("timeout", &self.timeout)
             .field("headers", &self.headers)
+            .field("auth", &self.auth)
             .field("error", &self.error)
             .finish_non_exhaustive()
     }

@@ -15,6 +15,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use url::Url;
 
+use crate::auth::{Auth, Credential, X_AUTH_TOKEN};
 use crate::builder::{ClientBuilder, IgnoredHeader, NegotiationMode};
 use crate::cache::{DiscoveryCache, DiskCache, Known, Source};
 use crate::discovery::{self, Discovery};
@@ -42,6 +43,7 @@ pub(crate) struct Shared {
     pub(crate) disk: Option<DiskCache>,
     pub(crate) default_headers: HeaderMap,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) auth: Option<Auth>,
 }
 
 /// A client of one microversioned endpoint.
@@ -288,7 +290,10 @@ impl Client {
 
     /// Checks that the negotiated version is `minimum` or later (in the
     /// same major), before anything is sent: the gate of a feature that
-    /// exists only from `minimum` on.
+    /// exists only from `minimum` on. Without a [requested
+    /// version](ClientBuilder::version), the version checked (and sent by
+    /// [`RequestBuilder::require`]) is the highest of `minimum`'s major that
+    /// both sides support.
     ///
     /// # Errors
     ///
@@ -300,7 +305,13 @@ impl Client {
             let minimum = minimum
                 .into_version()
                 .map_err(|e| Error::builder_with_source("invalid required version", e))?;
-            let negotiated = self.version_for(self.shared.requested).await?;
+            // Unset, as for a request that requires a version: the highest
+            // of its major both sides support.
+            let requested = self
+                .shared
+                .requested
+                .or(Some(VersionRequest::MajorLatest(minimum.major())));
+            let negotiated = self.version_for(requested).await?;
             check_minimum(minimum, negotiated)?;
             Ok(negotiated)
         }
@@ -405,11 +416,21 @@ impl Client {
     }
 
     async fn execute(&self, prepared: Prepared) -> Result<Response, Error> {
-        let requested = prepared.version.or(self.shared.requested);
+        // Unset, a call that needs a feature (`require`) asks for the
+        // highest version of that major both sides support; other calls
+        // send no header (the server's minimum). Never a version the
+        // server does not support: negotiation checks its range.
+        let requested = prepared.version.or(self.shared.requested).or_else(|| {
+            prepared
+                .require
+                .map(|v| VersionRequest::MajorLatest(v.major()))
+        });
         self.preflight(requested)?;
         let needs_server =
             prepared.require.is_some() || requested.is_some_and(VersionRequest::is_microversioned);
         let (mut known, mut fresh) = self.known_for(needs_server).await?;
+        let mut credential = self.credential_for(&prepared.request).await?;
+        let mut reauthenticated = false;
         let mut attempts = 0_u8;
         loop {
             attempts += 1;
@@ -417,7 +438,8 @@ impl Client {
             if let Some(minimum) = prepared.require {
                 check_minimum(minimum, negotiated)?;
             }
-            let request = self.prepare(&prepared.request, negotiated.header())?;
+            let request =
+                self.prepare(&prepared.request, negotiated.header(), credential.as_ref())?;
             let url = request.url().clone();
             let response = self
                 .shared
@@ -425,6 +447,20 @@ impl Client {
                 .execute(request)
                 .await
                 .map_err(Error::request)?;
+            // One new token and one retry after a 401 to a session's token.
+            if let (StatusCode::UNAUTHORIZED, false, Some(auth), Some(used)) = (
+                response.status(),
+                reauthenticated,
+                &self.shared.auth,
+                &credential,
+            ) {
+                if auth.refused(used) {
+                    reauthenticated = true;
+                    credential = Some(auth.credential().await?);
+                    attempts -= 1;
+                    continue;
+                }
+            }
             let (Some(requested), Some(sent), StatusCode::NOT_ACCEPTABLE) =
                 (requested, negotiated.header(), response.status())
             else {
@@ -448,15 +484,35 @@ impl Client {
         }
     }
 
+    /// The token to send with `request`: none without [`Auth`], or when
+    /// the caller set `X-Auth-Token` on the request itself.
+    async fn credential_for(
+        &self,
+        request: &reqwest::Request,
+    ) -> Result<Option<Credential>, Error> {
+        match &self.shared.auth {
+            Some(auth) if !request.headers().contains_key(X_AUTH_TOKEN) => {
+                auth.credential().await.map(Some)
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// A copy of the request with the default and version headers.
     fn prepare(
         &self,
         request: &reqwest::Request,
         version: Option<Version>,
+        credential: Option<&Credential>,
     ) -> Result<reqwest::Request, Error> {
         let mut request = request
             .try_clone()
             .ok_or_else(|| Error::builder("a request with a streaming body cannot be sent"))?;
+        if let Some(credential) = credential {
+            request
+                .headers_mut()
+                .insert(X_AUTH_TOKEN, credential.value.clone());
+        }
         for (name, value) in &self.shared.default_headers {
             if !request.headers().contains_key(name) {
                 request.headers_mut().insert(name.clone(), value.clone());
@@ -642,10 +698,19 @@ impl Client {
 
     async fn fetch_discovery(&self) -> Result<Discovery, Error> {
         tracing::debug!(endpoint = %self.shared.endpoint, "discovering");
+        // With the token: some versions documents (Nova's /v2.1) need one.
+        let headers = match &self.shared.auth {
+            Some(auth) if !self.shared.default_headers.contains_key(X_AUTH_TOKEN) => {
+                let mut headers = self.shared.default_headers.clone();
+                headers.insert(X_AUTH_TOKEN, auth.credential().await?.value);
+                std::borrow::Cow::Owned(headers)
+            }
+            _ => std::borrow::Cow::Borrowed(&self.shared.default_headers),
+        };
         discovery::discover(
             &self.shared.http,
             &self.shared.endpoint,
-            &self.shared.default_headers,
+            &headers,
             self.shared.timeout,
         )
         .await

@@ -67,6 +67,14 @@ pub(crate) enum Kind {
     Gate(String),
     /// Probing found no version all endpoints support.
     NoCommonVersion(String),
+    /// The cloud configuration (clouds.yaml, `OS_*`, options) is wrong or
+    /// incomplete; the source is a [`ConfigError`](crate::config::ConfigError).
+    Config,
+    /// Keystone gave no token; the source is a
+    /// [`keystone_auth::session::AuthError`].
+    Auth,
+    /// The catalog has no usable endpoint for a service.
+    Catalog(String),
 }
 
 impl Error {
@@ -110,6 +118,18 @@ impl Error {
         Error::new(Kind::Discovery(message.into()))
     }
 
+    pub(crate) fn config(source: crate::config::ConfigError) -> Self {
+        Error::new(Kind::Config).with_source(source)
+    }
+
+    pub(crate) fn auth(source: keystone_auth::session::AuthError) -> Self {
+        Error::new(Kind::Auth).with_source(source)
+    }
+
+    pub(crate) fn catalog(message: impl Into<String>) -> Self {
+        Error::new(Kind::Catalog(message.into()))
+    }
+
     pub(crate) fn gate(message: impl Into<String>) -> Self {
         Error::new(Kind::Gate(message.into()))
     }
@@ -131,6 +151,41 @@ impl Error {
             self.inner.url = Some(url.clone());
         }
         self
+    }
+
+    /// Whether the cloud configuration (clouds.yaml, secure.yaml, `OS_*`
+    /// variables, options) is wrong or incomplete; nothing was sent.
+    #[must_use]
+    pub fn is_config(&self) -> bool {
+        matches!(self.inner.kind, Kind::Config)
+    }
+
+    /// Whether Keystone gave no token: credentials refused, Keystone
+    /// unreachable, or an answer without a token.
+    #[must_use]
+    pub fn is_auth(&self) -> bool {
+        matches!(self.inner.kind, Kind::Auth)
+    }
+
+    /// Whether Keystone refused the credentials (a wrong password, an
+    /// unknown project, ...): trying again cannot help.
+    #[must_use]
+    pub fn is_auth_refused(&self) -> bool {
+        self.is_auth()
+            && self
+                .inner
+                .source
+                .as_deref()
+                .and_then(|s| s.downcast_ref::<keystone_auth::session::AuthError>())
+                .is_some_and(keystone_auth::session::AuthError::is_refused)
+    }
+
+    /// Whether the catalog has no usable endpoint for the service asked
+    /// for (the message lists what it offers), or the endpoint's URL is
+    /// broken.
+    #[must_use]
+    pub fn is_catalog(&self) -> bool {
+        matches!(self.inner.kind, Kind::Catalog(_))
     }
 
     /// Whether a builder was misconfigured (returned by a `build()`, or by
@@ -309,7 +364,19 @@ impl fmt::Display for Error {
                 f,
                 "version {sent} was requested, but the server answered with version {answered}"
             ),
-            Kind::Gate(message) | Kind::NoCommonVersion(message) => f.write_str(message),
+            Kind::Gate(message) | Kind::NoCommonVersion(message) | Kind::Catalog(message) => {
+                f.write_str(message)
+            }
+            // The cause is the message: it names the file, cloud and key,
+            // or Keystone and the credentials.
+            Kind::Config => match &self.inner.source {
+                Some(source) => write!(f, "invalid cloud configuration: {source}"),
+                None => f.write_str("invalid cloud configuration"),
+            },
+            Kind::Auth => match &self.inner.source {
+                Some(source) => write!(f, "authentication failed: {source}"),
+                None => f.write_str("authentication failed"),
+            },
         }
     }
 }

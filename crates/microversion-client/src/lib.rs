@@ -108,12 +108,15 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod auth;
 mod builder;
 mod cache;
 #[cfg(feature = "clap")]
 #[cfg_attr(docsrs, doc(cfg(feature = "clap")))]
 pub mod cli;
 mod client;
+pub mod cloud;
+pub mod config;
 mod discovery;
 mod error;
 mod headers;
@@ -121,6 +124,7 @@ mod input;
 mod probe;
 mod versioned;
 
+pub use crate::auth::Auth;
 pub use crate::builder::{ClientBuilder, IgnoredHeader, NegotiationMode};
 pub use crate::cache::{DiscoveryCache, DiskCache};
 pub use crate::client::{Client, NegotiatedVersion, RequestBuilder, Response};

@@ -21,6 +21,7 @@
 //! ```
 
 mod headers;
+pub mod keystone;
 mod request_log;
 mod scratch;
 mod serve;

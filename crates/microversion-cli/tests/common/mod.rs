@@ -484,3 +484,41 @@ fn entries(values: &[String]) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+/// One run of the binary.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `microversion args` in `dir` (where a clouds.yaml may be), with
+/// none of the caller's `OS_*` or proxy variables, the cache, config and
+/// home in `dir`, and `vars` set.
+pub fn run_in(
+    dir: &microversion_test_support::Scratch,
+    args: &[&str],
+    vars: &[(&str, &str)],
+) -> Run {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_microversion"));
+    cmd.args(args).current_dir(dir.path());
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy().into_owned();
+        if name.starts_with("OS_") || name.to_ascii_lowercase().ends_with("_proxy") {
+            cmd.env_remove(&name);
+        }
+    }
+    cmd.env("XDG_CACHE_HOME", dir.join("cache"))
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("HOME", dir.join("home"));
+    for (name, value) in vars {
+        cmd.env(name, value);
+    }
+    let out = cmd.output().expect("the binary runs");
+    Run {
+        code: out.status.code().expect("an exit code"),
+        stdout: String::from_utf8(out.stdout).expect("UTF-8 stdout"),
+        stderr: String::from_utf8(out.stderr).expect("UTF-8 stderr"),
+    }
+}
