@@ -11,7 +11,10 @@
 #  4. Keystone stopped: a new token gets 503 within http_connect_timeout
 #     (3 s here), on both; Keystone started again: placement-api serves it
 #     without a restart;
-#  5. placement-api refuses to start with a wrong service password or a
+#  5. the real `openstack` client (scripts/requirements/osc.txt), with
+#     password auth and the endpoint from the catalog (OS_AUTH_URL, ...),
+#     creates and lists providers on placement-api; a reader is refused;
+#  6. placement-api refuses to start with a wrong service password or a
 #     region the catalog lacks, naming the cause.
 #
 # Usage: scripts/keystone-placement.sh --keystone-port P [--binary PATH]
@@ -154,6 +157,35 @@ for mode in legacy secure; do
   fi
   stop_all
 done
+
+echo "== the openstack client through the catalog"
+osc_venv=$(pinned_venv scripts/requirements/osc.txt) || { echo "keystone-placement.sh: cannot make the client's virtualenv" >&2; exit 1; }
+if start_ours osc true; then
+  bash scripts/keystone.sh endpoint --port "$keystone_port" placement placement "$ours_url" 2>/dev/null \
+    || fail "could not put placement-api in the catalog"
+  # osc WHO PASSWORD PROJECT ARGS...: openstack with password auth only.
+  osc() {
+    env -i PATH="$PATH" HOME="$work" OS_AUTH_URL="$identity/v3" OS_IDENTITY_API_VERSION=3 \
+      OS_USERNAME="$1" OS_PASSWORD="$2" OS_PROJECT_NAME="$3" OS_USER_DOMAIN_NAME=Default \
+      OS_PROJECT_DOMAIN_NAME=Default OS_REGION_NAME=RegionOne OS_INTERFACE=public \
+      "$osc_venv/bin/openstack" "${@:4}"
+  }
+  admin=("$KEYSTONE_ADMIN_USER" "$KEYSTONE_ADMIN_PASSWORD" "$KEYSTONE_ADMIN_PROJECT")
+  created=$(osc "${admin[@]}" --os-placement-api-version 1.39 resource provider create osc-compute1 -f value -c uuid 2>&1)
+  echo "  created: $created"
+  [[ $created =~ ^[0-9a-f-]{36}$ ]] || fail "openstack resource provider create: $created"
+  listed=$(osc "${admin[@]}" resource provider list -f value -c uuid -c name 2>&1)
+  echo "  listed: $listed"
+  [ "$listed" = "$created osc-compute1" ] || fail "openstack resource provider list: $listed"
+  refused=$(osc "$KEYSTONE_READER_USER" "$KEYSTONE_READER_PASSWORD" "$KEYSTONE_DEMO_PROJECT" resource provider list 2>&1)
+  code=$?
+  echo "  a reader: exit $code: $refused"
+  [ "$code" = 1 ] && [[ $refused == *"Policy does not allow placement:resource_providers:list to be performed. (HTTP 403)"* ]] \
+    || fail "a reader listing providers: exit $code: $refused"
+  stop_all
+else
+  fail "placement-api did not start for the client"
+fi
 
 echo "== start refused with a wrong password or a region the catalog lacks"
 for case in "password = wrong" "region_name = Nowhere"; do
