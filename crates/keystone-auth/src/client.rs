@@ -10,7 +10,7 @@
 //! was revoked or expired early), it authenticates again once and retries.
 
 use std::fmt;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use http::StatusCode;
@@ -19,9 +19,11 @@ use serde_json::json;
 use time::OffsetDateTime;
 use url::Url;
 
+use crate::catalog::{Catalog, Interface};
 use crate::error::{ConfigError, Error, ErrorKind};
 use crate::headers::{X_AUTH_TOKEN, X_SUBJECT_TOKEN};
 use crate::model::{Identity, TokenResponse};
+use crate::slot::{Renewable, TokenSlot};
 
 /// The longest token accepted, in bytes. Fernet tokens are about 200
 /// bytes and JWS tokens under 1 KiB; anything longer is refused as invalid
@@ -52,54 +54,6 @@ pub enum DomainSpec {
     Id(String),
     /// `*_domain_name`.
     Name(String),
-}
-
-/// Which of the identity service's catalog endpoints validates tokens
-/// (keystonemiddleware's `interface`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Interface {
-    /// `public`.
-    Public,
-    /// `internal` (keystonemiddleware's default).
-    Internal,
-    /// `admin`.
-    Admin,
-}
-
-impl Interface {
-    /// The name the catalog uses.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Public => "public",
-            Self::Internal => "internal",
-            Self::Admin => "admin",
-        }
-    }
-}
-
-impl fmt::Display for Interface {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for Interface {
-    type Err = ConfigError;
-
-    /// `public`, `internal` or `admin`; keystoneauth's older spellings
-    /// `publicURL`, `internalURL` and `adminURL` are accepted too.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.strip_suffix("URL").unwrap_or(s) {
-            "public" => Ok(Self::Public),
-            "internal" => Ok(Self::Internal),
-            "admin" => Ok(Self::Admin),
-            _ => Err(ConfigError::new(
-                "interface",
-                format!("{s:?} is not one of public, internal or admin"),
-            )),
-        }
-    }
 }
 
 impl DomainSpec {
@@ -144,8 +98,13 @@ struct Inner {
     include_catalog: bool,
     renew_before: Duration,
     max_retries: u32,
-    service_token: RwLock<Option<Arc<ServiceToken>>>,
-    auth_lock: tokio::sync::Mutex<()>,
+    service_token: TokenSlot<ServiceToken>,
+}
+
+impl Renewable for ServiceToken {
+    fn renew_at(&self) -> OffsetDateTime {
+        self.renew_at
+    }
 }
 
 struct ServiceToken {
@@ -202,7 +161,7 @@ impl KeystoneClient {
         let response = self.send_validate(&service, &subject).await?;
         let response = if response.status() == StatusCode::UNAUTHORIZED {
             tracing::info!("keystone refused the service token; authenticating again");
-            self.forget_service_token(&service);
+            self.inner.service_token.forget(&service);
             let service = self.service_token().await?;
             self.send_validate(&service, &subject).await?
         } else {
@@ -264,43 +223,11 @@ impl KeystoneClient {
         }
     }
 
-    fn forget_service_token(&self, used: &Arc<ServiceToken>) {
-        let mut slot = self
-            .inner
-            .service_token
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if slot.as_ref().is_some_and(|held| Arc::ptr_eq(held, used)) {
-            *slot = None;
-        }
-    }
-
-    fn fresh_service_token(&self) -> Option<Arc<ServiceToken>> {
-        let slot = self
-            .inner
-            .service_token
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let token = slot.as_ref()?;
-        (OffsetDateTime::now_utc() < token.renew_at).then(|| Arc::clone(token))
-    }
-
     async fn service_token(&self) -> Result<Arc<ServiceToken>, Error> {
-        if let Some(token) = self.fresh_service_token() {
-            return Ok(token);
-        }
-        // One authentication at a time; the others wait and take its token.
-        let _guard = self.inner.auth_lock.lock().await;
-        if let Some(token) = self.fresh_service_token() {
-            return Ok(token);
-        }
-        let token = Arc::new(self.request_service_token().await?);
-        *self
-            .inner
+        self.inner
             .service_token
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::clone(&token));
-        Ok(token)
+            .get_or_renew(|| self.request_service_token())
+            .await
     }
 
     async fn request_service_token(&self) -> Result<ServiceToken, Error> {
@@ -346,7 +273,7 @@ impl KeystoneClient {
             .ok_or_else(|| Error::new(ErrorKind::InvalidResponse))?;
         value.set_sensitive(true);
         let body = read_body(response).await?;
-        let parsed: TokenResponse = serde_json::from_slice(&body)
+        let mut parsed: TokenResponse = serde_json::from_slice(&body)
             .map_err(|e| Error::with_source(ErrorKind::InvalidResponse, e))?;
         let expires_at = crate::model::parse_time(&parsed.token.expires_at)
             .map_err(|e| Error::with_source(ErrorKind::InvalidResponse, e))?;
@@ -361,20 +288,14 @@ impl KeystoneClient {
         let validate_url = match &self.inner.endpoint {
             None => self.inner.tokens_url.clone(),
             Some((interface, region)) => {
-                let url = parsed
-                    .token
-                    .catalog
-                    .as_deref()
-                    .and_then(|c| identity_endpoint(c, *interface, region.as_deref()))
-                    .ok_or_else(|| {
-                        tracing::error!(
-                            %interface,
-                            region = region.as_deref().unwrap_or("any"),
-                            "the service token's catalog has no identity endpoint"
-                        );
-                        Error::new(ErrorKind::NoIdentityEndpoint)
+                let catalog = Catalog::new(parsed.token.catalog.take().unwrap_or_default());
+                let endpoint = catalog
+                    .endpoint("identity", *interface, region.as_deref())
+                    .map_err(|e| {
+                        tracing::error!(error = %e, "no identity endpoint to validate tokens at");
+                        Error::with_source(ErrorKind::NoIdentityEndpoint, e)
                     })?;
-                tokens_url(Some(url))
+                tokens_url(Some(endpoint.url.as_str()))
                     .map_err(|e| Error::with_source(ErrorKind::InvalidResponse, e))?
             }
         };
@@ -667,8 +588,7 @@ impl KeystoneClientBuilder {
                 include_catalog: self.include_catalog,
                 renew_before: self.renew_before,
                 max_retries: self.max_retries,
-                service_token: RwLock::new(None),
-                auth_lock: tokio::sync::Mutex::new(()),
+                service_token: TokenSlot::new(),
             }),
         })
     }
@@ -678,26 +598,6 @@ fn required(setting: &'static str, value: Option<String>) -> Result<String, Conf
     value
         .filter(|v| !v.is_empty())
         .ok_or_else(|| ConfigError::new(setting, "is required"))
-}
-
-/// The URL of the identity service's endpoint for `interface` in `region`
-/// (any region when `None`).
-fn identity_endpoint<'a>(
-    catalog: &'a [crate::model::CatalogService],
-    interface: Interface,
-    region: Option<&str>,
-) -> Option<&'a str> {
-    catalog
-        .iter()
-        .filter(|s| s.service_type == "identity")
-        .flat_map(|s| &s.endpoints)
-        .find(|e| {
-            e.interface == interface.as_str()
-                && region.is_none_or(|r| {
-                    e.region_id.as_deref() == Some(r) || e.region.as_deref() == Some(r)
-                })
-        })
-        .map(|e| e.url.as_str())
 }
 
 /// `<auth_url>/v3/auth/tokens`, with `/v3` added when the URL lacks it.
@@ -822,35 +722,6 @@ mod tests {
             .build()
             .unwrap_err();
         assert_eq!(e.setting(), "project_name");
-    }
-
-    #[test]
-    fn interfaces_and_the_identity_endpoint() {
-        for (text, want) in [
-            ("public", Interface::Public),
-            ("internalURL", Interface::Internal),
-            ("admin", Interface::Admin),
-        ] {
-            assert_eq!(text.parse::<Interface>().unwrap(), want);
-        }
-        let e = "private".parse::<Interface>().unwrap_err();
-        assert_eq!(e.setting(), "interface");
-        assert!(e.to_string().contains("public, internal or admin"), "{e}");
-        let catalog: Vec<crate::model::CatalogService> = serde_json::from_value(json!([
-            {"type": "placement", "endpoints": [
-                {"interface": "internal", "region_id": "R1", "url": "http://p"}]},
-            {"type": "identity", "endpoints": [
-                {"interface": "public", "region_id": "R1", "url": "http://pub/v3"},
-                {"interface": "internal", "region_id": "R1", "url": "http://int1"},
-                {"interface": "internal", "region_id": "R2", "url": "http://int2"}]},
-        ]))
-        .unwrap();
-        let find = |i, r| identity_endpoint(&catalog, i, r);
-        assert_eq!(find(Interface::Internal, None), Some("http://int1"));
-        assert_eq!(find(Interface::Internal, Some("R2")), Some("http://int2"));
-        assert_eq!(find(Interface::Public, Some("R1")), Some("http://pub/v3"));
-        assert_eq!(find(Interface::Admin, None), None);
-        assert_eq!(find(Interface::Public, Some("R3")), None);
     }
 
     #[cfg(feature = "rustls")]

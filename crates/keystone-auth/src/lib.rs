@@ -81,10 +81,12 @@ pub mod model;
 mod rejection;
 mod secret;
 pub mod session;
+mod slot;
 
 pub use cache::{DEFAULT_CACHE_CAPACITY, DEFAULT_TOKEN_CACHE_TIME, TokenCache};
+pub use catalog::Interface;
 pub use client::{
-    DomainSpec, Interface, KeystoneClient, KeystoneClientBuilder, MAX_TOKEN_LEN, is_plausible_token,
+    DomainSpec, KeystoneClient, KeystoneClientBuilder, MAX_TOKEN_LEN, is_plausible_token,
 };
 pub use error::{ConfigError, Error, ErrorKind};
 pub use layer::{

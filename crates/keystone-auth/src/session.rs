@@ -29,8 +29,8 @@
 //! ```
 
 use std::fmt;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use http::HeaderValue;
@@ -45,6 +45,7 @@ use crate::error::ConfigError;
 use crate::headers::X_SUBJECT_TOKEN;
 use crate::model::{Identity, TokenResponse};
 use crate::secret::Secret;
+use crate::slot::{Renewable, TokenSlot};
 
 /// A user, by id or by name in a domain.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -308,6 +309,12 @@ impl UserToken {
     }
 }
 
+impl Renewable for UserToken {
+    fn renew_at(&self) -> OffsetDateTime {
+        self.renew_at
+    }
+}
+
 impl fmt::Debug for UserToken {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("UserToken")
@@ -332,8 +339,7 @@ struct Inner {
     body: Vec<u8>,
     who: String,
     renew_before: Duration,
-    current: RwLock<Option<Arc<UserToken>>>,
-    auth_lock: tokio::sync::Mutex<()>,
+    current: TokenSlot<UserToken>,
     authentications: AtomicUsize,
 }
 
@@ -360,34 +366,17 @@ impl Session {
     /// An [`AuthError`]: credentials refused, Keystone unreachable, or an
     /// answer that holds no token.
     pub async fn token(&self) -> Result<Arc<UserToken>, AuthError> {
-        if let Some(token) = self.fresh() {
-            return Ok(token);
-        }
-        let _guard = self.inner.auth_lock.lock().await;
-        if let Some(token) = self.fresh() {
-            return Ok(token);
-        }
-        let token = Arc::new(self.authenticate().await?);
-        *self
-            .inner
+        self.inner
             .current
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::clone(&token));
-        Ok(token)
+            .get_or_renew(|| self.authenticate())
+            .await
     }
 
     /// Forgets `used` (a service answered 401 to it), so that the next
     /// [`Session::token`] authenticates again. A newer token someone else
     /// already got is kept.
     pub fn invalidate(&self, used: &Arc<UserToken>) {
-        let mut slot = self
-            .inner
-            .current
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if slot.as_ref().is_some_and(|held| Arc::ptr_eq(held, used)) {
-            *slot = None;
-        }
+        self.inner.current.forget(used);
     }
 
     /// How many times this session asked Keystone for a token.
@@ -400,16 +389,6 @@ impl Session {
     #[must_use]
     pub fn tokens_url(&self) -> &Url {
         &self.inner.tokens_url
-    }
-
-    fn fresh(&self) -> Option<Arc<UserToken>> {
-        let slot = self
-            .inner
-            .current
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let token = slot.as_ref()?;
-        (OffsetDateTime::now_utc() < token.renew_at).then(|| Arc::clone(token))
     }
 
     async fn authenticate(&self) -> Result<UserToken, AuthError> {
@@ -604,8 +583,7 @@ impl SessionBuilder {
                 body,
                 who: credentials.describe(),
                 renew_before: self.renew_before,
-                current: RwLock::new(None),
-                auth_lock: tokio::sync::Mutex::new(()),
+                current: TokenSlot::new(),
                 authentications: AtomicUsize::new(0),
             }),
         })
