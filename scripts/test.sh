@@ -62,6 +62,8 @@ for backend in $backends; do
   if [ "$backend" = sqlite ]; then
     echo "== the openstack client's errors (scripts/osc-errors.sh)"
     bash scripts/osc-errors.sh --binary "$bin_dir/placement-api" "${ports[@]}"
+    echo "== Nova's placement report client (scripts/nova-report-client.sh)"
+    bash scripts/nova-report-client.sh --binary "$bin_dir/placement-api" "${ports[@]}"
   fi
 done
 echo "== Keystone for the keystone tests (scripts/keystone.sh)"
