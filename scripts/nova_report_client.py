@@ -106,8 +106,15 @@ class Recorder(object):
     def get(self, url):
         resp = self.client.get(url, version=STATE_VERSION,
                                global_request_id=self.ctx.global_id)
-        return {"status": resp.status_code,
-                "body": resp.json() if resp.content else None}
+        body = resp.json() if resp.content else None
+        # Traits and aggregates are sets: their order in a list is not part
+        # of the API (upstream's follows its query plan, and the order Nova
+        # sent them in, which varies with Python's hash seed).
+        if isinstance(body, dict):
+            for key in ("traits", "aggregates"):
+                if isinstance(body.get(key), list):
+                    body[key].sort()
+        return {"status": resp.status_code, "body": body}
 
     def state(self):
         providers = self.get("/resource_providers")
@@ -147,11 +154,14 @@ class Recorder(object):
 
 
 def normalize(value):
-    """JSON-able, with lists of allocation requests in a stable order."""
+    """JSON-able, with lists of allocation requests, traits and
+    aggregates in a stable order."""
     if isinstance(value, tuple):
         value = list(value)
     if isinstance(value, dict):
-        return {str(k): normalize(v) for k, v in value.items()}
+        return {str(k): (sorted(v) if k in ("traits", "aggregates")
+                         and isinstance(v, list) else normalize(v))
+                for k, v in value.items()}
     if isinstance(value, list):
         items = [normalize(v) for v in value]
         if items and all(isinstance(v, dict) for v in items):
