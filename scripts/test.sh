@@ -62,6 +62,8 @@ for backend in $backends; do
   if [ "$backend" = sqlite ]; then
     echo "== the openstack client's errors (scripts/osc-errors.sh)"
     bash scripts/osc-errors.sh --binary "$bin_dir/placement-api" "${ports[@]}"
+    echo "== Nova's placement report client (scripts/nova-report-client.sh)"
+    bash scripts/nova-report-client.sh --binary "$bin_dir/placement-api" "${ports[@]}"
   fi
 done
 echo "== Keystone for the keystone tests (scripts/keystone.sh)"
@@ -76,6 +78,8 @@ trap 'bash scripts/keystone.sh stop --port "$keystone_port"; rm -rf "$bin_dir"' 
 cargo test --all-features -p keystone-auth --test real_keystone
 echo "== placement-api behind the real Keystone, beside upstream"
 bash scripts/keystone-placement.sh --keystone-port "$keystone_port" --binary "$bin_dir/placement-api" "${ports[@]}"
+echo "== Nova's placement report client behind the real Keystone"
+bash scripts/nova-report-client.sh --keystone --binary "$bin_dir/placement-api" "${ports[@]}"
 echo "== microversion-client and the CLI against the real Keystone's catalog"
 # placement-api and the demo service as compute and volumev3, in the
 # catalog (scripts/keystone-catalog.sh). One test at a time: Keystone's
