@@ -74,11 +74,15 @@ mod extract;
 pub mod guide;
 pub mod history;
 mod layer;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 pub mod routing;
 pub mod schema;
 pub mod telemetry;
 
-pub use crate::config::{Microversions, MicroversionsBuilder, NegotiationOutcome, REQUEST_ID};
+pub use crate::config::{
+    Microversions, MicroversionsBuilder, NegotiationOutcome, REQUEST_ID, VersionRefused,
+};
 pub use crate::deprecation::Deprecation;
 pub use crate::discovery::{ApiVersionSpec, Discovery};
 pub use crate::error::{ApiError, BuildError, RouteConflict};
