@@ -63,6 +63,9 @@
 //! - `json-schema`: request bodies validated against JSON Schema documents;
 //!   with [`MessageStyle::Python`], errors worded as Python's jsonschema
 //!   words them (the `jsonschema-python-messages` crate).
+//! - `openapi`: OpenAPI 3.1 documents of the API, per version and for the
+//!   whole range (the `openapi` module).
+//! - `schemars`: `openapi`, with schemas derived from Rust types.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
