@@ -17,6 +17,7 @@ pub mod fuzzing;
 mod handlers;
 pub mod history;
 mod objects;
+pub mod openapi;
 pub mod policy;
 
 use anyhow::Context as _;

@@ -110,6 +110,17 @@ pub(crate) fn next_version(version: Version) -> Option<Version> {
         .map(|minor| Version::new(version.major(), minor))
 }
 
+/// The versions both spans hold, if any.
+fn intersect(a: VersionSpan, b: VersionSpan) -> Option<VersionSpan> {
+    let start = a.start().max(b.start());
+    let end = match (a.end(), b.end()) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) => x,
+        (None, y) => y,
+    };
+    VersionSpan::new(start, end).ok()
+}
+
 /// `span` within `range`, if they share a version.
 fn clamp(span: VersionSpan, range: VersionRange) -> Option<Closed> {
     let start = span.start().max(range.min());
@@ -311,9 +322,22 @@ impl OperationDoc {
         self
     }
 
-    /// The request body's schemas, by version.
+    /// The request body's schemas, by version. Only the versions the
+    /// operation is served at are taken: several operations may share
+    /// one set of schemas.
     pub fn body<T>(mut self, schemas: &BodySchemas<T>) -> Self {
         self.body = Some((schemas.name().to_owned(), declared(schemas)));
+        self
+    }
+
+    /// The request body's schemas at `versions` only (the operation takes
+    /// no body at its other versions).
+    pub fn body_at<T>(mut self, versions: VersionSpan, schemas: &BodySchemas<T>) -> Self {
+        let within = declared(schemas)
+            .into_iter()
+            .filter_map(|(span, schema)| intersect(span, versions).map(|s| (s, schema)))
+            .collect();
+        self.body = Some((schemas.name().to_owned(), within));
         self
     }
 
@@ -481,6 +505,12 @@ impl ApiDescriptionBuilder {
         self
     }
 
+    /// Documents several operations.
+    pub fn operations(mut self, operations: impl IntoIterator<Item = OperationDoc>) -> Self {
+        self.operations.extend(operations);
+        self
+    }
+
     /// Checks the documentation against the routes and builds.
     ///
     /// # Errors
@@ -637,12 +667,10 @@ fn check_operation(
                     versions,
                 });
             };
-            let Some(closed) = clamp(versions, range) else {
+            // Where the operation is served: schemas may be shared.
+            let Some(closed) = clamp(versions, life_span(life)) else {
                 continue;
             };
-            if !within(closed, life) {
-                return Err(outside(what.to_owned(), versions));
-            }
             let schema = absorb(&schema, components, &name)?;
             if query {
                 render::check_query_schema(&schema).map_err(|reason| {

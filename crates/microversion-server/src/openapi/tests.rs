@@ -97,14 +97,10 @@ fn docs() -> Vec<OperationDoc> {
 }
 
 fn description() -> ApiDescription {
-    docs()
-        .into_iter()
-        .fold(
-            ApiDescription::builder(&api())
-                .title("Things")
-                .routes(&router()),
-            ApiDescriptionBuilder::operation,
-        )
+    ApiDescription::builder(&api())
+        .title("Things")
+        .routes(&router())
+        .operations(docs())
         .build()
         .unwrap()
 }
@@ -192,12 +188,9 @@ fn deprecated_versions_are_marked() {
         .deprecation(Deprecation::new(Version::new(1, 3), UNIX_EPOCH))
         .build()
         .unwrap();
-    let d = docs()
-        .into_iter()
-        .fold(
-            ApiDescription::builder(&api).routes(&router()),
-            ApiDescriptionBuilder::operation,
-        )
+    let d = ApiDescription::builder(&api)
+        .routes(&router())
+        .operations(docs())
         .build()
         .unwrap();
     let old = d.at(Version::new(1, 2)).unwrap().to_value();
@@ -274,11 +267,9 @@ fn build_with(
     router: &VersionedRouter<()>,
     docs: Vec<OperationDoc>,
 ) -> Result<ApiDescription, OpenApiError> {
-    docs.into_iter()
-        .fold(
-            ApiDescription::builder(&api()).routes(router),
-            ApiDescriptionBuilder::operation,
-        )
+    ApiDescription::builder(&api())
+        .routes(router)
+        .operations(docs)
         .build()
 }
 
@@ -474,5 +465,36 @@ fn schemas_derived_from_types_share_their_definitions() {
     assert_eq!(
         doc["components"]["schemas"]["Part"]["required"],
         json!(["name"])
+    );
+}
+
+#[test]
+fn shared_body_schemas_are_taken_where_the_operation_has_a_body() {
+    let router = VersionedRouter::<()>::new()
+        .put("/a", span("1.2 - 1.6"), || async { "" })
+        .put("/a", span("1.7 - latest"), || async { "" });
+    let shared = BodySchemas::<Value>::builder("name")
+        .json_schema(
+            VersionSpan::ALL,
+            &object(&json!({"name": {"type": "string"}})),
+        )
+        .build()
+        .unwrap();
+    let doc = OperationDoc::put("/a")
+        .body_at(span("1.2 - 1.6"), &shared)
+        .response(span("1.2 - latest"), StatusCode::OK, ok());
+    let d = build_with(&router, vec![doc]).unwrap();
+    let body = |minor| {
+        d.at(Version::new(1, minor)).unwrap().to_value()["paths"]["/a"]["put"]
+            .get("requestBody")
+            .cloned()
+    };
+    assert!(body(2).is_some() && body(6).is_some());
+    assert!(body(7).is_none());
+    let whole = d.whole().to_value();
+    assert_eq!(
+        whole["paths"]["/a"]["put"]["requestBody"]["content"]["application/json"]["schema"]["oneOf"]
+            [0]["x-openstack"],
+        json!({"min-ver": "1.2", "max-ver": "1.6"})
     );
 }
