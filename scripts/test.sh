@@ -3,7 +3,8 @@
 # integration, property and doc tests (placement's integration tests on
 # every backend), the docs build, and placement-api
 # against upstream Placement on each database backend: upstream's gabbi
-# suite, the schema, and the same database served by both.
+# suite, the schema, and the same database served by both; on SQLite,
+# placement-api against its own OpenAPI documents (scripts/openapi-check.sh).
 #
 # MV_TEST_BACKENDS (default "sqlite postgresql mysql") picks the backends;
 # MV_PG_URL and MV_MYSQL_URL the servers (scripts/lib.sh); MV_PORTS
@@ -54,6 +55,13 @@ for backend in $backends; do
   bash scripts/schema-check.sh --database "$backend" --binary "$bin_dir/placement-api"
   echo "== same database on $backend"
   bash scripts/interop-db.sh --database "$backend" --binary "$bin_dir/placement-api" "${ports[@]}"
+  if [ "$backend" = sqlite ]; then
+    # The OpenAPI documents against the server (about 3 minutes).
+    echo "== OpenAPI documents against placement-api (schemathesis)"
+    openapi_port=()
+    [ -n "${MV_PORTS:-}" ] && openapi_port=(--port "$(free_port "$MV_PORTS")")
+    bash scripts/openapi-check.sh --binary "$bin_dir/placement-api" --max-time 20 "${openapi_port[@]}"
+  fi
 done
 echo "== Keystone for the keystone tests (scripts/keystone.sh)"
 keystone_port=()

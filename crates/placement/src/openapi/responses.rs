@@ -70,9 +70,10 @@ pub(super) fn versions() -> Value {
             "min_version": {"type": "string"},
             "max_version": {"type": "string"},
             "status": {"type": "string", "enum": ["CURRENT", "SUPPORTED", "DEPRECATED"]},
+            "version": {"type": "string"},
             "links": links(),
         }),
-        &[],
+        &["version"],
     );
     object(
         &json!({"versions": {"type": "array", "items": version}}),
