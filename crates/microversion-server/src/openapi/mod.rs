@@ -304,10 +304,7 @@ impl OperationDoc {
     /// its query string without [`BodySchemas`].
     pub fn query_schema(mut self, versions: VersionSpan, schema: Value) -> Self {
         let name = format!("the query of {} {}", self.method, self.path);
-        self.query
-            .get_or_insert_with(|| (name, Vec::new()))
-            .1
-            .push((versions, Some(schema)));
+        add_schema(&mut self.query, name, versions, schema);
         self
     }
 
@@ -345,10 +342,7 @@ impl OperationDoc {
     /// [`BodySchemas`].
     pub fn body_schema(mut self, versions: VersionSpan, schema: Value) -> Self {
         let name = format!("the body of {} {}", self.method, self.path);
-        self.body
-            .get_or_insert_with(|| (name, Vec::new()))
-            .1
-            .push((versions, Some(schema)));
+        add_schema(&mut self.body, name, versions, schema);
         self
     }
 
@@ -380,6 +374,18 @@ impl OperationDoc {
         self.errors.push((versions, status, description.into()));
         self
     }
+}
+
+/// Adds a hand-given schema to `slot`, named `name` when it is the first.
+fn add_schema(
+    slot: &mut Option<(String, Declared)>,
+    name: String,
+    versions: VersionSpan,
+    schema: Value,
+) {
+    slot.get_or_insert_with(|| (name, Vec::new()))
+        .1
+        .push((versions, Some(schema)));
 }
 
 fn declared<T>(schemas: &BodySchemas<T>) -> Declared {

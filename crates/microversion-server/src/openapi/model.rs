@@ -81,6 +81,23 @@ pub(crate) struct Parameter {
     pub(crate) openstack: Option<Value>,
 }
 
+impl Parameter {
+    /// A parameter that is not required, with nothing but its schema.
+    pub(crate) fn new(name: impl Into<String>, location: In, schema: Value) -> Self {
+        Parameter {
+            name: name.into(),
+            location,
+            description: None,
+            required: false,
+            schema,
+            style: None,
+            explode: None,
+            deprecated: false,
+            openstack: None,
+        }
+    }
+}
+
 /// A request body.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct RequestBody {

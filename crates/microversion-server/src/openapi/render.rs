@@ -72,8 +72,6 @@ impl ApiDescription {
             let mut parameters = self.path_parameters(op);
             if !op.neutral {
                 parameters.push(Parameter {
-                    name: VERSION_HEADER.to_owned(),
-                    location: In::Header,
                     description: Some(format!(
                         "The version this document describes. Without the header the \
                          service serves {}, its lowest; `latest` asks for {}, its highest.",
@@ -81,11 +79,11 @@ impl ApiDescription {
                         self.range.max()
                     )),
                     required: true,
-                    schema: json!({"type": "string", "enum": [format!("{} {version}", self.service_type)]}),
-                    style: None,
-                    explode: None,
-                    deprecated: false,
-                    openstack: None,
+                    ..Parameter::new(
+                        VERSION_HEADER,
+                        In::Header,
+                        json!({"type": "string", "enum": [format!("{} {version}", self.service_type)]}),
+                    )
                 });
             }
             if let Some((_, schema)) = op.query.iter().find(|(r, _)| contains(*r, version)) {
@@ -174,8 +172,6 @@ impl ApiDescription {
             let mut parameters = self.path_parameters(op);
             if !op.neutral {
                 parameters.push(Parameter {
-                    name: VERSION_HEADER.to_owned(),
-                    location: In::Header,
                     description: Some(format!(
                         "The version to serve: `{} X.Y` or `{} latest`. Without it the \
                          service serves {}.",
@@ -183,12 +179,7 @@ impl ApiDescription {
                         self.service_type,
                         self.range.min()
                     )),
-                    required: false,
-                    schema: json!({"type": "string"}),
-                    style: None,
-                    explode: None,
-                    deprecated: false,
-                    openstack: None,
+                    ..Parameter::new(VERSION_HEADER, In::Header, json!({"type": "string"}))
                 });
             }
             parameters.extend(whole_query_parameters(op));
@@ -280,15 +271,9 @@ impl ApiDescription {
         op.path_parameters
             .iter()
             .map(|(name, description, schema)| Parameter {
-                name: name.clone(),
-                location: In::Path,
                 description: description.clone(),
                 required: true,
-                schema: schema.clone(),
-                style: None,
-                explode: None,
-                deprecated: false,
-                openstack: None,
+                ..Parameter::new(name.clone(), In::Path, schema.clone())
             })
             .collect()
     }
@@ -510,15 +495,9 @@ fn query_parameters(schema: &Value, descriptions: &BTreeMap<String, String>) -> 
     if let Some(Value::Object(properties)) = schema.get("properties") {
         for (name, property) in properties {
             out.push(Parameter {
-                name: name.clone(),
-                location: In::Query,
                 description: descriptions.get(name).cloned(),
                 required: required.contains(&name.as_str()),
-                schema: property.clone(),
-                style: None,
-                explode: None,
-                deprecated: false,
-                openstack: None,
+                ..Parameter::new(name.clone(), In::Query, property.clone())
             });
         }
     }
@@ -527,17 +506,16 @@ fn query_parameters(schema: &Value, descriptions: &BTreeMap<String, String>) -> 
             let mut member = Map::new();
             member.insert(pattern.clone(), property.clone());
             out.push(Parameter {
-                name: pattern.clone(),
-                location: In::Query,
                 description: Some(descriptions.get(pattern).cloned().unwrap_or_else(|| {
                     format!("Any parameters whose names match `{pattern}`.")
                 })),
-                required: false,
-                schema: json!({"type": "object", "patternProperties": member, "additionalProperties": false}),
                 style: Some("form"),
                 explode: Some(true),
-                deprecated: false,
-                openstack: None,
+                ..Parameter::new(
+                    pattern.clone(),
+                    In::Query,
+                    json!({"type": "object", "patternProperties": member, "additionalProperties": false}),
+                )
             });
         }
     }
