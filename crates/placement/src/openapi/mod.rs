@@ -1,8 +1,8 @@
 //! The OpenAPI documents of the API: made by `microversion-server` from
-//! the routes of [`handlers::routes`](crate::handlers), the request body
+//! the routes of the handlers (`handlers::routes`), the request body
 //! and query schemas the handlers check, and the responses declared here
 //! for each version range. `placement-api openapi [--version X.Y]` prints
-//! them; with `[api] openapi = true` in the configuration the service
+//! them; with `[openapi] enabled = true` in the config file the service
 //! also serves them at `/openapi.json[?version=X.Y]` (upstream has no such
 //! path, so it is off by default).
 
