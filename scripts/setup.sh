@@ -2,7 +2,7 @@
 # Prepares a machine for the comparisons with upstream that scripts/test.sh
 # runs: checks (and on Debian or Ubuntu, as root, installs) python3 with
 # venv and the psql and mysql clients, makes the pinned virtualenvs
-# (scripts/requirements/*.txt: gabbi, upstream Placement, Keystone), and checks that the PostgreSQL and MySQL
+# (scripts/requirements/*.txt: gabbi, upstream Placement, Keystone, schemathesis), and checks that the PostgreSQL and MySQL
 # servers of MV_PG_URL and MV_MYSQL_URL answer.
 #
 #   scripts/setup.sh [BACKEND...]      (default: sqlite postgresql mysql)
@@ -32,6 +32,7 @@ fi
 pinned_venv scripts/requirements/gabbi.txt >/dev/null
 pinned_venv scripts/requirements/upstream.txt >/dev/null
 pinned_venv scripts/requirements/keystone.txt >/dev/null
+pinned_venv scripts/requirements/schemathesis.txt >/dev/null
 
 for b in $backends; do
   case $b in

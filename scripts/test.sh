@@ -4,7 +4,9 @@
 # every backend), the docs build, and placement-api
 # against upstream Placement on each database backend: upstream's gabbi
 # suite, the schema, and the same database served by both; on SQLite also
-# the errors the real openstack client prints against both.
+# the errors the real openstack client prints against both, Nova's
+# placement report client against both, and placement-api against its own
+# OpenAPI documents (scripts/openapi-check.sh).
 #
 # MV_TEST_BACKENDS (default "sqlite postgresql mysql") picks the backends;
 # MV_PG_URL and MV_MYSQL_URL the servers (scripts/lib.sh); MV_PORTS
@@ -64,6 +66,11 @@ for backend in $backends; do
     bash scripts/osc-errors.sh --binary "$bin_dir/placement-api" "${ports[@]}"
     echo "== Nova's placement report client (scripts/nova-report-client.sh)"
     bash scripts/nova-report-client.sh --binary "$bin_dir/placement-api" "${ports[@]}"
+    # The OpenAPI documents against the server (about 3 minutes).
+    echo "== OpenAPI documents against placement-api (schemathesis)"
+    openapi_port=()
+    [ -n "${MV_PORTS:-}" ] && openapi_port=(--port "$(free_port "$MV_PORTS")")
+    bash scripts/openapi-check.sh --binary "$bin_dir/placement-api" --max-time 20 "${openapi_port[@]}"
   fi
 done
 echo "== Keystone for the keystone tests (scripts/keystone.sh)"

@@ -17,6 +17,11 @@
 //!
 //! VersionSpan above M.m+3 change nothing here. `/healthcheck` is
 //! version-neutral; `/history` serves the version history.
+//!
+//! `--openapi X.Y` prints the OpenAPI document of one version and exits;
+//! `--openapi all` the document of the whole range, with `x-openstack`
+//! ranges (built with the `schemars` feature: the schemas are derived
+//! from the types below).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -30,11 +35,13 @@ use clap::Parser;
 use http::StatusCode;
 use microversion::{Version, VersionRange, VersionSpan};
 use microversion_server::history::VersionHistory;
+use microversion_server::openapi::{ApiDescription, OperationDoc, ResponseDoc};
 use microversion_server::schema::{BodySchemas, VersionedJson};
 use microversion_server::{
     ApiError, Discovery, MicroversionLayer, Microversions, Profile, ServedVersion, VersionedRouter,
 };
-use serde::Deserialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 /// Serve the demo microversioned API.
@@ -55,6 +62,10 @@ struct Args {
     /// Highest supported microversion.
     #[arg(long, default_value = "1.5")]
     max: Version,
+    /// Print the OpenAPI document of this version (`X.Y`, or `all` for
+    /// the whole range) and exit.
+    #[arg(long, value_name = "VERSION")]
+    openapi: Option<String>,
 }
 
 /// The demo's versions, counted from the minimum.
@@ -101,12 +112,58 @@ impl AppState {
     }
 }
 
+/// A widget before it had a color.
+#[derive(Serialize, JsonSchema)]
+struct PlainWidget {
+    id: u64,
+    name: String,
+}
+
+/// A widget with its color (`null` when it has none).
+#[derive(Serialize, JsonSchema)]
+struct ColoredWidget {
+    id: u64,
+    name: String,
+    color: Option<String>,
+}
+
+/// `GET /widgets`.
+#[derive(Serialize, JsonSchema)]
+struct WidgetList<W> {
+    widgets: Vec<W>,
+}
+
+/// `GET /stats`.
+#[derive(Serialize, JsonSchema)]
+struct Stats {
+    widget_count: usize,
+}
+
+/// One gadget.
+#[derive(Serialize, JsonSchema)]
+struct Gadget {
+    id: u64,
+    name: String,
+}
+
+/// `GET /gadgets`.
+#[derive(Serialize, JsonSchema)]
+struct GadgetList {
+    gadgets: Vec<Gadget>,
+}
+
 fn render(id: u64, w: &Widget, version: Version, steps: Steps) -> Value {
-    let mut body = json!({"id": id, "name": w.name});
-    if version >= steps.color_field {
-        body["color"] = json!(w.color);
-    }
-    body
+    let name = w.name.clone();
+    let body = if version >= steps.color_field {
+        serde_json::to_value(ColoredWidget {
+            id,
+            name,
+            color: w.color.clone(),
+        })
+    } else {
+        serde_json::to_value(PlainWidget { id, name })
+    };
+    body.unwrap_or(Value::Null)
 }
 
 async fn list(State(s): State<AppState>, v: ServedVersion) -> Json<Value> {
@@ -134,7 +191,7 @@ struct NewWidget {
     color: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct NewWidgetV1 {
     name: String,
@@ -149,7 +206,7 @@ impl From<NewWidgetV1> for NewWidget {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct NewWidgetWithColor {
     name: String,
@@ -206,12 +263,19 @@ async fn delete(State(s): State<AppState>, Path(id): Path<u64>) -> Response {
     }
 }
 
-async fn stats(State(s): State<AppState>) -> Json<Value> {
-    Json(json!({"widget_count": s.widgets().len()}))
+async fn stats(State(s): State<AppState>) -> Json<Stats> {
+    Json(Stats {
+        widget_count: s.widgets().len(),
+    })
 }
 
-async fn gadgets() -> Json<Value> {
-    Json(json!({"gadgets": [{"id": 1, "name": "sprocket"}]}))
+async fn gadgets() -> Json<GadgetList> {
+    Json(GadgetList {
+        gadgets: vec![Gadget {
+            id: 1,
+            name: "sprocket".to_owned(),
+        }],
+    })
 }
 
 fn history(
@@ -241,7 +305,119 @@ fn history(
     Ok(builder.build()?)
 }
 
-fn app(args: &Args) -> Result<Router, Box<dyn std::error::Error>> {
+/// The API's documentation: what the router does not know.
+fn description(
+    api: &Microversions,
+    routes: &VersionedRouter<AppState>,
+    schemas: &BodySchemas<NewWidget>,
+    steps: Steps,
+) -> Result<ApiDescription, Box<dyn std::error::Error>> {
+    let min = api.range().min();
+    let plain = VersionSpan::new(min, Some(Steps::before(steps.color_field)))?;
+    let colored = VersionSpan::new(steps.color_field, None)?;
+    let created = VersionSpan::new(min, Some(Steps::before(steps.create_returns_200)))?;
+    let returned = |from: Version| VersionSpan::new(from.max(steps.create_returns_200), None);
+    let id = json!({"type": "integer", "minimum": 0});
+    let description = ApiDescription::builder(api)
+        .title("Demo widgets")
+        .description("Widgets and gadgets whose API changes across versions.")
+        .routes(routes)
+        .operation(
+            OperationDoc::get("/widgets")
+                .summary("List widgets")
+                .response(
+                    plain,
+                    StatusCode::OK,
+                    ResponseDoc::of::<WidgetList<PlainWidget>>("The widgets"),
+                )
+                .response(
+                    colored,
+                    StatusCode::OK,
+                    ResponseDoc::of::<WidgetList<ColoredWidget>>("The widgets"),
+                ),
+        )
+        .operation(
+            OperationDoc::post("/widgets")
+                .summary("Create a widget")
+                .body(schemas)
+                .response(
+                    created,
+                    StatusCode::CREATED,
+                    ResponseDoc::empty("Created; `Location` names it"),
+                )
+                .response(
+                    returned(min)?,
+                    StatusCode::OK,
+                    ResponseDoc::of::<ColoredWidget>("The new widget"),
+                )
+                .error(StatusCode::BAD_REQUEST, "The name is empty or too long."),
+        )
+        .operation(
+            OperationDoc::get("/widgets/{id}")
+                .summary("Show a widget")
+                .path_parameter("id", "The widget's id.", id.clone())
+                .response(
+                    plain,
+                    StatusCode::OK,
+                    ResponseDoc::of::<PlainWidget>("The widget"),
+                )
+                .response(
+                    colored,
+                    StatusCode::OK,
+                    ResponseDoc::of::<ColoredWidget>("The widget"),
+                )
+                .error(StatusCode::NOT_FOUND, "No such widget."),
+        )
+        .operation(
+            OperationDoc::delete("/widgets/{id}")
+                .summary("Delete a widget")
+                .path_parameter("id", "The widget's id.", id)
+                .response(
+                    VersionSpan::ALL,
+                    StatusCode::NO_CONTENT,
+                    ResponseDoc::empty("Deleted"),
+                )
+                .error(StatusCode::NOT_FOUND, "No such widget."),
+        )
+        .operation(
+            OperationDoc::get("/stats")
+                .summary("Count widgets")
+                .response(
+                    created,
+                    StatusCode::OK,
+                    ResponseDoc::of::<Stats>("The counts"),
+                ),
+        )
+        .operation(
+            OperationDoc::get("/gadgets")
+                .summary("List gadgets")
+                .response(
+                    returned(min)?,
+                    StatusCode::OK,
+                    ResponseDoc::of::<GadgetList>("The gadgets"),
+                ),
+        )
+        .build()?;
+    Ok(description)
+}
+
+/// The OpenAPI document `which` names: `all`, or a version written as in
+/// the header.
+fn openapi(
+    api: &Microversions,
+    description: &ApiDescription,
+    which: &str,
+) -> Result<String, Box<dyn std::error::Error>> {
+    let document = if which == "all" {
+        description.whole()
+    } else {
+        description.at(api.resolve_text(which)?)?
+    };
+    Ok(document.to_json_pretty())
+}
+
+/// The service, or `None` when the command line only asked for a document.
+fn app(args: &Args) -> Result<Option<Router>, Box<dyn std::error::Error>> {
     let range = VersionRange::new(args.min, args.max)?;
     let steps = Steps::from_min(args.min);
     let history = history(range, steps)?;
@@ -258,8 +434,8 @@ fn app(args: &Args) -> Result<Router, Box<dyn std::error::Error>> {
         steps,
     };
     let schemas = BodySchemas::<NewWidget>::builder("POST /widgets")
-        .serde::<NewWidgetV1>(until(Steps::before(steps.color_in_body))?)
-        .serde::<NewWidgetWithColor>(since(steps.color_in_body)?)
+        .serde_schema::<NewWidgetV1>(until(Steps::before(steps.color_in_body))?)
+        .serde_schema::<NewWidgetWithColor>(since(steps.color_in_body)?)
         .build()?;
     let routes = VersionedRouter::new()
         .get("/widgets", VersionSpan::ALL, list)
@@ -272,6 +448,11 @@ fn app(args: &Args) -> Result<Router, Box<dyn std::error::Error>> {
             stats,
         )
         .get("/gadgets", since(steps.create_returns_200)?, gadgets);
+    let description = description(&api, &routes, &schemas, steps)?;
+    if let Some(which) = &args.openapi {
+        println!("{}", openapi(&api, &description, which)?);
+        return Ok(None);
+    }
     eprintln!("routes:\n{}", routes.table());
     let router = routes
         .build()?
@@ -281,14 +462,16 @@ fn app(args: &Args) -> Result<Router, Box<dyn std::error::Error>> {
         .merge(history.router("/history", None))
         .route("/healthcheck", get(|| async { "OK" }))
         .layer(MicroversionLayer::new(api));
-    Ok(router)
+    Ok(Some(router))
 }
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let args = Args::parse();
     let result = async {
-        let router = app(&args)?;
+        let Some(router) = app(&args)? else {
+            return Ok(());
+        };
         let listener = tokio::net::TcpListener::bind(args.bind).await?;
         eprintln!(
             "demo {} API ({} profile, {} - {}) on http://{}",

@@ -53,6 +53,38 @@ struct Inner {
 /// At most this many header values are prepared ahead.
 const MAX_CACHED_VERSIONS: u32 = 4096;
 
+/// A version text [`Microversions::resolve_text`] refuses: the status
+/// and message the layer would answer a request carrying it with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VersionRefused {
+    status: http::StatusCode,
+    detail: String,
+    malformed: bool,
+}
+
+impl VersionRefused {
+    /// 400 (malformed; 406 in some profiles) or 406 (outside the range).
+    #[must_use]
+    pub fn status(&self) -> http::StatusCode {
+        self.status
+    }
+
+    /// Whether the text is not a version at all (rather than one outside
+    /// the range).
+    #[must_use]
+    pub fn is_malformed(&self) -> bool {
+        self.malformed
+    }
+}
+
+impl fmt::Display for VersionRefused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.detail)
+    }
+}
+
+impl std::error::Error for VersionRefused {}
+
 /// What the headers of a request ask, read by [`Microversions::negotiate`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NegotiationOutcome {
@@ -166,6 +198,70 @@ impl Microversions {
     /// the version is outside the range.
     pub fn resolve(&self, requested: RequestedVersion) -> Result<Version, UnsupportedVersion> {
         self.inner.range.resolve(requested)
+    }
+
+    /// Resolves a version written as a client writes it in the header
+    /// (`1.20`, `latest`), for tools that take one on their command line:
+    /// the version a request carrying it would be served, or the refusal
+    /// the layer would answer it with, in the same words.
+    ///
+    /// ```
+    /// use microversion::{Version, VersionRange};
+    /// use microversion_server::{Microversions, Profile};
+    ///
+    /// let api = Microversions::builder("placement", VersionRange::from_static("1.0", "1.39"))
+    ///     .profile(Profile::Placement)
+    ///     .build()?;
+    /// assert_eq!(api.resolve_text("latest")?, Version::new(1, 39));
+    /// let refused = api.resolve_text("9.99").unwrap_err();
+    /// assert_eq!(refused.status(), http::StatusCode::NOT_ACCEPTABLE);
+    /// assert_eq!(
+    ///     refused.to_string(),
+    ///     "Invalid microversion: Unacceptable version header: 9.99"
+    /// );
+    /// assert_eq!(api.resolve_text("abc").unwrap_err().status(), http::StatusCode::BAD_REQUEST);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Returns a [`VersionRefused`] with the layer's status (400 or 406)
+    /// and message.
+    pub fn resolve_text(&self, text: &str) -> Result<Version, VersionRefused> {
+        let rules = &self.inner.rules;
+        let malformed = |error: &InvalidVersion| VersionRefused {
+            status: rules.malformed_status,
+            detail: crate::layer::malformed_detail(rules, error),
+            malformed: true,
+        };
+        let value = format!("{} {}", self.service_type(), text.trim());
+        let mut headers = HeaderMap::new();
+        match HeaderValue::try_from(value) {
+            Ok(value) if !text.trim().is_empty() => {
+                headers.insert(microversion::OPENSTACK_API_VERSION, value);
+            }
+            // Not a header value at all, or nothing: the grammar's error
+            // for the text itself.
+            _ => {
+                return Err(match Version::try_from_bytes(text.as_bytes()) {
+                    Err(error) => malformed(&error),
+                    Ok(version) => VersionRefused {
+                        status: http::StatusCode::NOT_ACCEPTABLE,
+                        detail: crate::layer::unsupported_detail(rules, self.range(), version),
+                        malformed: false,
+                    },
+                });
+            }
+        }
+        match self.negotiate(&headers) {
+            NegotiationOutcome::Served(version) => Ok(version),
+            NegotiationOutcome::Malformed(error) => Err(malformed(&error)),
+            NegotiationOutcome::Unsupported(version) => Err(VersionRefused {
+                status: http::StatusCode::NOT_ACCEPTABLE,
+                detail: crate::layer::unsupported_detail(rules, self.range(), version),
+                malformed: false,
+            }),
+        }
     }
 
     /// The standard header value naming `version`.

@@ -403,6 +403,10 @@ pub enum BuildError {
         /// Its root path.
         path: String,
     },
+    /// The OpenAPI description does not match the routes (feature
+    /// `openapi`).
+    #[cfg(feature = "openapi")]
+    Description(crate::openapi::OpenApiError),
     /// Two API versions of discovery share an id or a root path.
     SharedRoot {
         /// The id of the first.
@@ -443,6 +447,8 @@ impl fmt::Display for BuildError {
                 f,
                 "the root path {path:?} of {id} must start and end with '/'"
             ),
+            #[cfg(feature = "openapi")]
+            BuildError::Description(e) => write!(f, "OpenAPI description: {e}"),
             BuildError::SharedRoot { first, second } => write!(
                 f,
                 "API versions {first} and {second} share an id or a root path"
@@ -458,8 +464,17 @@ impl std::error::Error for BuildError {
             BuildError::Overlap(e) => Some(e),
             BuildError::InvalidSchema { source, .. } => Some(&**source),
             BuildError::HistoryVersion(e) => Some(e),
+            #[cfg(feature = "openapi")]
+            BuildError::Description(e) => Some(e),
             _ => None,
         }
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl From<crate::openapi::OpenApiError> for BuildError {
+    fn from(e: crate::openapi::OpenApiError) -> Self {
+        BuildError::Description(e)
     }
 }
 

@@ -282,15 +282,10 @@ fn append_vary(headers: &mut HeaderMap, ours: &HeaderValue) {
     }
 }
 
-/// The layer's answer to a malformed version.
-fn malformed<B: From<String>>(
-    api: &Microversions,
-    error: &InvalidVersion,
-    finish: &Finish,
-) -> Response<B> {
-    let rules = api.rules();
+/// What the layer says of a malformed version, in the profile's words.
+pub(crate) fn malformed_detail(rules: &microversion::Rules, error: &InvalidVersion) -> String {
     let raw = error.input_lossy();
-    let detail = match rules.messages {
+    match rules.messages {
         Messages::Placement => placement_malformed(error),
         Messages::Nova => format!(
             "API Version String {raw} is of invalid format. Must be of format MajorNum.MinorNum."
@@ -300,7 +295,17 @@ fn malformed<B: From<String>>(
             None => "Invalid value for OpenStack-API-Version header".to_owned(),
         },
         _ => format!("Invalid OpenStack-API-Version header: {error}"),
-    };
+    }
+}
+
+/// The layer's answer to a malformed version.
+fn malformed<B: From<String>>(
+    api: &Microversions,
+    error: &InvalidVersion,
+    finish: &Finish,
+) -> Response<B> {
+    let rules = api.rules();
+    let detail = malformed_detail(rules, error);
     let status = rules.malformed_status;
     let mut response = finish.error_response(&ApiError::new(status, detail), None);
     if rules.vary && rules.version_error_headers == VersionErrorHeaders::VaryOnly {
@@ -391,16 +396,15 @@ fn python_repr(text: &str) -> String {
     out
 }
 
-/// The layer's answer to a well-formed version outside the range.
-fn unsupported<B: From<String>>(
-    api: &Microversions,
+/// What the layer says of a well-formed version outside the range, in
+/// the profile's words.
+pub(crate) fn unsupported_detail(
+    rules: &microversion::Rules,
+    range: microversion::VersionRange,
     requested: Version,
-    finish: &Finish,
-) -> Response<B> {
-    let rules = api.rules();
-    let range = api.range();
+) -> String {
     let (min, max) = (range.min(), range.max());
-    let detail = match rules.messages {
+    match rules.messages {
         Messages::Placement => {
             format!("Invalid microversion: Unacceptable version header: {requested}")
         }
@@ -413,7 +417,18 @@ fn unsupported<B: From<String>>(
         _ => format!(
             "Version {requested} is not supported by the API. Minimum is {min} and maximum is {max}."
         ),
-    };
+    }
+}
+
+/// The layer's answer to a well-formed version outside the range.
+fn unsupported<B: From<String>>(
+    api: &Microversions,
+    requested: Version,
+    finish: &Finish,
+) -> Response<B> {
+    let rules = api.rules();
+    let range = api.range();
+    let detail = unsupported_detail(rules, range, requested);
     let error = ApiError::new(StatusCode::NOT_ACCEPTABLE, detail);
     let mut response = finish.error_response(&error, Some(range));
     let headers = response.headers_mut();

@@ -63,6 +63,9 @@
 //! - `json-schema`: request bodies validated against JSON Schema documents;
 //!   with [`MessageStyle::Python`], errors worded as Python's jsonschema
 //!   words them (the `jsonschema-python-messages` crate).
+//! - `openapi`: OpenAPI 3.1 documents of the API, per version and for the
+//!   whole range (the `openapi` module).
+//! - `schemars`: `openapi`, with schemas derived from Rust types.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -74,12 +77,16 @@ mod extract;
 pub mod guide;
 pub mod history;
 mod layer;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 pub mod routing;
 pub mod schema;
 pub mod telemetry;
 mod webob;
 
-pub use crate::config::{Microversions, MicroversionsBuilder, NegotiationOutcome, REQUEST_ID};
+pub use crate::config::{
+    Microversions, MicroversionsBuilder, NegotiationOutcome, REQUEST_ID, VersionRefused,
+};
 pub use crate::deprecation::Deprecation;
 pub use crate::discovery::{ApiVersionSpec, Discovery};
 pub use crate::error::{ApiError, BuildError, RouteConflict};

@@ -302,6 +302,23 @@ where
         }
     }
 
+    /// Every operation with the versions of each of its handlers, in
+    /// registration order (for the OpenAPI generator).
+    #[cfg(feature = "openapi")]
+    pub(crate) fn route_versions(&self) -> Vec<crate::openapi::RouteVersions> {
+        let mut out: Vec<crate::openapi::RouteVersions> = Vec::new();
+        for e in &self.entries {
+            match out
+                .iter_mut()
+                .find(|(method, path, _)| *method == e.method && *path == e.path)
+            {
+                Some((_, _, spans)) => spans.push(e.versions),
+                None => out.push((e.method.clone(), e.path.clone(), vec![e.versions])),
+            }
+        }
+        out
+    }
+
     /// Checks every operation for overlapping ranges and builds the router.
     ///
     /// # Errors

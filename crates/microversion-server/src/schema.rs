@@ -135,6 +135,9 @@ enum Entry<T> {
 pub struct BodySchemas<T> {
     name: String,
     entries: Vec<(VersionSpan, Parser<T>)>,
+    /// The JSON Schema of each entry, where one is known (for the
+    /// `openapi` generator), in registration order.
+    described: Vec<(VersionSpan, Option<Arc<serde_json::Value>>)>,
 }
 
 impl<T> fmt::Debug for BodySchemas<T> {
@@ -149,6 +152,25 @@ impl<T> fmt::Debug for BodySchemas<T> {
     }
 }
 
+impl<T> BodySchemas<T> {
+    /// The operation's name, as given to [`BodySchemas::builder`].
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Each schema's versions with its JSON Schema document, in
+    /// registration order: the document given to
+    /// [`BodySchemasBuilder::json_schema`] (or derived by
+    /// `BodySchemasBuilder::serde_schema`), `None` for a plain
+    /// [`BodySchemasBuilder::serde`] type, whose shape is not known.
+    pub fn json_schemas(&self) -> impl Iterator<Item = (VersionSpan, Option<&serde_json::Value>)> {
+        self.described
+            .iter()
+            .map(|(versions, schema)| (*versions, schema.as_deref()))
+    }
+}
+
 impl<T: Send + Sync + 'static> BodySchemas<T> {
     /// Starts the schemas of the operation `name` (used in messages, such
     /// as `PUT /resource_providers/{uuid}`).
@@ -156,6 +178,7 @@ impl<T: Send + Sync + 'static> BodySchemas<T> {
         BodySchemasBuilder {
             name: name.into(),
             entries: Vec::new(),
+            described: Vec::new(),
             error: None,
             style: MessageStyle::Default,
             #[cfg(feature = "json-schema")]
@@ -212,6 +235,7 @@ impl<T: Send + Sync + 'static> BodySchemas<T> {
 pub struct BodySchemasBuilder<T> {
     name: String,
     entries: Vec<(VersionSpan, Entry<T>)>,
+    described: Vec<(VersionSpan, Option<Arc<serde_json::Value>>)>,
     error: Option<BuildError>,
     style: MessageStyle,
     #[cfg(feature = "json-schema")]
@@ -277,6 +301,21 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
             Ok(value.into())
         });
         self.entries.push((versions, Entry::Ready(parser)));
+        self.described.push((versions, None));
+        self
+    }
+
+    /// As [`serde`](Self::serde), with the JSON Schema of `U` derived by
+    /// `schemars` kept for the `openapi` generator.
+    #[cfg(feature = "schemars")]
+    pub fn serde_schema<U>(mut self, versions: VersionSpan) -> Self
+    where
+        U: DeserializeOwned + Into<T> + schemars::JsonSchema + 'static,
+    {
+        self = self.serde::<U>(versions);
+        if let Some(last) = self.described.last_mut() {
+            last.1 = Some(Arc::new(schemars::schema_for!(U).to_value()));
+        }
         self
     }
 
@@ -293,6 +332,8 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
                 reason: e.into_inner().to_string(),
             })
         });
+        self.described
+            .push((versions, Some(Arc::new(schema.clone()))));
         self.entries.push((
             versions,
             Entry::JsonSchema(PendingSchema {
@@ -386,6 +427,7 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
         Ok(BodySchemas {
             name: self.name,
             entries,
+            described: self.described,
         })
     }
 }

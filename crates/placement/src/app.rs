@@ -143,6 +143,7 @@ pub fn router(state: AppState) -> Result<Router, BuildError> {
     let keystone_context = keystone
         .is_some()
         .then(|| middleware::from_fn(crate::auth::keystone_context));
+    let documents = crate::openapi::served(&state.config)?;
     let schemas = Arc::new(RequestSchemas::build()?);
     let routes = handlers::routes(VersionedRouter::new())
         .build()?
@@ -180,7 +181,7 @@ pub fn router(state: AppState) -> Result<Router, BuildError> {
         .layer(middleware::from_fn(refuse_large_query))
         .layer(middleware::from_fn(require_content_type))
         .service(routes);
-    Ok(Router::new().fallback_service(stack))
+    Ok(documents.unwrap_or_default().fallback_service(stack))
 }
 
 /// The versions document of `GET /`: one API version, `v1.0`, whose

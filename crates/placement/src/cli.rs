@@ -50,6 +50,16 @@ pub struct Cli {
 enum Command {
     /// Serve the API (the default).
     Serve,
+    /// Print the OpenAPI 3.1 document of one version, or of the whole
+    /// range (with `x-openstack` version ranges) when none is given.
+    Openapi {
+        /// The version, as in the header: `X.Y` or `latest`.
+        #[arg(long)]
+        version: Option<String>,
+        /// YAML instead of JSON.
+        #[arg(long)]
+        yaml: bool,
+    },
     /// Database maintenance.
     Db {
         #[command(subcommand)]
@@ -83,6 +93,9 @@ impl Cli {
 #[must_use]
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(Command::Openapi { version, yaml }) = &cli.command {
+        return crate::openapi::print(version.as_deref(), *yaml);
+    }
     let config = match cli.config() {
         Ok(config) => config,
         Err(e) => {
@@ -114,6 +127,7 @@ pub fn main() -> ExitCode {
                 );
             }),
             Some(Command::Serve) | None => crate::serve(config).await,
+            Some(Command::Openapi { .. }) => Ok(()),
         }
     });
     match result {

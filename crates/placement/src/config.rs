@@ -85,6 +85,9 @@ pub struct Config {
     /// `[cors]`: cross-origin resource sharing, on when `allowed_origin`
     /// is set.
     pub cors: Option<CorsConfig>,
+    /// `[openapi] enabled`: serve the OpenAPI documents at
+    /// `/openapi.json` (upstream has no such path; off by default).
+    pub openapi: bool,
 }
 
 /// The order in which allocation candidates are generated from the
@@ -117,6 +120,7 @@ impl Default for Config {
             max_allocation_candidates: -1,
             allocation_candidates_strategy: CandidateStrategy::DepthFirst,
             cors: None,
+            openapi: false,
         }
     }
 }
@@ -262,6 +266,16 @@ impl Config {
             })?;
         }
         self.read_cors(ini, path)?;
+        if let Some(v) = get("openapi", "enabled") {
+            self.openapi = match v.trim().to_ascii_lowercase().as_str() {
+                "true" | "1" | "yes" | "on" => true,
+                "false" | "0" | "no" | "off" => false,
+                other => bail!(
+                    "{}: [openapi] enabled = {other} is not a boolean; use true or false",
+                    path.display()
+                ),
+            };
+        }
         if let Some(file) = get("oslo_policy", "policy_file") {
             let file = PathBuf::from(file.trim());
             // Relative to the config file, as oslo.config looks it up.
@@ -418,6 +432,23 @@ mod tests {
         assert_eq!(cors.allow_methods, CorsConfig::default().allow_methods);
         std::fs::write(&path, "[cors]\nallowed_origin = x\nmax_age = soon\n").unwrap();
         assert!(Config::load(Some(&path), Overrides::default()).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn openapi_section() {
+        let dir = std::env::temp_dir().join(format!("placement-openapi-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("placement.conf");
+        std::fs::write(&path, "[openapi]\nenabled = True\n").unwrap();
+        assert!(
+            Config::load(Some(&path), Overrides::default())
+                .unwrap()
+                .openapi
+        );
+        std::fs::write(&path, "[openapi]\nenabled = maybe\n").unwrap();
+        assert!(Config::load(Some(&path), Overrides::default()).is_err());
+        assert!(!Config::default().openapi);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -18,6 +18,7 @@ mod handlers;
 pub mod history;
 pub mod keystone_authtoken;
 mod objects;
+pub mod openapi;
 pub mod policy;
 
 use anyhow::Context as _;

@@ -43,7 +43,7 @@ const WITH_GENERATION: VersionSpan = VersionSpan::from_static("1.19 - latest");
 /// generation from 1.19 (the schema of the version decides which).
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
-enum AggregatesBody {
+pub(crate) enum AggregatesBody {
     List(Vec<String>),
     WithGeneration {
         aggregates: Vec<String>,
@@ -83,7 +83,7 @@ fn list_schema() -> Value {
 /// The request bodies of these routes.
 #[derive(Debug)]
 pub(crate) struct Schemas {
-    put: BodySchemas<AggregatesBody>,
+    pub(crate) put: BodySchemas<AggregatesBody>,
 }
 
 impl Schemas {

@@ -194,8 +194,8 @@ pub(crate) fn many_schema(since: Version, min_consumers: u32) -> Value {
 /// The request bodies of these routes, by version.
 #[derive(Debug)]
 pub(crate) struct Schemas {
-    put: BodySchemas<Value>,
-    post: BodySchemas<Value>,
+    pub(crate) put: BodySchemas<Value>,
+    pub(crate) post: BodySchemas<Value>,
 }
 
 impl Schemas {

@@ -61,7 +61,7 @@ const NAMED: &str = "[a-zA-Z0-9_-]{1,64}";
 /// The query string of `GET /allocation_candidates`.
 #[derive(Debug)]
 pub(crate) struct Schemas {
-    query: BodySchemas<Value>,
+    pub(crate) query: BodySchemas<Value>,
 }
 
 impl Schemas {

@@ -118,7 +118,7 @@ impl Fields {
 
 /// The body of POST: one inventory and its class.
 #[derive(Debug, Deserialize)]
-struct CreateBody {
+pub(crate) struct CreateBody {
     resource_class: String,
     #[serde(flatten)]
     fields: Fields,
@@ -126,7 +126,7 @@ struct CreateBody {
 
 /// The body of PUT on one class.
 #[derive(Debug, Deserialize)]
-struct UpdateBody {
+pub(crate) struct UpdateBody {
     #[serde(deserialize_with = "integer")]
     resource_provider_generation: i64,
     #[serde(flatten)]
@@ -135,7 +135,7 @@ struct UpdateBody {
 
 /// The body of PUT on all inventories.
 #[derive(Debug, Deserialize)]
-struct ReplaceBody {
+pub(crate) struct ReplaceBody {
     #[serde(deserialize_with = "integer")]
     resource_provider_generation: i64,
     inventories: BTreeMap<String, Fields>,
@@ -161,9 +161,9 @@ const RC_PATTERN: &str = "^[A-Z0-9_]+$";
 /// The request bodies of these routes.
 #[derive(Debug)]
 pub(crate) struct Schemas {
-    create: BodySchemas<CreateBody>,
-    update: BodySchemas<UpdateBody>,
-    replace: BodySchemas<ReplaceBody>,
+    pub(crate) create: BodySchemas<CreateBody>,
+    pub(crate) update: BodySchemas<UpdateBody>,
+    pub(crate) replace: BodySchemas<ReplaceBody>,
 }
 
 impl Schemas {

@@ -94,7 +94,7 @@ fn schema(allocations_since: Version) -> Value {
 /// The request body of `POST /reshaper`.
 #[derive(Debug)]
 pub(crate) struct Schemas {
-    body: BodySchemas<Value>,
+    pub(crate) body: BodySchemas<Value>,
 }
 
 impl Schemas {

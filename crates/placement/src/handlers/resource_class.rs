@@ -45,14 +45,14 @@ pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<Ro
 
 /// The body of POST (and of PUT before 1.7): a custom class name.
 #[derive(Debug, Deserialize)]
-struct NameBody {
+pub(crate) struct NameBody {
     name: String,
 }
 
 /// The request bodies of these routes.
 #[derive(Debug)]
 pub(crate) struct Schemas {
-    name: BodySchemas<NameBody>,
+    pub(crate) name: BodySchemas<NameBody>,
 }
 
 impl Schemas {

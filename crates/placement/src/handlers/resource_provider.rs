@@ -420,7 +420,7 @@ fn present<'de, D: Deserializer<'de>>(
 
 /// The body of POST and PUT.
 #[derive(Debug, Deserialize)]
-struct ProviderBody {
+pub(crate) struct ProviderBody {
     name: String,
     #[serde(default)]
     uuid: Option<String>,
@@ -449,9 +449,9 @@ fn provider_schema(with_uuid: bool, with_parent: bool) -> Value {
 /// The query string and request bodies of these routes.
 #[derive(Debug)]
 pub(crate) struct Schemas {
-    list_query: BodySchemas<Value>,
-    create: BodySchemas<ProviderBody>,
-    update: BodySchemas<ProviderBody>,
+    pub(crate) list_query: BodySchemas<Value>,
+    pub(crate) create: BodySchemas<ProviderBody>,
+    pub(crate) update: BodySchemas<ProviderBody>,
 }
 
 impl Schemas {

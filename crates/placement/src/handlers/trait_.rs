@@ -46,7 +46,7 @@ pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<Ro
 
 /// The body of `PUT /resource_providers/{uuid}/traits`.
 #[derive(Debug, Deserialize)]
-struct SetBody {
+pub(crate) struct SetBody {
     traits: Vec<String>,
     resource_provider_generation: i64,
 }
@@ -54,8 +54,8 @@ struct SetBody {
 /// The query string and request bodies of these routes.
 #[derive(Debug)]
 pub(crate) struct Schemas {
-    list_query: BodySchemas<Value>,
-    set: BodySchemas<SetBody>,
+    pub(crate) list_query: BodySchemas<Value>,
+    pub(crate) set: BodySchemas<SetBody>,
 }
 
 impl Schemas {

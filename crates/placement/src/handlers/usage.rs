@@ -35,7 +35,7 @@ pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<Ro
 /// Usages grouped by consumer type.
 const BY_CONSUMER_TYPE: VersionSpan = VersionSpan::from_static("1.38 - latest");
 
-fn query_schema(consumer_type: bool) -> Value {
+pub(crate) fn query_schema(consumer_type: bool) -> Value {
     let string = json!({"type": "string", "minLength": 1, "maxLength": 255});
     let mut schema = json!({
         "type": "object",
@@ -59,9 +59,9 @@ fn query_schema(consumer_type: bool) -> Value {
 #[derive(Debug)]
 pub(crate) struct Schemas {
     /// Before 1.38.
-    query: PythonSchema,
+    pub(crate) query: PythonSchema,
     /// From 1.38, with `consumer_type`.
-    query_by_type: PythonSchema,
+    pub(crate) query_by_type: PythonSchema,
 }
 
 impl Schemas {

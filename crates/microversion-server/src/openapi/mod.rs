@@ -1,0 +1,873 @@
+//! OpenAPI 3.1 documents of a microversioned API, made from what the
+//! service already declares: the routes of its [`VersionedRouter`] with
+//! their versions, the request body and query schemas of its
+//! [`BodySchemas`], and the responses it declares here, per version range.
+//!
+//! Two forms come out of one [`ApiDescription`]:
+//!
+//! - [`ApiDescription::at`]: the document of one version. Only the
+//!   operations, parameters, bodies and responses that exist at that
+//!   version; the `OpenStack-API-Version` header as a required parameter
+//!   naming it; the layer's answers to a malformed (400) or unsupported
+//!   (406) version; every operation `deprecated` when the version is.
+//! - [`ApiDescription::whole`]: one document for the whole range, in the
+//!   convention of OpenStack's own OpenAPI documents (its `codegenerator`),
+//!   so that its tools read ours: `x-openstack` with `min-ver` and
+//!   `max-ver` on operations, parameters, responses and properties that
+//!   exist at part of the range only, and a request body that changes
+//!   between versions as a `oneOf` of its variants, each marked with its
+//!   range, under `x-openstack: {discriminator: microversion}`.
+//!
+//! Building the description checks that it is complete and exact: every
+//! route is documented and every documented operation is routed, every
+//! version an operation is served at has a response, every schema has a
+//! JSON Schema (a plain serde type does not) and lies within the versions
+//! of its operation, and everything can be said in OpenAPI. Otherwise
+//! [`ApiDescriptionBuilder::build`] fails, naming what is wrong: nothing
+//! is left out silently.
+//!
+//! ```
+//! use http::StatusCode;
+//! use microversion::{Version, VersionRange, VersionSpan};
+//! use microversion_server::openapi::{ApiDescription, OperationDoc, ResponseDoc};
+//! use microversion_server::{BodySchemas, Microversions, VersionedRouter};
+//! use serde_json::{Value, json};
+//!
+//! let api = Microversions::builder("things", VersionRange::from_static("1.0", "1.5")).build()?;
+//! let router = VersionedRouter::<()>::new()
+//!     .get("/things/{id}", VersionSpan::ALL, || async { "{}" })
+//!     .put("/things/{id}", VersionSpan::from_static("1.2 - latest"), || async { "{}" });
+//! let put_body = BodySchemas::<Value>::builder("PUT /things/{id}")
+//!     .json_schema(VersionSpan::from_static("1.2 - latest"), &json!({
+//!         "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]
+//!     }))
+//!     .build()?;
+//! let thing = |since_1_3: bool| {
+//!     let mut schema = json!({"type": "object", "properties": {"id": {"type": "string"}}});
+//!     if since_1_3 {
+//!         schema["properties"]["name"] = json!({"type": "string"});
+//!     }
+//!     schema
+//! };
+//! let description = ApiDescription::builder(&api)
+//!     .title("Things")
+//!     .routes(&router)
+//!     .operation(
+//!         OperationDoc::get("/things/{id}")
+//!             .summary("Show a thing")
+//!             .response(VersionSpan::from_static("1.0 - 1.2"), StatusCode::OK, ResponseDoc::json("The thing", thing(false)))
+//!             .response(VersionSpan::from_static("1.3 - latest"), StatusCode::OK, ResponseDoc::json("The thing", thing(true)))
+//!             .error(StatusCode::NOT_FOUND, "No such thing"),
+//!     )
+//!     .operation(
+//!         OperationDoc::put("/things/{id}")
+//!             .body(&put_body)
+//!             .response(VersionSpan::from_static("1.2 - latest"), StatusCode::NO_CONTENT, ResponseDoc::empty("Renamed")),
+//!     )
+//!     .build()?;
+//!
+//! let at_1_1 = description.at(Version::new(1, 1))?.to_value();
+//! assert!(at_1_1["paths"]["/things/{id}"].get("put").is_none());
+//! let whole = description.whole().to_value();
+//! assert_eq!(whole["paths"]["/things/{id}"]["put"]["x-openstack"]["min-ver"], "1.2");
+//! assert_eq!(
+//!     whole["paths"]["/things/{id}"]["get"]["responses"]["200"]["content"]["application/json"]
+//!         ["schema"]["properties"]["name"]["x-openstack"]["min-ver"],
+//!     "1.3"
+//! );
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod error;
+mod merge;
+mod model;
+mod render;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use http::{Method, StatusCode};
+use microversion::{Version, VersionRange, VersionSpan};
+use serde_json::{Map, Value};
+
+pub use self::error::OpenApiError;
+pub use self::render::OpenApiDocument;
+use crate::config::Microversions;
+use crate::deprecation::Deprecation;
+use crate::routing::{VersionedRouter, find_overlap};
+use crate::schema::BodySchemas;
+use microversion::Rules;
+
+/// A range of versions with both ends known: a span clamped to the API's
+/// range.
+pub(crate) type Closed = (Version, Version);
+
+/// The version after `version` in its major version.
+pub(crate) fn next_version(version: Version) -> Option<Version> {
+    version
+        .minor()
+        .checked_add(1)
+        .map(|minor| Version::new(version.major(), minor))
+}
+
+/// The versions both spans hold, if any.
+fn intersect(a: VersionSpan, b: VersionSpan) -> Option<VersionSpan> {
+    let start = a.start().max(b.start());
+    let end = match (a.end(), b.end()) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) => x,
+        (None, y) => y,
+    };
+    VersionSpan::new(start, end).ok()
+}
+
+/// `span` within `range`, if they share a version.
+fn clamp(span: VersionSpan, range: VersionRange) -> Option<Closed> {
+    let start = span.start().max(range.min());
+    let end = span.end().map_or(range.max(), |end| end.min(range.max()));
+    (start <= end).then_some((start, end))
+}
+
+fn contains(range: Closed, version: Version) -> bool {
+    range.0 <= version && version <= range.1
+}
+
+fn within(inner: Closed, outer: Closed) -> bool {
+    outer.0 <= inner.0 && inner.1 <= outer.1
+}
+
+/// The name of the error schema in `components`.
+const ERROR_SCHEMA: &str = "ApiError";
+
+/// A response an operation declares: a description and, when it has a
+/// body, its media type and schema.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResponseDoc {
+    description: String,
+    content: Option<(String, Value)>,
+}
+
+impl ResponseDoc {
+    /// A response with a JSON body of `schema` (JSON Schema 2020-12).
+    #[must_use]
+    pub fn json(description: impl Into<String>, schema: Value) -> Self {
+        ResponseDoc {
+            description: description.into(),
+            content: Some(("application/json".to_owned(), schema)),
+        }
+    }
+
+    /// A response with a JSON body whose schema `schemars` derives from
+    /// `T`.
+    #[cfg(feature = "schemars")]
+    #[must_use]
+    pub fn of<T: schemars::JsonSchema>(description: impl Into<String>) -> Self {
+        ResponseDoc::json(description, schemars::schema_for!(T).to_value())
+    }
+
+    /// A response without a body.
+    #[must_use]
+    pub fn empty(description: impl Into<String>) -> Self {
+        ResponseDoc {
+            description: description.into(),
+            content: None,
+        }
+    }
+
+    /// The body's media type, when it is not `application/json`.
+    #[must_use]
+    pub fn content_type(mut self, media_type: impl Into<String>) -> Self {
+        if let Some((current, _)) = &mut self.content {
+            *current = media_type.into();
+        }
+        self
+    }
+}
+
+/// Schemas by version as an operation declares them, before checks.
+type Declared = Vec<(VersionSpan, Option<Value>)>;
+
+/// The documentation of one operation (a method on a path): what the
+/// router does not know. Its versions come from the router; its request
+/// body and query schemas from the service's [`BodySchemas`].
+#[derive(Clone, Debug)]
+#[must_use]
+pub struct OperationDoc {
+    method: Method,
+    path: String,
+    summary: Option<String>,
+    description: Option<String>,
+    operation_id: Option<String>,
+    tag: Option<String>,
+    path_parameters: Vec<(String, Option<String>, Value)>,
+    query: Option<(String, Declared)>,
+    query_descriptions: BTreeMap<String, String>,
+    body: Option<(String, Declared)>,
+    responses: Vec<(VersionSpan, StatusCode, ResponseDoc)>,
+    errors: Vec<(VersionSpan, StatusCode, String)>,
+}
+
+impl OperationDoc {
+    /// The documentation of `method` on `path` (the router's pattern,
+    /// such as `/things/{id}`).
+    pub fn new(method: Method, path: impl Into<String>) -> Self {
+        OperationDoc {
+            method,
+            path: path.into(),
+            summary: None,
+            description: None,
+            operation_id: None,
+            tag: None,
+            path_parameters: Vec::new(),
+            query: None,
+            query_descriptions: BTreeMap::new(),
+            body: None,
+            responses: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+
+    /// Of `GET path`.
+    pub fn get(path: impl Into<String>) -> Self {
+        OperationDoc::new(Method::GET, path)
+    }
+
+    /// Of `POST path`.
+    pub fn post(path: impl Into<String>) -> Self {
+        OperationDoc::new(Method::POST, path)
+    }
+
+    /// Of `PUT path`.
+    pub fn put(path: impl Into<String>) -> Self {
+        OperationDoc::new(Method::PUT, path)
+    }
+
+    /// Of `PATCH path`.
+    pub fn patch(path: impl Into<String>) -> Self {
+        OperationDoc::new(Method::PATCH, path)
+    }
+
+    /// Of `DELETE path`.
+    pub fn delete(path: impl Into<String>) -> Self {
+        OperationDoc::new(Method::DELETE, path)
+    }
+
+    /// A one-line summary.
+    pub fn summary(mut self, summary: impl Into<String>) -> Self {
+        self.summary = Some(summary.into());
+        self
+    }
+
+    /// A longer description (CommonMark).
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// The `operationId`; by default the path without its braces and
+    /// the method (`things/id:get`), as OpenStack's documents name them.
+    pub fn operation_id(mut self, id: impl Into<String>) -> Self {
+        self.operation_id = Some(id.into());
+        self
+    }
+
+    /// The tag the operation is grouped under; by default the first
+    /// segment of the path (`version` for `/`).
+    pub fn tag(mut self, tag: impl Into<String>) -> Self {
+        self.tag = Some(tag.into());
+        self
+    }
+
+    /// Describes the path parameter `name` (by default a string with no
+    /// description).
+    pub fn path_parameter(
+        mut self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        schema: Value,
+    ) -> Self {
+        self.path_parameters
+            .push((name.into(), Some(description.into()), schema));
+        self
+    }
+
+    /// The query string's schemas, by version: each a JSON object schema
+    /// whose `properties` are the parameters (`required` among them) and
+    /// whose `patternProperties` are families of parameters named by a
+    /// pattern.
+    pub fn query<T>(mut self, schemas: &BodySchemas<T>) -> Self {
+        self.query = Some((schemas.name().to_owned(), declared(schemas)));
+        self
+    }
+
+    /// A query string schema at `versions`, for a service that checks
+    /// its query string without [`BodySchemas`].
+    pub fn query_schema(mut self, versions: VersionSpan, schema: Value) -> Self {
+        let name = format!("the query of {} {}", self.method, self.path);
+        add_schema(&mut self.query, name, versions, schema);
+        self
+    }
+
+    /// Describes the query parameter `name` (or pattern).
+    pub fn query_description(
+        mut self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+    ) -> Self {
+        self.query_descriptions
+            .insert(name.into(), description.into());
+        self
+    }
+
+    /// The request body's schemas, by version. Only the versions the
+    /// operation is served at are taken: several operations may share
+    /// one set of schemas.
+    pub fn body<T>(mut self, schemas: &BodySchemas<T>) -> Self {
+        self.body = Some((schemas.name().to_owned(), declared(schemas)));
+        self
+    }
+
+    /// The request body's schemas at `versions` only (the operation takes
+    /// no body at its other versions).
+    pub fn body_at<T>(mut self, versions: VersionSpan, schemas: &BodySchemas<T>) -> Self {
+        let within = declared(schemas)
+            .into_iter()
+            .filter_map(|(span, schema)| intersect(span, versions).map(|s| (s, schema)))
+            .collect();
+        self.body = Some((schemas.name().to_owned(), within));
+        self
+    }
+
+    /// A request body schema at `versions`, for a body read without
+    /// [`BodySchemas`].
+    pub fn body_schema(mut self, versions: VersionSpan, schema: Value) -> Self {
+        let name = format!("the body of {} {}", self.method, self.path);
+        add_schema(&mut self.body, name, versions, schema);
+        self
+    }
+
+    /// At `versions`, the operation answers `status` with `response`.
+    pub fn response(
+        mut self,
+        versions: VersionSpan,
+        status: StatusCode,
+        response: ResponseDoc,
+    ) -> Self {
+        self.responses.push((versions, status, response));
+        self
+    }
+
+    /// At every version of the operation, it may answer `status` with an
+    /// error body in the profile's format.
+    pub fn error(self, status: StatusCode, description: impl Into<String>) -> Self {
+        self.error_at(VersionSpan::ALL, status, description)
+    }
+
+    /// At `versions`, the operation may answer `status` with an error
+    /// body in the profile's format.
+    pub fn error_at(
+        mut self,
+        versions: VersionSpan,
+        status: StatusCode,
+        description: impl Into<String>,
+    ) -> Self {
+        self.errors.push((versions, status, description.into()));
+        self
+    }
+}
+
+/// Adds a hand-given schema to `slot`, named `name` when it is the first.
+fn add_schema(
+    slot: &mut Option<(String, Declared)>,
+    name: String,
+    versions: VersionSpan,
+    schema: Value,
+) {
+    slot.get_or_insert_with(|| (name, Vec::new()))
+        .1
+        .push((versions, Some(schema)));
+}
+
+fn declared<T>(schemas: &BodySchemas<T>) -> Declared {
+    schemas
+        .json_schemas()
+        .map(|(versions, schema)| (versions, schema.cloned()))
+        .collect()
+}
+
+/// One operation, checked: every range clamped to the API's range.
+#[derive(Clone, Debug)]
+struct Operation {
+    method: Method,
+    path: String,
+    /// The versions it is served at (one run, no gap).
+    life: Closed,
+    summary: Option<String>,
+    description: Option<String>,
+    operation_id: String,
+    tag: String,
+    /// Whether requests to it skip negotiation.
+    neutral: bool,
+    path_parameters: Vec<(String, Option<String>, Value)>,
+    query: Vec<(Closed, Value)>,
+    query_descriptions: BTreeMap<String, String>,
+    body: Vec<(Closed, Value)>,
+    responses: Vec<(Closed, StatusCode, ResponseDoc)>,
+    errors: Vec<(Closed, StatusCode, String)>,
+}
+
+/// The routes of an API with their documentation, checked: the source of
+/// its OpenAPI documents. See the [module documentation](self).
+#[derive(Clone)]
+pub struct ApiDescription {
+    title: String,
+    description: Option<String>,
+    service_type: String,
+    range: VersionRange,
+    rules: Rules,
+    deprecation: Option<Deprecation>,
+    operations: Vec<Operation>,
+    components: Map<String, Value>,
+}
+
+impl fmt::Debug for ApiDescription {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ApiDescription")
+            .field("title", &self.title)
+            .field("range", &self.range)
+            .field("operations", &self.operations.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ApiDescription {
+    /// Starts the description of the API versioned by `api`.
+    pub fn builder(api: &Microversions) -> ApiDescriptionBuilder {
+        ApiDescriptionBuilder {
+            api: api.clone(),
+            title: None,
+            description: None,
+            routes: Vec::new(),
+            operations: Vec::new(),
+        }
+    }
+
+    /// The supported range.
+    #[must_use]
+    pub fn range(&self) -> VersionRange {
+        self.range
+    }
+}
+
+/// A route as the router holds it: the method, the path and the versions
+/// of each handler.
+pub(crate) type RouteVersions = (Method, String, Vec<VersionSpan>);
+
+/// Builds an [`ApiDescription`]; every check is made by `build`.
+#[must_use]
+pub struct ApiDescriptionBuilder {
+    api: Microversions,
+    title: Option<String>,
+    description: Option<String>,
+    routes: Vec<RouteVersions>,
+    operations: Vec<OperationDoc>,
+}
+
+impl fmt::Debug for ApiDescriptionBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ApiDescriptionBuilder")
+            .field("title", &self.title)
+            .field("routes", &self.routes.len())
+            .field("operations", &self.operations.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ApiDescriptionBuilder {
+    /// The documents' title (default: the service type).
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// The documents' description (CommonMark).
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// The routes of `router`, each of which must be documented.
+    pub fn routes<S>(mut self, router: &VersionedRouter<S>) -> Self
+    where
+        S: Clone + Send + Sync + 'static,
+    {
+        self.routes.extend(router.route_versions());
+        self
+    }
+
+    /// Documents one operation.
+    pub fn operation(mut self, operation: OperationDoc) -> Self {
+        self.operations.push(operation);
+        self
+    }
+
+    /// Documents several operations.
+    pub fn operations(mut self, operations: impl IntoIterator<Item = OperationDoc>) -> Self {
+        self.operations.extend(operations);
+        self
+    }
+
+    /// Checks the documentation against the routes and builds.
+    ///
+    /// # Errors
+    ///
+    /// Returns the first [`OpenApiError`]: a route without documentation
+    /// or documentation without a route, a version of an operation
+    /// without a response, a schema without a JSON Schema or outside its
+    /// operation's versions, or something OpenAPI cannot say.
+    pub fn build(self) -> Result<ApiDescription, OpenApiError> {
+        let range = self.api.range();
+        let mut components = Map::new();
+        components.insert(
+            ERROR_SCHEMA.to_owned(),
+            render::error_schema(self.api.rules()),
+        );
+        let mut docs: Vec<Option<OperationDoc>> = self.operations.into_iter().map(Some).collect();
+        // Every documented operation is routed, once.
+        for (i, doc) in docs.iter().enumerate() {
+            let Some(doc) = doc else { continue };
+            let same = |other: &Option<OperationDoc>| {
+                other
+                    .as_ref()
+                    .is_some_and(|o| o.method == doc.method && o.path == doc.path)
+            };
+            if docs[i + 1..].iter().any(same) {
+                return Err(OpenApiError::UnknownOperation {
+                    method: doc.method.clone(),
+                    path: doc.path.clone(),
+                    reason: "documented twice",
+                });
+            }
+            if !self
+                .routes
+                .iter()
+                .any(|(method, path, _)| *method == doc.method && *path == doc.path)
+            {
+                return Err(OpenApiError::UnknownOperation {
+                    method: doc.method.clone(),
+                    path: doc.path.clone(),
+                    reason: "no route",
+                });
+            }
+        }
+        let mut operations = Vec::new();
+        for (method, path, spans) in self.routes {
+            let doc = docs
+                .iter_mut()
+                .find(|d| {
+                    d.as_ref()
+                        .is_some_and(|d| d.method == method && d.path == path)
+                })
+                .and_then(Option::take)
+                .ok_or_else(|| OpenApiError::Undocumented {
+                    method: method.clone(),
+                    path: path.clone(),
+                })?;
+            if let Some(operation) = check_operation(&self.api, doc, &spans, &mut components)? {
+                operations.push(operation);
+            }
+        }
+        operations.sort_by(|a, b| (&a.path, a.method.as_str()).cmp(&(&b.path, b.method.as_str())));
+        Ok(ApiDescription {
+            title: self
+                .title
+                .unwrap_or_else(|| self.api.service_type().to_owned()),
+            description: self.description,
+            service_type: self.api.service_type().to_owned(),
+            range,
+            rules: self.api.rules().clone(),
+            deprecation: self.api.deprecation().cloned(),
+            operations,
+            components,
+        })
+    }
+}
+
+/// Checks one operation against its route; `None` when it is served at
+/// no version of the range.
+fn check_operation(
+    api: &Microversions,
+    doc: OperationDoc,
+    spans: &[VersionSpan],
+    components: &mut Map<String, Value>,
+) -> Result<Option<Operation>, OpenApiError> {
+    let range = api.range();
+    let name = format!("{} {}", doc.method, doc.path);
+    if let Some((first, second)) = find_overlap(spans) {
+        return Err(OpenApiError::Undescribable {
+            what: name,
+            reason: format!("its handlers overlap at {first} and {second}"),
+        });
+    }
+    let mut served: Vec<Closed> = spans.iter().filter_map(|s| clamp(*s, range)).collect();
+    served.sort();
+    let Some(&first) = served.first() else {
+        return Ok(None);
+    };
+    let mut life = first;
+    for &(start, end) in &served[1..] {
+        if next_version(life.1) != Some(start) {
+            return Err(OpenApiError::Undescribable {
+                what: name,
+                reason: format!(
+                    "it is served up to {} and again from {start}: one operation has one range",
+                    life.1
+                ),
+            });
+        }
+        life.1 = end;
+    }
+    let outside = |what: String, versions: VersionSpan| OpenApiError::OutsideOperation {
+        method: doc.method.clone(),
+        path: doc.path.clone(),
+        what,
+        versions,
+    };
+    // Path parameters.
+    let names = path_parameters(&doc.path).map_err(|reason| OpenApiError::Undescribable {
+        what: name.clone(),
+        reason,
+    })?;
+    let mut path_parameters = Vec::new();
+    for param in &names {
+        let described = doc.path_parameters.iter().find(|(n, _, _)| n == param);
+        path_parameters.push(match described {
+            Some((n, description, schema)) => (
+                n.clone(),
+                description.clone(),
+                absorb(schema, components, &name)?,
+            ),
+            None => (param.clone(), None, serde_json::json!({"type": "string"})),
+        });
+    }
+    if let Some((n, _, _)) = doc
+        .path_parameters
+        .iter()
+        .find(|(n, _, _)| !names.contains(n))
+    {
+        return Err(OpenApiError::Undescribable {
+            what: name,
+            reason: format!("it describes a path parameter {n} its path does not have"),
+        });
+    }
+    // Schemas: known, within the operation, describable.
+    let mut schemas = |declared: Option<(String, Declared)>,
+                       what: &str,
+                       query: bool|
+     -> Result<Vec<(Closed, Value)>, OpenApiError> {
+        let mut out = Vec::new();
+        for (versions, schema) in declared.map(|(_, d)| d).unwrap_or_default() {
+            let Some(schema) = schema else {
+                return Err(OpenApiError::NoJsonSchema {
+                    name: format!("{what} of {name}"),
+                    versions,
+                });
+            };
+            // Where the operation is served: schemas may be shared.
+            let Some(closed) = clamp(versions, life_span(life)) else {
+                continue;
+            };
+            let schema = absorb(&schema, components, &name)?;
+            if query {
+                render::check_query_schema(&schema).map_err(|reason| {
+                    OpenApiError::Undescribable {
+                        what: format!("the query of {name} at {versions}"),
+                        reason,
+                    }
+                })?;
+            }
+            out.push((closed, schema));
+        }
+        out.sort_by_key(|(closed, _)| *closed);
+        Ok(out)
+    };
+    let query = schemas(doc.query, "the query", true)?;
+    let body = schemas(doc.body, "the body", false)?;
+    let mut responses = Vec::new();
+    for (versions, status, mut response) in doc.responses {
+        let Some(closed) = clamp(versions, range) else {
+            continue;
+        };
+        if !within(closed, life) {
+            return Err(outside(
+                format!("the {} response", status.as_u16()),
+                versions,
+            ));
+        }
+        if let Some((_, schema)) = &mut response.content {
+            *schema = absorb(schema, components, &name)?;
+        }
+        responses.push((closed, status, response));
+    }
+    // A response at every version.
+    let mut version = life.0;
+    loop {
+        let covering = responses
+            .iter()
+            .filter(|(r, _, _)| contains(*r, version))
+            .map(|(r, _, _)| r.1)
+            .max();
+        let Some(end) = covering else {
+            return Err(OpenApiError::NoResponse {
+                method: doc.method,
+                path: doc.path,
+                version,
+            });
+        };
+        match next_version(end) {
+            Some(next) if next <= life.1 => version = next.max(version),
+            _ => break,
+        }
+    }
+    let mut errors = Vec::new();
+    for (versions, status, description) in doc.errors {
+        let Some(closed) = clamp(versions, life_span(life)) else {
+            return Err(outside(format!("the {} error", status.as_u16()), versions));
+        };
+        errors.push((closed, status, description));
+    }
+    let neutral = api.is_version_neutral(&doc.path);
+    Ok(Some(Operation {
+        operation_id: doc
+            .operation_id
+            .unwrap_or_else(|| default_operation_id(&doc.method, &doc.path)),
+        tag: doc.tag.unwrap_or_else(|| default_tag(&doc.path)),
+        method: doc.method,
+        path: doc.path,
+        life,
+        summary: doc.summary,
+        description: doc.description,
+        neutral,
+        path_parameters,
+        query,
+        query_descriptions: doc.query_descriptions,
+        body,
+        responses,
+        errors,
+    }))
+}
+
+/// `life` as a range, to clamp to.
+fn life_span(life: Closed) -> VersionRange {
+    // `life` is ordered: built from clamped spans.
+    VersionRange::new(life.0, life.1).unwrap_or_else(|_| VersionRange::whole_major(life.0.major()))
+}
+
+/// The names of the parameters of an axum path pattern, in order.
+fn path_parameters(path: &str) -> Result<Vec<String>, String> {
+    let mut names = Vec::new();
+    let mut rest = path;
+    while let Some(open) = rest.find('{') {
+        if rest[open..].starts_with("{{") {
+            rest = &rest[open + 2..];
+            continue;
+        }
+        let Some(close) = rest[open..].find('}') else {
+            return Err("a `{` without its `}`".to_owned());
+        };
+        let name = &rest[open + 1..open + close];
+        if name.starts_with('*') {
+            return Err(format!(
+                "the wildcard {{{name}}} matches any number of segments, which an OpenAPI path cannot"
+            ));
+        }
+        names.push(name.to_owned());
+        rest = &rest[open + close + 1..];
+    }
+    Ok(names)
+}
+
+fn default_operation_id(method: &Method, path: &str) -> String {
+    let bare: String = path
+        .trim_start_matches('/')
+        .chars()
+        .filter(|c| *c != '{' && *c != '}')
+        .collect();
+    format!("{bare}:{}", method.as_str().to_ascii_lowercase())
+}
+
+fn default_tag(path: &str) -> String {
+    match path.trim_start_matches('/').split('/').next() {
+        Some(first) if !first.is_empty() => first.to_owned(),
+        _ => "version".to_owned(),
+    }
+}
+
+/// `schema` ready for a document: its `$defs` moved into `components`
+/// (references to them rewritten), its `$schema` dropped; a reference
+/// outside the document is refused.
+fn absorb(
+    schema: &Value,
+    components: &mut Map<String, Value>,
+    what: &str,
+) -> Result<Value, OpenApiError> {
+    let mut schema = schema.clone();
+    if let Value::Object(map) = &mut schema {
+        map.remove("$schema");
+        for key in ["$defs", "definitions"] {
+            let Some(Value::Object(defs)) = map.remove(key) else {
+                continue;
+            };
+            for (def_name, mut def) in defs {
+                rewrite_refs(&mut def, what)?;
+                match components.get(&def_name) {
+                    Some(existing) if *existing != def => {
+                        return Err(OpenApiError::Undescribable {
+                            what: what.to_owned(),
+                            reason: format!("two different schemas are named {def_name}"),
+                        });
+                    }
+                    Some(_) => {}
+                    None => {
+                        components.insert(def_name, def);
+                    }
+                }
+            }
+        }
+    }
+    rewrite_refs(&mut schema, what)?;
+    Ok(schema)
+}
+
+fn rewrite_refs(schema: &mut Value, what: &str) -> Result<(), OpenApiError> {
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::String(target)) = map.get_mut("$ref") {
+                let local = ["#/$defs/", "#/definitions/"]
+                    .iter()
+                    .find_map(|prefix| target.strip_prefix(prefix));
+                if let Some(name) = local {
+                    *target = format!("#/components/schemas/{name}");
+                } else if !target.starts_with("#/components/schemas/") {
+                    return Err(OpenApiError::Undescribable {
+                        what: what.to_owned(),
+                        reason: format!("the reference {target} points outside the document"),
+                    });
+                }
+            }
+            for value in map.values_mut() {
+                rewrite_refs(value, what)?;
+            }
+        }
+        Value::Array(items) => {
+            for value in items {
+                rewrite_refs(value, what)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
