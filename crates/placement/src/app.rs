@@ -16,7 +16,7 @@ use crate::context::RequestContext;
 use crate::db::Store;
 use crate::error::Error;
 use crate::handlers::{self, RequestSchemas, RouterState};
-use crate::policy::{Action, Policy, Target};
+use crate::policy::{Action, LivePolicy, Target};
 
 /// What every handler can reach.
 #[derive(Clone, Debug)]
@@ -25,8 +25,8 @@ pub struct AppState {
     pub store: Store,
     /// The settings.
     pub config: Arc<Config>,
-    /// The policy in force.
-    pub policy: Arc<Policy>,
+    /// The policy in force, reloaded when its file changes.
+    pub policy: Arc<LivePolicy>,
     /// The versions document.
     pub discovery: Discovery,
     /// The versions document as `GET /` sends it, serialized once.
@@ -44,7 +44,7 @@ impl AppState {
     /// Fails when the database cannot be reached or the policy file is
     /// invalid.
     pub async fn new(config: Config) -> anyhow::Result<AppState> {
-        let policy = Policy::load(
+        let policy = LivePolicy::load(
             config.enforce_new_defaults,
             config.enforce_scope,
             config.policy_file.as_deref(),
@@ -82,7 +82,7 @@ impl AppState {
         action: Action,
         target: &Target,
     ) -> Result<(), Error> {
-        Ok(self.policy.authorize(action, ctx, target)?)
+        Ok(self.policy.current().authorize(action, ctx, target)?)
     }
 }
 

@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
@@ -11,8 +12,10 @@ use crate::config::{AuthStrategy, Config, Overrides, PolicyDefaults};
 /// A Placement-compatible API service (OpenStack Placement 16.0.0,
 /// microversions 1.0 to 1.39).
 ///
-/// Exit codes: 0 success, 1 the service failed, 2 bad usage or
-/// configuration.
+/// Exit codes: 0 success (a stop with every request in flight finished),
+/// 1 the service failed, 2 bad usage or configuration, 3 stopped, but
+/// connections still open at the end of `--shutdown-timeout` were
+/// dropped.
 #[derive(Debug, Parser)]
 #[command(name = "placement-api", version)]
 pub struct Cli {
@@ -42,6 +45,16 @@ pub struct Cli {
     /// larger one gets 413 with an errors body.
     #[arg(long, env = "PLACEMENT_MAX_BODY_SIZE", global = true)]
     max_body_size: Option<usize>,
+    /// On SIGTERM or SIGINT, how many seconds the requests in flight may
+    /// take to finish (default 30); connections still open then are
+    /// dropped and the exit code is 3.
+    #[arg(
+        long,
+        env = "PLACEMENT_SHUTDOWN_TIMEOUT",
+        global = true,
+        value_name = "SECONDS"
+    )]
+    shutdown_timeout: Option<u64>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -84,10 +97,16 @@ impl Cli {
                 auth_strategy: self.auth_strategy,
                 policy_file: self.policy_file.clone(),
                 max_body_size: self.max_body_size,
+                shutdown_timeout: self.shutdown_timeout.map(Duration::from_secs),
             },
         )
     }
 }
+
+/// How long blocking work still running at exit (an SQLite call of a
+/// request whose connection was dropped) may take before the process
+/// exits anyway.
+const BLOCKING_GRACE: Duration = Duration::from_secs(1);
 
 /// Runs the command line.
 #[must_use]
@@ -113,7 +132,7 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = runtime.block_on(async {
+    let result: anyhow::Result<ExitCode> = runtime.block_on(async {
         match cli.command {
             Some(Command::Db {
                 command: DbCommand::Sync,
@@ -125,13 +144,22 @@ pub fn main() -> ExitCode {
                         crate::db::schema::Synced::AlreadyCurrent => "already current",
                     }
                 );
+                ExitCode::SUCCESS
             }),
-            Some(Command::Serve) | None => crate::serve(config).await,
-            Some(Command::Openapi { .. }) => Ok(()),
+            Some(Command::Serve) | None => {
+                crate::serve(config).await.map(|stopped| match stopped {
+                    crate::Stopped::Drained => ExitCode::SUCCESS,
+                    crate::Stopped::TimedOut => ExitCode::from(3),
+                })
+            }
+            Some(Command::Openapi { .. }) => Ok(ExitCode::SUCCESS),
         }
     });
+    // Work the drain timeout cut short (a database call in progress on a
+    // blocking thread) is not waited for.
+    runtime.shutdown_timeout(BLOCKING_GRACE);
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("placement-api: {e:#}");
             ExitCode::FAILURE

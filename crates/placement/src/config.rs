@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 
@@ -22,6 +23,9 @@ pub const DEFAULT_ALLOCATION_CONFLICT_RETRY_COUNT: u32 = 10;
 /// The default largest request body, in bytes (1 MiB); a larger one is
 /// refused with 413 before any handler reads it.
 pub const DEFAULT_MAX_BODY_SIZE: usize = 1024 * 1024;
+/// How long, by default, the requests in flight when the service is told
+/// to stop may take to finish (30 s, systemd's default before it kills).
+pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Which default policy rules are enforced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -88,6 +92,10 @@ pub struct Config {
     /// `[openapi] enabled`: serve the OpenAPI documents at
     /// `/openapi.json` (upstream has no such path; off by default).
     pub openapi: bool,
+    /// How long the requests in flight when SIGTERM or SIGINT comes may
+    /// take to finish before their connections are dropped
+    /// (`--shutdown-timeout`; upstream has no such key).
+    pub shutdown_timeout: Duration,
 }
 
 /// The order in which allocation candidates are generated from the
@@ -121,6 +129,7 @@ impl Default for Config {
             allocation_candidates_strategy: CandidateStrategy::DepthFirst,
             cors: None,
             openapi: false,
+            shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
         }
     }
 }
@@ -140,6 +149,8 @@ pub struct Overrides {
     pub policy_file: Option<PathBuf>,
     /// `--max-body-size`.
     pub max_body_size: Option<usize>,
+    /// `--shutdown-timeout`.
+    pub shutdown_timeout: Option<Duration>,
 }
 
 impl Config {
@@ -178,6 +189,9 @@ impl Config {
         }
         if let Some(size) = overrides.max_body_size {
             config.max_body_size = size;
+        }
+        if let Some(timeout) = overrides.shutdown_timeout {
+            config.shutdown_timeout = timeout;
         }
         if config.auth_strategy == AuthStrategy::Keystone {
             let section = file
@@ -366,16 +380,19 @@ mod tests {
         assert_eq!(c.max_body_size, 4096);
         assert!(!c.enforce_new_defaults && !c.enforce_scope);
         assert_eq!(c.policy_file, Some(dir.join("policy.yaml")));
+        assert_eq!(c.shutdown_timeout, DEFAULT_SHUTDOWN_TIMEOUT);
         let c = Config::load(
             Some(&path),
             Overrides {
                 database: Some("sqlite:///y.db".into()),
                 policy: Some(PolicyDefaults::Secure),
+                shutdown_timeout: Some(Duration::from_secs(5)),
                 ..Overrides::default()
             },
         )
         .unwrap();
         assert_eq!(c.database, "sqlite:///y.db");
+        assert_eq!(c.shutdown_timeout, Duration::from_secs(5));
         assert!(c.enforce_new_defaults && c.enforce_scope);
         let c = Config::load(
             Some(&path),

@@ -45,13 +45,30 @@ pub async fn db_sync(config: &Config) -> anyhow::Result<Synced> {
     Ok(synced)
 }
 
+/// How the service stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Stopped {
+    /// Every request in flight at the signal finished.
+    Drained,
+    /// The shutdown timeout ran out: the connections still open were
+    /// dropped.
+    TimedOut,
+}
+
 /// Serves the API until interrupted (SIGINT or SIGTERM), syncing a new
 /// database first.
+///
+/// On the signal the listener is closed (new connections are refused),
+/// idle keep-alive connections are closed, and the requests in flight
+/// are finished, each connection closing after its response; what is
+/// still open after [`Config::shutdown_timeout`] is dropped. The
+/// database pools are closed then.
 ///
 /// # Errors
 ///
 /// Fails when the database or the address cannot be used.
-pub async fn serve(config: Config) -> anyhow::Result<()> {
+pub async fn serve(config: Config) -> anyhow::Result<Stopped> {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")),
@@ -59,6 +76,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .try_init();
     let bind = config.bind;
+    let timeout = config.shutdown_timeout;
     if let Some(keystone) = &config.keystone {
         for warning in keystone.warnings() {
             tracing::warn!("{warning}");
@@ -79,12 +97,49 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         "placement-api listening on http://{}",
         listener.local_addr()?
     );
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
-    state.store.close().await;
-    Ok(())
+    let (signalled, on_signal) = tokio::sync::oneshot::channel();
+    let server = axum::serve(listener, router)
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            eprintln!(
+                "placement-api: stopping: new connections refused, requests in flight get {} s to finish",
+                timeout.as_secs_f64()
+            );
+            let _ = signalled.send(());
+        })
+        .into_future();
+    let deadline = async move {
+        match on_signal.await {
+            Ok(()) => tokio::time::sleep(timeout).await,
+            // The server stopped without a signal: it has its own answer.
+            Err(_) => std::future::pending().await,
+        }
+    };
+    let stopped = tokio::select! {
+        served = server => {
+            served?;
+            Stopped::Drained
+        }
+        () = deadline => Stopped::TimedOut,
+    };
+    match stopped {
+        Stopped::Drained => state.store.close().await,
+        Stopped::TimedOut => {
+            eprintln!(
+                "placement-api: the shutdown timeout ({} s) ran out: connections still open were dropped",
+                timeout.as_secs_f64()
+            );
+            // A request cut short may still hold a database connection,
+            // which the pools' close would wait for.
+            let _ = tokio::time::timeout(POOL_CLOSE_GRACE, state.store.close()).await;
+        }
+    }
+    Ok(stopped)
 }
+
+/// How long the database pools may take to close after the shutdown
+/// timeout ran out.
+const POOL_CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Gets the service's own token once before serving, so that credentials
 /// Keystone refuses, or a catalog without the configured identity

@@ -17,6 +17,10 @@ use serde::Deserialize;
 
 use crate::context::RequestContext;
 
+mod reload;
+
+pub use reload::{CHECK_INTERVAL, LivePolicy};
+
 /// Upstream's default rules.
 const DEFAULTS: &str = include_str!("../data/policy-defaults.json");
 
@@ -362,8 +366,9 @@ impl Policy {
                 },
             );
         }
+        let file = policy_file.unwrap_or(Path::new("")).display();
         for (name, text) in overrides {
-            let check = parse(&text).with_context(|| format!("policy file rule {name}"))?;
+            let check = parse(&text).with_context(|| format!("policy file {file} rule {name}"))?;
             let scope_types = rules.get(&name).and_then(|r| r.scope_types.clone());
             rules.insert(name, Rule { check, scope_types });
         }
@@ -628,7 +633,10 @@ mod tests {
         )
         .unwrap();
         let err = Policy::load(true, true, Some(&path)).unwrap_err();
-        assert!(format!("{err:#}").contains("policy file rule placement:resource_providers:list"));
+        assert!(format!("{err:#}").contains(&format!(
+            "policy file {} rule placement:resource_providers:list",
+            path.display()
+        )));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,0 +1,307 @@
+//! The service as a process (crates/placement/README.md, "Stopping and
+//! reloading"): SIGTERM lets the request in flight finish, refuses new
+//! connections and exits 0; a request that never finishes is dropped at
+//! the end of `--shutdown-timeout` and the exit code is 3; a changed
+//! policy file is in force without a restart, an invalid one is not.
+//!
+//! The real `placement-api` binary runs on a free loopback port with a
+//! temporary SQLite database; requests are written by hand on a
+//! `TcpStream`, so that one can be left half sent.
+
+use std::io::{BufRead as _, BufReader, ErrorKind, Read as _, Write as _};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use microversion_test_support::Scratch;
+
+/// A running `placement-api`, killed if a test leaves it running.
+struct Service {
+    child: Child,
+    addr: SocketAddr,
+    /// Everything it wrote on stderr so far.
+    stderr: Arc<Mutex<String>>,
+    _dir: Scratch,
+}
+
+impl Service {
+    /// Starts the binary with `args` and waits until it listens.
+    fn start(args: &[&str]) -> Service {
+        let dir = Scratch::new("placement-lifecycle");
+        let database = format!("sqlite:///{}", dir.join("placement.db").display());
+        // A port the system just handed out and nobody holds now.
+        let addr = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_placement-api"))
+            .args(["--bind", &addr.to_string(), "--database", &database])
+            .args(args)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("placement-api starts");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let (listening, on_listening) = std::sync::mpsc::channel();
+        let lines = BufReader::new(child.stderr.take().expect("stderr"));
+        let seen = Arc::clone(&stderr);
+        thread::spawn(move || {
+            for line in lines.lines().map_while(Result::ok) {
+                if line.starts_with("placement-api listening on") {
+                    let _ = listening.send(());
+                }
+                let mut seen = seen.lock().unwrap();
+                seen.push_str(&line);
+                seen.push('\n');
+            }
+        });
+        let mut service = Service {
+            child,
+            addr,
+            stderr,
+            _dir: dir,
+        };
+        if on_listening.recv_timeout(Duration::from_secs(60)).is_err() {
+            let _ = service.child.kill();
+            panic!("placement-api did not start: {}", service.stderr());
+        }
+        service
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    fn connect(&self) -> std::io::Result<TcpStream> {
+        let stream = TcpStream::connect(self.addr)?;
+        stream.set_read_timeout(Some(Duration::from_secs(60)))?;
+        Ok(stream)
+    }
+
+    /// Sends a `GET` as `token` and reads its status and body.
+    fn get(&self, path: &str, token: &str) -> (u16, String) {
+        let mut stream = self.connect().expect("the service accepts");
+        stream
+            .write_all(head("GET", path, token, 0).as_bytes())
+            .expect("the request is sent");
+        response(&mut stream)
+    }
+
+    fn terminate(&self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill -TERM failed");
+    }
+
+    /// Waits for the process to exit, at most `bound`.
+    fn exit_within(&mut self, bound: Duration) -> ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("the process is ours") {
+                return status;
+            }
+            assert!(
+                start.elapsed() < bound,
+                "still running {bound:?} after SIGTERM: {}",
+                self.stderr()
+            );
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Whether connecting is refused, trying for a while: the signal is
+    /// handled asynchronously.
+    fn refuses_connections(&self) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(30) {
+            match TcpStream::connect(self.addr) {
+                Err(e) if e.kind() == ErrorKind::ConnectionRefused => return true,
+                _ => thread::sleep(Duration::from_millis(20)),
+            }
+        }
+        false
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn head(method: &str, path: &str, token: &str, length: usize) -> String {
+    format!(
+        "{method} {path} HTTP/1.1\r\nhost: placement\r\nx-auth-token: {token}\r\n\
+         content-type: application/json\r\ncontent-length: {length}\r\n\r\n"
+    )
+}
+
+/// Sends the head of a request whose body is read slowly, and waits
+/// until the service asks for the body (`100 Continue`): the request is
+/// then in flight, its handler reading the body.
+fn start_slow_request(stream: &mut TcpStream, length: usize) {
+    let head = head("POST", "/resource_providers", "admin", length)
+        .replace("\r\n\r\n", "\r\nexpect: 100-continue\r\n\r\n");
+    stream.write_all(head.as_bytes()).expect("the head is sent");
+    let interim = read_head(stream);
+    assert!(
+        interim.starts_with("HTTP/1.1 100 "),
+        "not asked for the body: {interim:?}"
+    );
+}
+
+/// Reads a response's status line and headers, up to the blank line.
+fn read_head(stream: &mut TcpStream) -> String {
+    let mut head = Vec::new();
+    let mut byte = [0; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match stream.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            other => panic!("the response ended early ({other:?}): {head:?}"),
+        }
+    }
+    String::from_utf8(head).expect("a UTF-8 head")
+}
+
+/// Reads one response: its status and body (of `content-length` bytes).
+fn response(stream: &mut TcpStream) -> (u16, String) {
+    let head = read_head(stream);
+    let status = head
+        .strip_prefix("HTTP/1.1 ")
+        .and_then(|rest| rest.get(..3))
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("not an HTTP response: {head:?}"));
+    let length = head
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length")
+                .then(|| value.trim().parse::<usize>().ok())?
+        })
+        .unwrap_or_else(|| panic!("no content-length: {head:?}"));
+    let mut body = vec![0; length];
+    stream.read_exact(&mut body).expect("the body");
+    (status, String::from_utf8(body).expect("a UTF-8 body"))
+}
+
+/// Whether the service closed the connection (the read sees its end).
+fn closed(stream: &mut TcpStream) -> bool {
+    matches!(stream.read(&mut [0; 1]), Ok(0))
+}
+
+#[test]
+fn sigterm_finishes_the_request_in_flight_and_exits_0() {
+    let mut service = Service::start(&[]);
+    // A keep-alive connection, idle when the signal comes.
+    let mut idle = service.connect().expect("the service accepts");
+    idle.write_all(head("GET", "/resource_providers", "admin", 0).as_bytes())
+        .expect("the request is sent");
+    assert_eq!(response(&mut idle).0, 200);
+
+    let body = r#"{"name": "in-flight-at-sigterm"}"#;
+    let (first, rest) = body.split_at(10);
+    let mut slow = service.connect().expect("the service accepts");
+    start_slow_request(&mut slow, body.len());
+    slow.write_all(first.as_bytes())
+        .expect("the first part is sent");
+
+    service.terminate();
+    assert!(
+        service.refuses_connections(),
+        "new connections are still accepted after SIGTERM"
+    );
+    assert!(closed(&mut idle), "the idle connection is left open");
+    slow.write_all(rest.as_bytes()).expect("the rest is sent");
+    let (status, answer) = response(&mut slow);
+    assert_eq!(status, 201, "{answer}");
+    assert!(
+        closed(&mut slow),
+        "the connection stays open after its answer"
+    );
+
+    let status = service.exit_within(Duration::from_secs(60));
+    assert_eq!(status.code(), Some(0), "{}", service.stderr());
+}
+
+#[test]
+fn a_request_that_never_finishes_is_dropped_after_the_timeout() {
+    let timeout = 2;
+    let mut service = Service::start(&["--shutdown-timeout", &timeout.to_string()]);
+    let mut stuck = service.connect().expect("the service accepts");
+    start_slow_request(&mut stuck, 100);
+    stuck
+        .write_all(b"{\"name\": ")
+        .expect("part of the body is sent");
+
+    let signalled = Instant::now();
+    service.terminate();
+    let bound = Duration::from_secs(3 * timeout);
+    let status = service.exit_within(bound);
+    let took = signalled.elapsed();
+    assert_eq!(status.code(), Some(3), "{}", service.stderr());
+    assert!(
+        took >= Duration::from_secs(timeout),
+        "exited after {took:?}, before the timeout"
+    );
+    assert!(
+        service
+            .stderr()
+            .contains("connections still open were dropped"),
+        "{}",
+        service.stderr()
+    );
+}
+
+fn write_policy(path: &Path, check: &str) {
+    std::fs::write(
+        path,
+        format!("\"placement:resource_providers:list\": \"{check}\"\n"),
+    )
+    .expect("the policy file is written");
+}
+
+#[test]
+fn a_changed_policy_file_is_in_force_without_a_restart() {
+    let dir = Scratch::new("placement-policy-reload");
+    let path = dir.join("policy.yaml");
+    write_policy(&path, "role:admin");
+    let service = Service::start(&["--policy-file", &path.display().to_string()]);
+    let list = || service.get("/resource_providers", "alice:proj");
+    let (status, body) = list();
+    assert_eq!(status, 403, "{body}");
+
+    // The file is looked at once a second at most: wait past that.
+    write_policy(&path, "@");
+    thread::sleep(Duration::from_millis(1500));
+    let (status, body) = list();
+    assert_eq!(status, 200, "{body}");
+
+    write_policy(&path, "role:admin or");
+    thread::sleep(Duration::from_millis(1500));
+    let (status, body) = list();
+    assert_eq!(status, 200, "the last good policy stays: {body}");
+    let said = format!(
+        "policy file {} rule placement:resource_providers:list",
+        path.display()
+    );
+    assert!(service.stderr().contains(&said), "{}", service.stderr());
+
+    std::fs::remove_file(&path).expect("the policy file is removed");
+    thread::sleep(Duration::from_millis(1500));
+    let (status, body) = list();
+    assert_eq!(status, 200, "the last good policy stays: {body}");
+    assert!(
+        service
+            .stderr()
+            .contains("the policy loaded before stays in force"),
+        "{}",
+        service.stderr()
+    );
+}
