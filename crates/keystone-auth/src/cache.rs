@@ -118,14 +118,18 @@ impl TokenCache {
             return self.client.validate(token).await.map(Arc::new);
         };
         let key: Key = Sha256::digest(token.as_bytes()).into();
-        // A hit returns at once, without polling the validation; concurrent
-        // misses of one key share a single validation.
-        let identity = cache
-            .try_get_with(key, async {
-                self.client.validate(token).await.map(Arc::new)
-            })
-            .await
-            .map_err(|e| Error::clone(&e))?;
+        // A hit is a plain lookup (`try_get_with` would first make the key
+        // an `Arc` and the validation a future); concurrent misses of one
+        // key share a single validation.
+        let identity = match cache.get(&key).await {
+            Some(identity) => identity,
+            None => cache
+                .try_get_with(key, async {
+                    self.client.validate(token).await.map(Arc::new)
+                })
+                .await
+                .map_err(|e| Error::clone(&e))?,
+        };
         if identity.is_expired() {
             cache.invalidate(&key).await;
             return Err(Error::invalid_token());

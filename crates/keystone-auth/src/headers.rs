@@ -55,15 +55,14 @@ const SCRUBBED: [HeaderName; 20] = [
 /// Every header starting with `x-service-` other than `X-Service-Token`
 /// goes, so new names added later cannot slip through.
 pub fn remove_identity_headers(headers: &mut HeaderMap) {
-    for name in &SCRUBBED {
-        headers.remove(name);
-    }
-    let service: Vec<HeaderName> = headers
-        .keys()
-        .filter(|n| n.as_str().starts_with("x-service-") && **n != X_SERVICE_TOKEN)
-        .cloned()
-        .collect();
-    for name in service {
+    // One look at the names first: most requests carry none of these, and
+    // the look is cheaper than twenty removals.
+    let doomed = |name: &HeaderName| {
+        SCRUBBED.contains(name)
+            || (name.as_str().starts_with("x-service-") && *name != X_SERVICE_TOKEN)
+    };
+    let doomed_names: Vec<HeaderName> = headers.keys().filter(|n| doomed(n)).cloned().collect();
+    for name in doomed_names {
         headers.remove(name);
     }
 }
