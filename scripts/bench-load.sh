@@ -232,25 +232,16 @@ if [ "$PART" = keystone ]; then
   cp "$target/release/placement-api" "$work/placement-api"
   keystone_port=$(free_port 18160-18179)
   eval "$(bash scripts/keystone.sh start --port "$keystone_port")"
-  identity=http://127.0.0.1:$keystone_port
   # conf DIR AUTH DATABASE: a placement.conf both services read.
   conf() {
     mkdir -p "$1"
-    printf '[DEFAULT]\nlog_file = %s/app.log\n[api]\nauth_strategy = %s\n[placement_database]\nconnection = %s\n[oslo_policy]\nenforce_new_defaults = false\nenforce_scope = false\n' \
-      "$1" "$2" "$3" > "$1/placement.conf"
-    [ "$2" = keystone ] && cat >> "$1/placement.conf" <<CONF
-[keystone_authtoken]
-auth_type = password
-auth_url = $identity
-www_authenticate_uri = $identity
-username = $KEYSTONE_SERVICE_USER
-password = $KEYSTONE_SERVICE_PASSWORD
-project_name = $KEYSTONE_SERVICE_PROJECT
-user_domain_name = Default
-project_domain_name = Default
-interface = public
-CONF
-    return 0
+    printf '[DEFAULT]\nlog_file = %s/app.log\n[placement_database]\nconnection = %s\n[oslo_policy]\nenforce_new_defaults = false\nenforce_scope = false\n' \
+      "$1" "$3" > "$1/placement.conf"
+    if [ "$2" = keystone ]; then
+      keystone_authtoken_section >> "$1/placement.conf"
+    else
+      printf '[api]\nauth_strategy = %s\n' "$2" >> "$1/placement.conf"
+    fi
   }
   # start NAME PORT COMMAND...: a server in the background, waited for.
   start() {

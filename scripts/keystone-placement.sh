@@ -43,26 +43,8 @@ done
 identity=${KEYSTONE_URL%/}
 identity=${identity%/v3}
 
-# keystone_section: placement.conf's [api] and [keystone_authtoken] for the
-# service user of scripts/keystone.sh.
-keystone_section() {
-  cat <<CONF
-[api]
-auth_strategy = keystone
-[keystone_authtoken]
-auth_type = password
-auth_url = $identity
-www_authenticate_uri = $identity
-username = $KEYSTONE_SERVICE_USER
-password = $KEYSTONE_SERVICE_PASSWORD
-project_name = $KEYSTONE_SERVICE_PROJECT
-user_domain_name = Default
-project_domain_name = Default
-interface = public
-CONF
-}
 if [ -n "$print_config" ]; then
-  keystone_section
+  keystone_authtoken_section
   exit 0
 fi
 [ -n "$keystone_port" ] || { echo "keystone-placement.sh: --keystone-port is required" >&2; exit 2; }
@@ -93,7 +75,7 @@ conf() {
   {
     printf '[DEFAULT]\nlog_file = %s/app.log\n[placement_database]\nconnection = %s\n' "$1" "$2"
     printf '[oslo_policy]\nenforce_new_defaults = %s\nenforce_scope = true\n' "$3"
-    keystone_section
+    keystone_authtoken_section
     printf 'region_name = RegionOne\ntoken_cache_time = 2\nhttp_connect_timeout = 3\n'
   } > "$1/placement.conf"
 }

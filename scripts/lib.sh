@@ -193,3 +193,26 @@ keystone_token() {
   fi
   echo "$token"
 }
+
+# keystone_authtoken_section: placement.conf's [api] auth_strategy =
+# keystone and [keystone_authtoken] for the service user of a running
+# scripts/keystone.sh (its KEYSTONE_* variables), public interface.
+# Upstream Placement and placement-api both read it.
+keystone_authtoken_section() {
+  local identity=${KEYSTONE_URL%/}
+  identity=${identity%/v3}
+  cat <<CONF
+[api]
+auth_strategy = keystone
+[keystone_authtoken]
+auth_type = password
+auth_url = $identity
+www_authenticate_uri = $identity
+username = $KEYSTONE_SERVICE_USER
+password = $KEYSTONE_SERVICE_PASSWORD
+project_name = $KEYSTONE_SERVICE_PROJECT
+user_domain_name = Default
+project_domain_name = Default
+interface = public
+CONF
+}

@@ -65,8 +65,6 @@ fi
 # keystone_conf DIR DATABASE-URL: a placement.conf (read by both servers)
 # behind Keystone with the legacy policy, in DIR.
 keystone_conf() {
-  local identity=${KEYSTONE_URL%/}
-  identity=${identity%/v3}
   mkdir -p "$1"
   cat > "$1/placement.conf" <<CONF
 [DEFAULT]
@@ -76,20 +74,9 @@ connection = $2
 [oslo_policy]
 enforce_new_defaults = false
 enforce_scope = false
-[api]
-auth_strategy = keystone
-[keystone_authtoken]
-auth_type = password
-auth_url = $identity
-www_authenticate_uri = $identity
-username = $KEYSTONE_SERVICE_USER
-password = $KEYSTONE_SERVICE_PASSWORD
-project_name = $KEYSTONE_SERVICE_PROJECT
-user_domain_name = Default
-project_domain_name = Default
-interface = public
-region_name = ${KEYSTONE_REGION:-RegionOne}
 CONF
+  keystone_authtoken_section >> "$1/placement.conf"
+  echo "region_name = ${KEYSTONE_REGION:-RegionOne}" >> "$1/placement.conf"
 }
 
 mkdir -p "$work/upstream"
