@@ -23,7 +23,7 @@ use crate::catalog::{Catalog, Interface};
 use crate::error::{ConfigError, Error, ErrorKind};
 use crate::headers::{X_AUTH_TOKEN, X_SUBJECT_TOKEN};
 use crate::model::{Identity, TokenResponse};
-use crate::slot::{Renewable, TokenSlot};
+use crate::slot::{Renewable, TokenSlot, renew_at};
 
 /// The longest token accepted, in bytes. Fernet tokens are about 200
 /// bytes and JWS tokens under 1 KiB; anything longer is refused as invalid
@@ -281,10 +281,7 @@ impl KeystoneClient {
         if expires_at <= now {
             return Err(Error::new(ErrorKind::InvalidResponse));
         }
-        let margin: time::Duration = (expires_at - now) / 2;
-        let margin =
-            margin.min(time::Duration::try_from(self.inner.renew_before).unwrap_or(margin));
-        let renew_at = expires_at - margin;
+        let renew_at = renew_at(now, expires_at, self.inner.renew_before);
         let validate_url = match &self.inner.endpoint {
             None => self.inner.tokens_url.clone(),
             Some((interface, region)) => {

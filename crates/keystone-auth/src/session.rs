@@ -45,7 +45,7 @@ use crate::error::ConfigError;
 use crate::headers::X_SUBJECT_TOKEN;
 use crate::model::{Identity, TokenResponse};
 use crate::secret::Secret;
-use crate::slot::{Renewable, TokenSlot};
+use crate::slot::{Renewable, TokenSlot, renew_at};
 
 /// A user, by id or by name in a domain.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -452,14 +452,11 @@ impl Session {
         if identity.expires_at <= now {
             return Err(invalid("the token has already expired"));
         }
-        let half_life: time::Duration = (identity.expires_at - now) / 2;
-        let margin = time::Duration::try_from(self.inner.renew_before)
-            .map_or(half_life, |m| m.min(half_life));
         let catalog = Catalog::new(identity.catalog.clone().unwrap_or_default());
         tracing::debug!(expires_at = %identity.expires_at, "got a user token");
         Ok(UserToken {
             value,
-            renew_at: identity.expires_at - margin,
+            renew_at: renew_at(now, identity.expires_at, self.inner.renew_before),
             identity,
             catalog,
         })

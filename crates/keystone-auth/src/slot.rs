@@ -13,6 +13,19 @@ pub(crate) trait Renewable {
     fn renew_at(&self) -> OffsetDateTime;
 }
 
+/// When a token that expires at `expires_at` is due for renewal:
+/// `renew_before` ahead of its expiry, or half way through the life left
+/// at `now` when that comes later (a short-lived token).
+pub(crate) fn renew_at(
+    now: OffsetDateTime,
+    expires_at: OffsetDateTime,
+    renew_before: std::time::Duration,
+) -> OffsetDateTime {
+    let half_life: time::Duration = (expires_at - now) / 2;
+    let margin = time::Duration::try_from(renew_before).map_or(half_life, |m| m.min(half_life));
+    expires_at - margin
+}
+
 /// Holds at most one token; see the module docs.
 pub(crate) struct TokenSlot<T> {
     current: RwLock<Option<Arc<T>>>,
