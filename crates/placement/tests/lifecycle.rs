@@ -3,6 +3,8 @@
 //! connections and exits 0; a request that never finishes is dropped at
 //! the end of `--shutdown-timeout` and the exit code is 3; a changed
 //! policy file is in force without a restart, an invalid one is not.
+//! The systemd unit of `deploy/` runs a command that serves, waits for
+//! the drain, and passes `systemd-analyze verify` and `security`.
 //!
 //! The real `placement-api` binary runs on a free loopback port with a
 //! temporary SQLite database; requests are written by hand on a
@@ -28,16 +30,26 @@ struct Service {
 }
 
 impl Service {
-    /// Starts the binary with `args` and waits until it listens.
+    /// Starts the binary with `args` on a free port and a new SQLite
+    /// file, and waits until it listens.
     fn start(args: &[&str]) -> Service {
         let dir = Scratch::new("placement-lifecycle");
         let database = format!("sqlite:///{}", dir.join("placement.db").display());
-        // A port the system just handed out and nobody holds now.
-        let addr = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port");
+        let addr = free_addr();
+        let mut all = vec![
+            "--bind".to_owned(),
+            addr.to_string(),
+            "--database".to_owned(),
+            database,
+        ];
+        all.extend(args.iter().map(|a| (*a).to_owned()));
+        Service::spawn(&all, addr, dir)
+    }
+
+    /// Starts the binary with exactly `args`, listening on `addr`, and
+    /// waits until it listens; `dir` lives as long as the service.
+    fn spawn(args: &[String], addr: SocketAddr, dir: Scratch) -> Service {
         let mut child = Command::new(env!("CARGO_BIN_EXE_placement-api"))
-            .args(["--bind", &addr.to_string(), "--database", &database])
             .args(args)
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
@@ -127,6 +139,13 @@ impl Service {
         }
         false
     }
+}
+
+/// A port the system just handed out and nobody holds now.
+fn free_addr() -> SocketAddr {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
 }
 
 impl Drop for Service {
@@ -303,5 +322,112 @@ fn a_changed_policy_file_is_in_force_without_a_restart() {
             .contains("the policy loaded before stays in force"),
         "{}",
         service.stderr()
+    );
+}
+
+/// The systemd unit shipped for operators (DEPLOYMENT.md).
+const UNIT: &str = include_str!("../deploy/placement-api@.service");
+/// Where the unit expects the binary.
+const UNIT_BINARY: &str = "/usr/local/bin/placement-api";
+
+/// The unit's value of `key`, the last one where it is set several times.
+fn unit_value(key: &str) -> &'static str {
+    UNIT.lines()
+        .filter_map(|line| line.strip_prefix(key)?.strip_prefix('='))
+        .next_back()
+        .unwrap_or_else(|| panic!("the unit sets {key}"))
+}
+
+#[test]
+fn the_systemd_units_command_serves_and_stops_with_0() {
+    let dir = Scratch::new("placement-unit");
+    let config = dir.join("placement.conf");
+    std::fs::write(
+        &config,
+        format!(
+            "[placement_database]\nconnection = sqlite:///{}\n",
+            dir.join("placement.db").display()
+        ),
+    )
+    .expect("the config file is written");
+    let addr = free_addr();
+    assert_eq!(unit_value("Environment"), "PLACEMENT_HOST=127.0.0.1");
+    // What systemd runs for placement-api@PORT, with this test's files.
+    let argv: Vec<String> = unit_value("ExecStart")
+        .split_whitespace()
+        .map(|word| {
+            word.replace("${PLACEMENT_HOST}", &addr.ip().to_string())
+                .replace("%i", &addr.port().to_string())
+                .replace(
+                    "/etc/placement/placement.conf",
+                    &config.display().to_string(),
+                )
+        })
+        .collect();
+    assert_eq!(argv[0], UNIT_BINARY);
+    let mut service = Service::spawn(&argv[1..], addr, dir);
+    let (status, body) = service.get("/", "admin");
+    assert_eq!(status, 200, "{body}");
+    service.terminate();
+    let status = service.exit_within(Duration::from_secs(60));
+    assert_eq!(status.code(), Some(0), "{}", service.stderr());
+}
+
+#[test]
+fn the_systemd_unit_waits_for_the_drain_before_it_kills() {
+    // The drain, then a second for the pools and one for blocking work.
+    let drain = placement::config::DEFAULT_SHUTDOWN_TIMEOUT.as_secs() + 2;
+    let stop: u64 = unit_value("TimeoutStopSec")
+        .parse()
+        .expect("TimeoutStopSec in seconds");
+    assert!(
+        stop > drain,
+        "TimeoutStopSec={stop} kills before a {drain} s drain ends"
+    );
+    assert!(
+        unit_value("SuccessExitStatus")
+            .split_whitespace()
+            .any(|s| s == "3"),
+        "exit status 3 (a drain cut short) is a failure for systemd"
+    );
+}
+
+#[test]
+fn the_systemd_unit_passes_systemd_analyze() {
+    if Command::new("systemd-analyze")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("systemd-analyze is not installed here: the unit is not checked");
+        return;
+    }
+    let dir = Scratch::new("placement-unit");
+    std::fs::write(
+        dir.join("placement-api@.service"),
+        UNIT.replace(UNIT_BINARY, env!("CARGO_BIN_EXE_placement-api")),
+    )
+    .expect("the unit is written");
+    let instance = dir.join("placement-api@8778.service");
+    let verify = Command::new("systemd-analyze")
+        .args(["verify", "--man=no"])
+        .arg(&instance)
+        .output()
+        .expect("systemd-analyze runs");
+    assert!(
+        verify.status.success() && verify.stderr.is_empty(),
+        "systemd-analyze verify: {}",
+        String::from_utf8_lossy(&verify.stderr)
+    );
+    // systemd's exposure score, 0 (locked down) to 10; 2.0 and under is "OK".
+    let security = Command::new("systemd-analyze")
+        .args(["security", "--offline=yes", "--threshold=20"])
+        .arg(&instance)
+        .output()
+        .expect("systemd-analyze runs");
+    assert!(
+        security.status.success(),
+        "exposure above 2.0:\n{}",
+        String::from_utf8_lossy(&security.stdout)
     );
 }
