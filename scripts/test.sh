@@ -12,7 +12,8 @@
 # MV_PG_URL and MV_MYSQL_URL the servers (scripts/lib.sh); MV_PORTS
 # (FIRST-LAST) the ports the test servers may use. The reliability checks
 # (scripts/reliability.sh: fuzzing, mixed-version load, crash durability,
-# bad input) run in their short form at the end, after the check of the
+# bad input) run in their short form at the end, after a rolling restart
+# of two instances behind HAProxy (scripts/rolling-restart.sh), the check of the
 # local Keystone (scripts/keystone-check.sh) and the real-Keystone tests:
 # keystone-auth's; placement-api behind Keystone beside upstream
 # (scripts/keystone-placement.sh); microversion-client and the CLI (with
@@ -73,6 +74,10 @@ for backend in $backends; do
     bash scripts/openapi-check.sh --binary "$bin_dir/placement-api" --max-time 20 "${openapi_port[@]}"
   fi
 done
+echo "== a rolling restart behind HAProxy (scripts/rolling-restart.sh)"
+rolling_db=sqlite
+for b in $backends; do [ "$b" != sqlite ] && { rolling_db=$b; break; }; done
+bash scripts/rolling-restart.sh --binary "$bin_dir/placement-api" --database "$rolling_db" "${ports[@]}"
 echo "== Keystone for the keystone tests (scripts/keystone.sh)"
 keystone_port=()
 [ -n "${MV_PORTS:-}" ] && keystone_port=(--port "$(free_port "$MV_PORTS")")
