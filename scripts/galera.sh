@@ -77,6 +77,8 @@ run_as=
 if [ "$(id -u)" = 0 ]; then
   run_as=mysql
   id mysql >/dev/null 2>&1 || { echo "galera.sh: run as root, the nodes need the mysql user" >&2; exit 1; }
+  runuser -u mysql -- test -x "$dir" \
+    || { echo "galera.sh: the mysql user cannot reach $dir (a parent directory is closed to it)" >&2; exit 1; }
 fi
 
 # The ports: picked once, kept for restarts (the cluster address names them).
