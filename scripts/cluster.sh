@@ -79,7 +79,7 @@ trap cleanup EXIT
 # GET_LOCK is local to a node, so syncs on two nodes at once would race);
 # sets urls.
 start_instances() {
-  local i=0 u port
+  local i=0 u port started=()
   urls=()
   for u in "$@"; do
     port=$(free_port "${MV_PORTS:-}")
@@ -88,15 +88,13 @@ start_instances() {
     i=$((i + 1))
     "$binary" --bind "127.0.0.1:$port" --database "$u" --policy legacy >"$work/api-$i.log" 2>&1 &
     pids+=($!)
+    started+=($!)
     urls+=("http://127.0.0.1:$port")
     [ "$i" = 1 ] || continue
     wait_port "$port" "$!" 60 || { cat "$work/api-$i.log" >&2; return 1; }
   done
-  i=0
-  for u in "${urls[@]}"; do
-    i=$((i + 1))
-    wait_port "${u##*:}" "${pids[$((${#pids[@]} - ${#urls[@]} + i - 1))]}" 60 \
-      || { cat "$work/api-$i.log" >&2; return 1; }
+  for i in "${!urls[@]}"; do
+    wait_port "${urls[$i]##*:}" "${started[$i]}" 60 || { cat "$work/api-$((i + 1)).log" >&2; return 1; }
   done
 }
 
@@ -181,7 +179,19 @@ PY
              --rejoin-cmd "bash scripts/galera.sh join --dir $galera_dir $last"
              --killed-url "${urls[$((last - 1))]}" --kill-after "$((secs / 3))" --down-seconds 3)
     fi
+    status=0
     python3 scripts/reliability/cluster.py "${args[@]}" "${sqls[@]}" \
-      --writers "$writers" --seconds "$secs" --max-request-seconds 30
+      --writers "$writers" --seconds "$secs" --max-request-seconds 30 || status=1
+    # The conflicts Galera met: transactions that failed certification at
+    # commit, and local ones aborted by a replicated write (both reach
+    # placement-api as MySQL's deadlock, 1213, and are retried).
+    k=0
+    for p in "${gports[@]}"; do
+      k=$((k + 1))
+      echo "galera node $k: $(mariadb --no-defaults --protocol=TCP -h 127.0.0.1 -P "$p" -u root -N -B -e \
+        "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_cert_failures', 'wsrep_local_bf_aborts', 'wsrep_cluster_size')" \
+        | tr '\t\n' '= ')" >&2
+    done
+    exit "$status"
     ;;
 esac
