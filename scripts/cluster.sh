@@ -192,6 +192,11 @@ PY
         "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_cert_failures', 'wsrep_local_bf_aborts', 'wsrep_cluster_size')" \
         | tr '\t\n' '= ')" >&2
     done
+    if [ "$kill" = 1 ]; then
+      log=$galera_dir/node${#gports[@]}/error.log
+      if grep -q "IST received" "$log"; then how=IST; elif grep -q "SST received\|SST succeeded" "$log"; then how=SST; else how=unknown; fi
+      echo "galera node ${#gports[@]} rejoined by $how" >&2
+    fi
     exit "$status"
     ;;
 esac
