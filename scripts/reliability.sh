@@ -6,6 +6,11 @@
 #             PostgreSQL; 1 round each, full: 5 rounds)
 #   badinput  bad-input sweep over every write endpoint, tables unchanged
 #             (SQLite and PostgreSQL; MySQL too when in MV_TEST_BACKENDS)
+#   cluster   racing allocation writes over 4 instances on one PostgreSQL
+#             and one MySQL database (those in MV_TEST_BACKENDS), and over
+#             a 3-node Galera cluster with a node killed mid-run
+#             (scripts/cluster.sh; 8 s per race and 15 s on Galera; full:
+#             30 s and 60 s; Galera is skipped when galera-4 is missing)
 #
 #   bash scripts/reliability.sh [--full] [--binary PATH] [--only "load crash"]
 #
@@ -17,14 +22,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
-full=0 binary= only="fuzz load crash badinput"
+full=0 binary= only="fuzz load crash badinput cluster"
 backends=${MV_TEST_BACKENDS:-sqlite postgresql}
 while [ $# -gt 0 ]; do
   case $1 in
     --full) full=1 ;;
     --binary) binary=$2; shift ;;
     --only) only=$2; shift ;;
-    *) echo "usage: $0 [--full] [--binary PATH] [--only \"fuzz load crash badinput\"]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--full] [--binary PATH] [--only \"fuzz load crash badinput cluster\"]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -33,10 +38,10 @@ done
 # which CI could not afford on two cores; a stack overflow, a panic, a 5xx
 # or a hang is still found.
 if [ "$full" = 1 ]; then
-  fuzz_s=600 requests=100000 rounds=5 load_max=1800
+  fuzz_s=600 requests=100000 rounds=5 load_max=1800 race_s=30 galera_s=60
   fuzz_flags=(-O)
 else
-  fuzz_s=30 requests=10000 rounds=1 load_max=300
+  fuzz_s=30 requests=10000 rounds=1 load_max=300 race_s=8 galera_s=15
   fuzz_flags=(-O -s none --codegen-units 16)
 fi
 target=${CARGO_TARGET_DIR:-target}
@@ -124,6 +129,21 @@ if has badinput; then
       --log "$work/badinput-server.log" || failed+=("badinput $backend")
     db_drop "$backend" "$name"
   done
+fi
+
+if has cluster; then
+  for backend in postgresql mysql; do
+    in_backends "$backend" || continue
+    echo "== cluster: 4 instances on one $backend database (${race_s}s)"
+    bash scripts/cluster.sh race --backend "$backend" --instances 4 --seconds "$race_s" \
+      --binary "$binary" || failed+=("cluster $backend")
+  done
+  if [ -f /usr/lib/galera/libgalera_smm.so ] && command -v mariadbd >/dev/null && command -v rsync >/dev/null; then
+    echo "== cluster: Galera, 3 nodes, node 3 killed and rejoined (${galera_s}s)"
+    bash scripts/cluster.sh galera --seconds "$galera_s" --binary "$binary" || failed+=("cluster galera")
+  else
+    echo "SKIPPED cluster galera: needs galera-4, the MariaDB server and rsync (apt-get install galera-4 mariadb-server rsync)"
+  fi
 fi
 
 if [ ${#failed[@]} -gt 0 ]; then

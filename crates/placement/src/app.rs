@@ -143,6 +143,10 @@ pub fn router(state: AppState) -> Result<Router, BuildError> {
     let keystone_context = keystone
         .is_some()
         .then(|| middleware::from_fn(crate::auth::keystone_context));
+    let database_gate = state.store.health().map(|health| {
+        let health = Arc::clone(health);
+        middleware::from_fn(move |req, next| database_gate(Arc::clone(&health), req, next))
+    });
     let documents = crate::openapi::served(&state.config)?;
     let schemas = Arc::new(RequestSchemas::build()?);
     let routes = handlers::routes(VersionedRouter::new())
@@ -180,6 +184,7 @@ pub fn router(state: AppState) -> Result<Router, BuildError> {
         .layer(middleware::from_fn(refuse_large_body))
         .layer(middleware::from_fn(refuse_large_query))
         .layer(middleware::from_fn(require_content_type))
+        .option_layer(database_gate)
         .service(routes);
     Ok(documents.unwrap_or_default().fallback_service(stack))
 }
@@ -204,6 +209,54 @@ pub fn discovery() -> Result<Discovery, BuildError> {
         )
         .build()
 }
+
+/// While the database server is known to be unreachable, a request that
+/// would use it is answered 503 at once, and one waiting for it when it
+/// becomes so is answered 503 then, instead of after the pool's acquire
+/// timeout. A request that meets the database unreachable, or takes
+/// longer than [`PROBE_SLOW_REQUEST`], has it probed (see
+/// [`crate::db::Health`]): after a crash of the server, the first request
+/// may find only a pool retrying refused connections. `GET /` (the
+/// versions document) does not use the database and is served as usual.
+async fn database_gate(
+    health: Arc<crate::db::Health>,
+    req: axum::extract::Request,
+    next: middleware::Next,
+) -> axum::response::Response {
+    use crate::error::{DatabaseUnreachable, unreachable_response};
+    if req.uri().path() == "/" {
+        return next.run(req).await;
+    }
+    if health.is_down() {
+        return unreachable_response();
+    }
+    let work = next.run(req);
+    let went_down = health.went_down();
+    let slow = tokio::time::sleep(PROBE_SLOW_REQUEST);
+    tokio::pin!(work, went_down, slow);
+    let mut probed = false;
+    let response = loop {
+        tokio::select! {
+            response = &mut work => break response,
+            // The request's work is dropped: its transaction, if any, is
+            // rolled back by the server when the connection goes.
+            () = &mut went_down => break unreachable_response(),
+            () = &mut slow, if !probed => {
+                probed = true;
+                health.suspect();
+            }
+        }
+    };
+    if response.extensions().get::<DatabaseUnreachable>().is_some() {
+        health.suspect();
+    }
+    response
+}
+
+/// How long a request runs before the database is probed (a probe is one
+/// connection and `SELECT 1`; a slow request on a reachable database
+/// goes on as before).
+const PROBE_SLOW_REQUEST: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// A request with a body must say what the body is, as upstream checks
 /// before any handler: 400 when `Content-Length` is above zero and

@@ -149,11 +149,37 @@ impl IntoResponse for Error {
                 )
                 .into_response()
             }
+            Error::Db(e) if crate::db::is_unreachable(&e) => database_unreachable(&e),
             Error::Sqlite(e) => database_failed(&e),
             Error::Db(e) => database_failed(&e),
             Error::Inconsistent(what) => database_failed(&what),
         }
     }
+}
+
+/// Marks a response answered 503 because the database could not be
+/// reached (see [`crate::db::Health`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DatabaseUnreachable;
+
+/// The detail of the 503 answered while the database cannot be reached.
+pub(crate) const DATABASE_UNREACHABLE: &str =
+    "The database cannot be reached; please try again later.";
+
+/// 503 for a database that cannot be reached or cannot serve now (the
+/// request may be sent again), its cause logged and not shown.
+fn database_unreachable(cause: &dyn std::fmt::Display) -> Response {
+    tracing::warn!(error = %cause, "database unreachable");
+    unreachable_response()
+}
+
+/// The 503 of a database that cannot be reached, marked with
+/// [`DatabaseUnreachable`].
+pub(crate) fn unreachable_response() -> Response {
+    let mut response =
+        ApiError::new(StatusCode::SERVICE_UNAVAILABLE, DATABASE_UNREACHABLE).into_response();
+    response.extensions_mut().insert(DatabaseUnreachable);
+    response
 }
 
 /// 500 for a failed database, its cause logged and not shown.
@@ -169,6 +195,27 @@ fn database_failed(cause: &dyn std::fmt::Display) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unreachable_database_is_a_503_marked_for_the_probe() {
+        for cause in [
+            sqlx::Error::Io(std::io::Error::from(std::io::ErrorKind::ConnectionRefused)),
+            sqlx::Error::Io(std::io::Error::from(std::io::ErrorKind::UnexpectedEof)),
+            sqlx::Error::PoolTimedOut,
+        ] {
+            let response = Error::Db(cause).into_response();
+            assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+            assert!(response.extensions().get::<DatabaseUnreachable>().is_some());
+            let detail = response
+                .extensions()
+                .get::<ApiError>()
+                .map(|e| e.detail().to_owned());
+            assert_eq!(detail.as_deref(), Some(DATABASE_UNREACHABLE));
+        }
+        let other = Error::Db(sqlx::Error::RowNotFound).into_response();
+        assert_eq!(other.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(other.extensions().get::<DatabaseUnreachable>().is_none());
+    }
 
     #[test]
     fn an_inconsistent_database_is_a_500_that_keeps_its_cause_to_the_log() {

@@ -8,6 +8,7 @@
 //! request, see `Store::writing`).
 
 mod conn;
+mod health;
 mod rows;
 pub mod schema;
 mod server_read;
@@ -23,6 +24,7 @@ use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, ConnectOptions, Executor};
 
 pub(crate) use conn::Conn;
+pub(crate) use health::Health;
 pub(crate) use rows::{Bind, Columns, IdSet, insert_id};
 use server_read::ServerReader;
 use sqlite_read::SqliteReader;
@@ -152,6 +154,12 @@ pub(crate) fn is_transient(error: &sqlx::Error) -> bool {
     // and LOCKED (6) with their extended codes.
     matches!(code, "40001" | "40P01" | "5" | "6" | "261" | "262" | "517")
         || e.message().contains("Lock wait timeout exceeded")
+}
+
+/// Whether `error` says the database server cannot be reached or cannot
+/// serve now (see [`health::is_unreachable`]).
+pub(crate) fn is_unreachable(error: &sqlx::Error) -> bool {
+    health::is_unreachable(error)
 }
 
 /// Whether `error` is a unique key that a concurrent transaction took.
@@ -287,6 +295,8 @@ pub struct Store {
     /// For PostgreSQL and MySQL: reads of many rows through their own
     /// drivers.
     server_read: Option<ServerReader>,
+    /// For PostgreSQL and MySQL: whether the server can be reached.
+    health: Option<Arc<Health>>,
     dialect: Dialect,
 }
 
@@ -317,6 +327,7 @@ impl Store {
                     sqlite_read,
                     sqlite_write,
                     server_read: None,
+                    health: None,
                     dialect,
                 }
             }
@@ -335,7 +346,7 @@ impl Store {
                             Ok(())
                         })
                     })
-                    .connect_with(options)
+                    .connect_with(options.clone())
                     .await?;
                 let server_read = ServerReader::connect(dialect, &driver_url, READERS).await?;
                 Store {
@@ -344,6 +355,7 @@ impl Store {
                     sqlite_read: None,
                     sqlite_write: None,
                     server_read,
+                    health: Some(Health::new(options)),
                     dialect,
                 }
             }
@@ -355,6 +367,12 @@ impl Store {
     #[must_use]
     pub fn dialect(&self) -> Dialect {
         self.dialect
+    }
+
+    /// Whether the database server can be reached (PostgreSQL and MySQL;
+    /// `None` for SQLite, a file of this process).
+    pub(crate) fn health(&self) -> Option<&Arc<Health>> {
+        self.health.as_ref()
     }
 
     /// The pool for reads.
