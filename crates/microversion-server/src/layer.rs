@@ -111,7 +111,12 @@ where
     }
 
     fn call(&mut self, mut req: Request<ReqBody>) -> Self::Future {
-        let request_id = RequestId::generate();
+        // An outer layer (a request log) may have chosen the id.
+        let request_id = req
+            .extensions()
+            .get::<RequestId>()
+            .cloned()
+            .unwrap_or_else(RequestId::generate);
         let accept = req.headers().get(ACCEPT).cloned();
         let content_type = req.headers().get(CONTENT_TYPE).cloned();
         let method = req.method().clone();

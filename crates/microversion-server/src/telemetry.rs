@@ -64,7 +64,9 @@ pub(crate) enum Outcome {
 #[cfg_attr(not(feature = "metrics"), allow(clippy::missing_const_for_fn))]
 pub(crate) fn record<B>(api: &Microversions, req: &Request<B>, outcome: Outcome) {
     #[cfg(feature = "metrics")]
-    api.telemetry().record(req.headers(), outcome);
+    if api.counts_requests() {
+        api.telemetry().record(req.headers(), outcome);
+    }
     #[cfg(not(feature = "metrics"))]
     let _ = (api, req, outcome);
 }
