@@ -369,3 +369,25 @@ mod counters {
         }
     }
 }
+
+#[cfg(all(test, feature = "metrics"))]
+mod tests {
+    use microversion::VersionRange;
+
+    use super::*;
+
+    #[test]
+    fn counting_can_be_turned_off() {
+        let range = VersionRange::from_static("1.0", "1.39");
+        let req = Request::new(());
+        let off = Microversions::builder("placement", range)
+            .count_requests(false)
+            .build()
+            .unwrap();
+        record(&off, &req, Outcome::Served(Version::new(1, 2)));
+        assert_eq!(off.telemetry().outcomes(), [0, 0, 0]);
+        let on = Microversions::builder("placement", range).build().unwrap();
+        record(&on, &req, Outcome::Served(Version::new(1, 2)));
+        assert_eq!(on.telemetry().outcomes(), [1, 0, 0]);
+    }
+}

@@ -106,6 +106,9 @@ pub struct Config {
     /// `[DEFAULT] use_json` (`--log-json`): one JSON object per log line
     /// rather than oslo.log's text lines.
     pub log_json: bool,
+    /// `[DEFAULT] use_stderr`: the log (also) goes to standard error; with
+    /// neither this nor `log_file`, it goes to standard output.
+    pub log_stderr: bool,
     /// `[metrics] bind` (`--metrics-bind`): where to serve Prometheus
     /// metrics at `/metrics`; off when unset (upstream has no such key).
     pub metrics_bind: Option<SocketAddr>,
@@ -155,6 +158,7 @@ impl Default for Config {
             debug: false,
             log_file: None,
             log_json: false,
+            log_stderr: false,
             metrics_bind: None,
         }
     }
@@ -353,13 +357,18 @@ impl Config {
         Ok(())
     }
 
-    /// oslo.log's `[DEFAULT]` keys: `debug`, `use_json`, `log_file` and
+    /// oslo.log's `[DEFAULT]` keys: `debug`, `use_json`, `use_stderr`,
+    /// `log_file` and
     /// `log_dir` (alone, it means `log_dir/placement-api.log`).
     fn read_logging(&mut self, ini: &ini::Ini, path: &Path) -> anyhow::Result<()> {
         let Some(section) = ini.section(Some("DEFAULT")) else {
             return Ok(());
         };
-        for (key, field) in [("debug", &mut self.debug), ("use_json", &mut self.log_json)] {
+        for (key, field) in [
+            ("debug", &mut self.debug),
+            ("use_json", &mut self.log_json),
+            ("use_stderr", &mut self.log_stderr),
+        ] {
             if let Some(v) = section.get(key) {
                 *field = parse_bool(v).with_context(|| {
                     format!(
@@ -541,6 +550,65 @@ mod tests {
         assert_eq!(cors.allow_methods, CorsConfig::default().allow_methods);
         std::fs::write(&path, "[cors]\nallowed_origin = x\nmax_age = soon\n").unwrap();
         assert!(Config::load(Some(&path), Overrides::default()).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn logging_and_metrics_keys() {
+        let dir = std::env::temp_dir().join(format!("placement-logging-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("placement.conf");
+        let load = |text: &str| {
+            std::fs::write(&path, text).unwrap();
+            Config::load(Some(&path), Overrides::default())
+        };
+        let c = load("[placement_database]\nconnection = sqlite://\n").unwrap();
+        assert!(!c.debug && !c.log_json && !c.log_stderr);
+        assert_eq!((c.log_file, c.metrics_bind), (None, None));
+        let c = load(
+            "[DEFAULT]\ndebug = True\nuse_json = yes\nuse_stderr = 1\nlog_dir = /var/log/placement\n\
+             log_file = api.log\n[metrics]\nbind = 127.0.0.1:9778\n",
+        )
+        .unwrap();
+        assert!(c.debug && c.log_json && c.log_stderr);
+        assert_eq!(
+            c.log_file,
+            Some(PathBuf::from("/var/log/placement/api.log"))
+        );
+        assert_eq!(c.metrics_bind, Some("127.0.0.1:9778".parse().unwrap()));
+        let c = load("[DEFAULT]\nlog_dir = /var/log/placement\nlog_file = /tmp/p.log\n").unwrap();
+        assert_eq!(c.log_file, Some(PathBuf::from("/tmp/p.log")));
+        let c = load("[DEFAULT]\nlog_dir = /var/log/placement\n").unwrap();
+        assert_eq!(
+            c.log_file,
+            Some(PathBuf::from("/var/log/placement/placement-api.log"))
+        );
+        let err = load("[DEFAULT]\ndebug = sometimes\n").unwrap_err();
+        assert!(
+            format!("{err:#}").contains("[DEFAULT] debug = sometimes is not a boolean"),
+            "{err:#}"
+        );
+        let err = load("[metrics]\nbind = 9778\n").unwrap_err();
+        assert!(
+            format!("{err:#}").contains("[metrics] bind = 9778 is not an address and port"),
+            "{err:#}"
+        );
+        // Flags override the file.
+        std::fs::write(&path, "[DEFAULT]\nlog_file = a.log\n").unwrap();
+        let c = Config::load(
+            Some(&path),
+            Overrides {
+                debug: true,
+                log_json: true,
+                log_file: Some(PathBuf::from("b.log")),
+                metrics_bind: Some("127.0.0.1:1".parse().unwrap()),
+                ..Overrides::default()
+            },
+        )
+        .unwrap();
+        assert!(c.debug && c.log_json);
+        assert_eq!(c.log_file, Some(PathBuf::from("b.log")));
+        assert_eq!(c.metrics_bind, Some("127.0.0.1:1".parse().unwrap()));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -1,6 +1,7 @@
 //! The service's log: oslo.log's text lines (as upstream Placement writes
-//! them) or one JSON object per line, at info or debug level, on standard
-//! output or appended to a file.
+//! them) or one JSON object per line, at info or debug level, appended to
+//! a file (`log_file`) and/or written to standard error (`use_stderr`),
+//! else to standard output, as oslo.log chooses.
 //!
 //! The text form is oslo.log's default: `logging_context_format_string`
 //! for a line with a request context (the request log), and
@@ -27,6 +28,7 @@ use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::writer::{BoxMakeWriter, MakeWriterExt as _};
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::registry::LookupSpan;
 
@@ -59,34 +61,20 @@ pub fn init(config: &Config) -> anyhow::Result<()> {
             .with_context(|| format!("RUST_LOG={directives} is not a valid log filter"))?,
         _ => EnvFilter::new(default_filter(config.debug)),
     };
+    let writer = match (&config.log_file, config.log_stderr) {
+        (Some(path), false) => BoxMakeWriter::new(open(path)?),
+        (Some(path), true) => BoxMakeWriter::new(open(path)?.and(std::io::stderr)),
+        (None, true) => BoxMakeWriter::new(std::io::stderr),
+        (None, false) => BoxMakeWriter::new(std::io::stdout),
+    };
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_ansi(false);
-    let installed = match (&config.log_file, config.log_json) {
-        (Some(path), json) => {
-            let file = open(path)?;
-            if json {
-                builder
-                    .json()
-                    .flatten_event(true)
-                    .with_writer(file)
-                    .try_init()
-            } else {
-                builder
-                    .event_format(OsloFormat::new(offset))
-                    .with_writer(file)
-                    .try_init()
-            }
-        }
-        (None, true) => builder
-            .json()
-            .flatten_event(true)
-            .with_writer(std::io::stdout)
-            .try_init(),
-        (None, false) => builder
-            .event_format(OsloFormat::new(offset))
-            .with_writer(std::io::stdout)
-            .try_init(),
+        .with_ansi(false)
+        .with_writer(writer);
+    let installed = if config.log_json {
+        builder.json().flatten_event(true).try_init()
+    } else {
+        builder.event_format(OsloFormat::new(offset)).try_init()
     };
     // Another subscriber (an embedding program's) stays in place.
     let _ = installed;
