@@ -15,7 +15,10 @@
 #     password auth and the endpoint from the catalog (OS_AUTH_URL, ...),
 #     creates and lists providers on placement-api; a reader is refused;
 #  6. placement-api refuses to start with a wrong service password or a
-#     region the catalog lacks, naming the cause.
+#     region the catalog lacks, naming the cause;
+#  and after each matrix, the request log lines of both services are the
+#  same (but time, pid, request id, body length), and the token cache
+#  metrics of placement-api show hits and misses.
 #
 # Usage: scripts/keystone-placement.sh --keystone-port P [--binary PATH]
 #        [--ports FIRST-LAST]
@@ -80,15 +83,26 @@ conf() {
   } > "$1/placement.conf"
 }
 
-# start_ours NAME NEW_DEFAULTS: sets ours_url.
+# start_ours NAME NEW_DEFAULTS: sets ours_url and ours_metrics.
 start_ours() {
-  local dir=$work/$1 port
+  local dir=$work/$1 port metrics_port
   conf "$dir" "sqlite:///$dir/placement.db" "$2"
   port=$(free_port "$ports") || return 1
-  "$binary" --config-file "$dir/placement.conf" --bind "127.0.0.1:$port" >"$dir/out.log" 2>&1 &
+  metrics_port=$(free_port "$ports") || return 1
+  "$binary" --config-file "$dir/placement.conf" --bind "127.0.0.1:$port" \
+    --metrics-bind "127.0.0.1:$metrics_port" >"$dir/out.log" 2>&1 &
   pids+=($!)
   wait_port "$port" $! 60 || { cat "$dir/out.log" >&2; return 1; }
   ours_url=http://127.0.0.1:$port
+  ours_metrics=http://127.0.0.1:$metrics_port/metrics
+}
+
+# requestlog FILE: the request log lines of FILE without what differs by
+# nature (time, pid, request id, body length, the random project ids the
+# matrix asks usages of), sorted.
+requestlog() {
+  sed -nE -e 's/^[0-9-]+ [0-9:.]+ [0-9]+ (INFO placement\.requestlog \[[^ ]+) req-[0-9a-f-]+ (.*) len: [0-9-]+ (microversion: .*)$/\1 REQ \2 len: N \3/' \
+    -e 's/project_id=[0-9a-f]{32}/project_id=P/' -e '/^INFO placement\.requestlog/p' "$1" | sort
 }
 
 # start_upstream NAME NEW_DEFAULTS: sets upstream_url.
@@ -112,6 +126,17 @@ for mode in legacy secure; do
   start_upstream "upstream-$mode" "$new_defaults" || { fail "upstream did not start ($mode)"; stop_all; continue; }
   echo "== policy matrix, $mode policy (placement-api $ours_url, upstream $upstream_url)"
   matrix matrix "$ours_url" "$upstream_url" || fail "the $mode policy matrix differs"
+  # The same requests went to both: the same request log lines (user,
+  # project and domains of each token, status, microversion).
+  requestlog "$work/ours-$mode/app.log" > "$work/ours-$mode/requests"
+  requestlog "$work/upstream-$mode/app.log" > "$work/upstream-$mode/requests"
+  [ -s "$work/ours-$mode/requests" ] || fail "placement-api wrote no request log ($mode)"
+  diff "$work/upstream-$mode/requests" "$work/ours-$mode/requests" \
+    || fail "the request log lines differ from upstream's ($mode)"
+  hits=$(curl -s "$ours_metrics" | sed -n 's/^placement_keystone_token_cache_lookups_total{result="hit"} //p')
+  misses=$(curl -s "$ours_metrics" | sed -n 's/^placement_keystone_token_cache_lookups_total{result="miss"} //p')
+  echo "  token cache: $hits hits, $misses misses"
+  [ "${hits:-0}" -gt 0 ] && [ "${misses:-0}" -gt 0 ] || fail "the token cache metrics show no hits or no misses ($mode)"
   if [ "$mode" = secure ]; then
     echo "== forged identity headers"
     matrix spoof "$ours_url" "$upstream_url" || fail "forged headers changed an answer"

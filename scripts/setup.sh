@@ -29,6 +29,16 @@ if [ "${#missing[@]}" -gt 0 ]; then
   fi
 fi
 
+# promtool (checks the metric names, scripts/test.sh): from Debian's
+# prometheus package, unpacked into the cache rather than installed (the
+# package would start a Prometheus server). Optional: without it the
+# check is skipped.
+if [ ! -x "$MV_CACHE/promtool" ] && command -v apt-get >/dev/null; then
+  ( tmp=$(mktemp -d) && cd "$tmp" && apt-get download -qq prometheus >/dev/null 2>&1       && dpkg-deb --fsys-tarfile prometheus_*.deb | tar -xO ./usr/bin/promtool > promtool \
+      && chmod +x promtool && mkdir -p "$MV_CACHE" && mv promtool "$MV_CACHE/promtool"; rm -rf "$tmp" ) \
+    || echo "setup.sh: promtool not available (Debian package prometheus); the metric-name check is skipped" >&2
+fi
+
 pinned_venv scripts/requirements/gabbi.txt >/dev/null
 pinned_venv scripts/requirements/upstream.txt >/dev/null
 pinned_venv scripts/requirements/keystone.txt >/dev/null

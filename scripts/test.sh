@@ -35,6 +35,11 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features
 
 echo "== placement-api against upstream ($backends)"
 bash scripts/setup.sh $backends
+# The scrape of tests/operations.rs through `promtool check metrics` (2 s).
+if [ -x "$MV_CACHE/promtool" ]; then
+  echo "== metric names (promtool check metrics)"
+  PLACEMENT_PROMTOOL=$MV_CACHE/promtool cargo test --workspace --all-features --test operations
+fi
 # The debug binary the tests above built (no rebuild).
 cargo build --workspace --all-features --bin placement-api
 bin_dir=$(mktemp -d "${TMPDIR:-/tmp}/placement-bin.XXXXXX")

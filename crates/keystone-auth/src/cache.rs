@@ -14,6 +14,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
@@ -35,6 +36,25 @@ type Key = [u8; 32];
 pub struct TokenCache {
     client: KeystoneClient,
     cache: Option<moka::future::Cache<Key, Arc<Identity>>>,
+    stats: Arc<Counters>,
+}
+
+/// Hits and misses since the cache was made.
+#[derive(Debug, Default)]
+struct Counters {
+    hits: AtomicU64,
+    misses: AtomicU64,
+}
+
+/// How a [`TokenCache`] has answered so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CacheStats {
+    /// Tokens found in the cache (and not expired).
+    pub hits: u64,
+    /// Tokens not found, so validated by Keystone (with caching off,
+    /// every token).
+    pub misses: u64,
 }
 
 impl fmt::Debug for TokenCache {
@@ -93,7 +113,20 @@ impl TokenCache {
                     .build(),
             ),
         };
-        Ok(Self { client, cache })
+        Ok(Self {
+            client,
+            cache,
+            stats: Arc::default(),
+        })
+    }
+
+    /// Hits and misses so far (shared by the clones of this cache).
+    #[must_use]
+    pub fn stats(&self) -> CacheStats {
+        CacheStats {
+            hits: self.stats.hits.load(Ordering::Relaxed),
+            misses: self.stats.misses.load(Ordering::Relaxed),
+        }
     }
 
     /// The client the cache asks.
@@ -115,6 +148,7 @@ impl TokenCache {
             return Err(Error::invalid_token());
         }
         let Some(cache) = &self.cache else {
+            self.stats.misses.fetch_add(1, Ordering::Relaxed);
             return self.client.validate(token).await.map(Arc::new);
         };
         let key: Key = Sha256::digest(token.as_bytes()).into();
@@ -122,13 +156,19 @@ impl TokenCache {
         // an `Arc` and the validation a future); concurrent misses of one
         // key share a single validation.
         let identity = match cache.get(&key).await {
-            Some(identity) => identity,
-            None => cache
-                .try_get_with(key, async {
-                    self.client.validate(token).await.map(Arc::new)
-                })
-                .await
-                .map_err(|e| Error::clone(&e))?,
+            Some(identity) => {
+                self.stats.hits.fetch_add(1, Ordering::Relaxed);
+                identity
+            }
+            None => {
+                self.stats.misses.fetch_add(1, Ordering::Relaxed);
+                cache
+                    .try_get_with(key, async {
+                        self.client.validate(token).await.map(Arc::new)
+                    })
+                    .await
+                    .map_err(|e| Error::clone(&e))?
+            }
         };
         if identity.is_expired() {
             cache.invalidate(&key).await;
@@ -205,6 +245,20 @@ mod tests {
         let service = format!(r#"{{"type": "compute", "endpoints": [{endpoints}]}}"#);
         // One for the token and ten for about 10.6 KiB of endpoints.
         assert_eq!(weight(&identity(&service)), 11);
+    }
+
+    #[tokio::test]
+    async fn lookups_count_as_misses_until_cached() {
+        for cache_time in [300, -1] {
+            let cache = TokenCache::new(client(), cache_time, 10).unwrap();
+            // Keystone cannot be reached: a miss each time, nothing cached.
+            assert!(cache.identity("gAAAAAtoken").await.is_err());
+            assert!(cache.identity("gAAAAAtoken").await.is_err());
+            assert_eq!(cache.stats(), CacheStats { hits: 0, misses: 2 });
+            // Refused before any lookup: neither.
+            assert!(cache.identity("").await.is_err());
+            assert_eq!(cache.clone().stats().misses, 2);
+        }
     }
 
     #[tokio::test]

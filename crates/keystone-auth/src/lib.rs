@@ -83,7 +83,7 @@ mod secret;
 pub mod session;
 mod slot;
 
-pub use cache::{DEFAULT_CACHE_CAPACITY, DEFAULT_TOKEN_CACHE_TIME, TokenCache};
+pub use cache::{CacheStats, DEFAULT_CACHE_CAPACITY, DEFAULT_TOKEN_CACHE_TIME, TokenCache};
 pub use catalog::Interface;
 pub use client::{
     DomainSpec, KeystoneClient, KeystoneClientBuilder, MAX_TOKEN_LEN, is_plausible_token,

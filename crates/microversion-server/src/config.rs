@@ -48,6 +48,8 @@ struct Inner {
     vary: HeaderValue,
     #[cfg(feature = "metrics")]
     telemetry: crate::telemetry::Telemetry,
+    #[cfg(feature = "metrics")]
+    count_requests: bool,
 }
 
 /// At most this many header values are prepared ahead.
@@ -108,6 +110,8 @@ impl Microversions {
             neutral_paths: Vec::new(),
             neutral_prefixes: Vec::new(),
             deprecation: None,
+            #[cfg(feature = "metrics")]
+            count_requests: true,
         }
     }
 
@@ -146,6 +150,13 @@ impl Microversions {
     #[must_use]
     pub fn telemetry(&self) -> &crate::telemetry::Telemetry {
         &self.inner.telemetry
+    }
+
+    /// Whether the layer counts negotiations (see
+    /// [`MicroversionsBuilder::count_requests`]).
+    #[cfg(feature = "metrics")]
+    pub(crate) fn counts_requests(&self) -> bool {
+        self.inner.count_requests
     }
 
     /// Whether a request to `path` skips negotiation (health, metrics, and
@@ -319,9 +330,22 @@ pub struct MicroversionsBuilder {
     neutral_paths: Vec<String>,
     neutral_prefixes: Vec<String>,
     deprecation: Option<Deprecation>,
+    #[cfg(feature = "metrics")]
+    count_requests: bool,
 }
 
 impl MicroversionsBuilder {
+    /// Whether the layer counts every negotiation in the
+    /// [`Telemetry`](crate::Telemetry) (default `true`; feature
+    /// `metrics`). A service whose metrics are turned off in its
+    /// configuration passes `false`, and the layer then does no counting
+    /// work at all.
+    #[cfg(feature = "metrics")]
+    pub fn count_requests(mut self, count: bool) -> Self {
+        self.count_requests = count;
+        self
+    }
+
     /// Follows this profile (default `api-sig`).
     pub fn profile(mut self, profile: Profile) -> Self {
         self.profile = profile;
@@ -405,6 +429,8 @@ impl MicroversionsBuilder {
                 vary,
                 #[cfg(feature = "metrics")]
                 telemetry: crate::telemetry::Telemetry::new(codec.service_type()),
+                #[cfg(feature = "metrics")]
+                count_requests: self.count_requests,
                 rules,
                 codec,
             }),

@@ -78,6 +78,10 @@ impl<S: Send + Sync> FromRequestParts<S> for ServedVersion {
 }
 
 /// The id of this request, also sent in `x-openstack-request-id`.
+///
+/// The layer makes a new one for each request, unless a layer outside it
+/// (a request log that writes the id before the request goes on) put one
+/// in the request's extensions: then that one is used.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RequestId(pub(crate) HeaderValue);
 

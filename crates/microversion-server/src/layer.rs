@@ -111,10 +111,20 @@ where
     }
 
     fn call(&mut self, mut req: Request<ReqBody>) -> Self::Future {
-        let request_id = RequestId::generate();
+        // An outer layer (a request log) may have chosen the id.
+        let request_id = req
+            .extensions()
+            .get::<RequestId>()
+            .cloned()
+            .unwrap_or_else(RequestId::generate);
         let accept = req.headers().get(ACCEPT).cloned();
         let content_type = req.headers().get(CONTENT_TYPE).cloned();
         let method = req.method().clone();
+        #[cfg(feature = "metrics")]
+        let observed = req
+            .extensions()
+            .get::<crate::telemetry::Observed>()
+            .is_some();
         let finish = |served: Option<Version>| Finish {
             api: self.api.clone(),
             served,
@@ -122,6 +132,8 @@ where
             accept: accept.clone(),
             content_type: content_type.clone(),
             method: method.clone(),
+            #[cfg(feature = "metrics")]
+            observed,
         };
         if self.api.is_version_neutral(req.uri().path()) {
             req.extensions_mut().insert(Negotiated {
@@ -174,10 +186,20 @@ struct Finish {
     accept: Option<HeaderValue>,
     content_type: Option<HeaderValue>,
     method: Method,
+    /// Whether an `HttpMetricsLayer` counts the response (which then
+    /// carries the served version in its extensions).
+    #[cfg(feature = "metrics")]
+    observed: bool,
 }
 
 impl Finish {
     fn apply<B: From<String>>(&self, response: &mut Response<B>) {
+        #[cfg(feature = "metrics")]
+        if let (true, Some(version)) = (self.observed, self.served) {
+            response
+                .extensions_mut()
+                .insert(crate::ServedVersion(version));
+        }
         let rules = self.api.rules();
         let headers = response.headers_mut();
         if let Some(version) = self.served {

@@ -385,6 +385,8 @@ where
                 any(Dispatch {
                     operations,
                     every_version,
+                    #[cfg(feature = "metrics")]
+                    template: crate::telemetry::RouteTemplate(Arc::from(path.as_str())),
                 }),
             );
         }
@@ -421,6 +423,9 @@ impl<S> Operation<S> {
 struct Dispatch<S> {
     operations: Arc<[Operation<S>]>,
     every_version: bool,
+    /// The path, for the responses an `HttpMetricsLayer` counts.
+    #[cfg(feature = "metrics")]
+    template: crate::telemetry::RouteTemplate,
 }
 
 impl<S> Clone for Dispatch<S> {
@@ -428,6 +433,8 @@ impl<S> Clone for Dispatch<S> {
         Dispatch {
             operations: Arc::clone(&self.operations),
             every_version: self.every_version,
+            #[cfg(feature = "metrics")]
+            template: self.template.clone(),
         }
     }
 }
@@ -439,6 +446,15 @@ where
     type Future = Dispatched;
 
     fn call(self, req: Request, state: S) -> Dispatched {
+        #[cfg(feature = "metrics")]
+        if req
+            .extensions()
+            .get::<crate::telemetry::Observed>()
+            .is_some()
+        {
+            let dispatched = dispatch(&self.operations, self.every_version, state, req);
+            return Dispatched::Labelled(Box::new(dispatched), Some(self.template));
+        }
         dispatch(&self.operations, self.every_version, state, req)
     }
 }
@@ -448,6 +464,9 @@ where
 enum Dispatched {
     Handler(BoxFuture),
     Ready(Option<Response>),
+    /// For an `HttpMetricsLayer`: the response gets the route template.
+    #[cfg(feature = "metrics")]
+    Labelled(Box<Dispatched>, Option<crate::telemetry::RouteTemplate>),
 }
 
 impl Future for Dispatched {
@@ -464,6 +483,14 @@ impl Future for Dispatched {
                 // Polled again after completion: a caller bug; never wake.
                 None => std::task::Poll::Pending,
             },
+            #[cfg(feature = "metrics")]
+            Dispatched::Labelled(inner, template) => {
+                let mut response = std::task::ready!(Pin::new(&mut **inner).poll(cx));
+                if let Some(template) = template.take() {
+                    response.extensions_mut().insert(template);
+                }
+                std::task::Poll::Ready(response)
+            }
         }
     }
 }

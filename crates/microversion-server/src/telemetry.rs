@@ -24,6 +24,25 @@
 //! # Ok::<(), microversion_server::BuildError>(())
 //! ```
 //!
+//! [`HttpMetricsLayer`], put outside the microversion layer, adds every
+//! answered request by route template, method, status and served version,
+//! and a latency histogram per route template; the same text then carries
+//! them. The families:
+//!
+//! | family | labels |
+//! |---|---|
+//! | `microversion_requests_total` | `version` |
+//! | `microversion_negotiations_total` | `outcome` (`served`, `malformed`, `unsupported`) |
+//! | `microversion_client_requests_total` | `client`, `outcome` |
+//! | `microversion_client_versions_total` | `client`, `version`: who still asks for old versions |
+//! | `microversion_http_requests_total` | `route`, `method`, `status`, `version` (`none` when none was served) |
+//! | `microversion_http_request_duration_seconds` | `route` (histogram) |
+//!
+//! Every family also has `service_type`. Labels stay bounded: at most 200
+//! clients apart (the rest are `other`), the registered route templates
+//! (a request no route answered is `unmatched`), the standard methods (any
+//! other is `other`).
+//!
 //! Without the feature nothing is counted. In both cases every negotiated
 //! request runs inside a `tracing` span named `microversion` with the
 //! fields `version` and `request_id`.
@@ -45,13 +64,22 @@ pub(crate) enum Outcome {
 #[cfg_attr(not(feature = "metrics"), allow(clippy::missing_const_for_fn))]
 pub(crate) fn record<B>(api: &Microversions, req: &Request<B>, outcome: Outcome) {
     #[cfg(feature = "metrics")]
-    api.telemetry().record(req.headers(), outcome);
+    if api.counts_requests() {
+        api.telemetry().record(req.headers(), outcome);
+    }
     #[cfg(not(feature = "metrics"))]
     let _ = (api, req, outcome);
 }
 
 #[cfg(feature = "metrics")]
 pub use counters::Telemetry;
+#[cfg(feature = "metrics")]
+pub(crate) use requests::Observed;
+#[cfg(feature = "metrics")]
+pub use requests::{HttpMetrics, HttpMetricsFuture, HttpMetricsLayer, RouteTemplate};
+
+#[cfg(feature = "metrics")]
+mod requests;
 
 #[cfg(feature = "metrics")]
 mod counters {
@@ -60,11 +88,14 @@ mod counters {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::{Arc, Mutex};
 
+    use std::time::Duration;
+
     use http::HeaderMap;
     use http::header::USER_AGENT;
     use microversion::Version;
 
     use super::Outcome;
+    use super::requests::{HttpCounters, RouteTemplate};
 
     /// At most this many distinct clients are counted apart; the rest are
     /// counted as `other`, so a client cannot grow the label set at will.
@@ -81,7 +112,26 @@ mod counters {
         service_type: String,
         outcomes: [AtomicU64; 3],
         versions: Mutex<BTreeMap<Version, u64>>,
-        clients: Mutex<HashMap<String, [u64; 3]>>,
+        clients: Mutex<HashMap<String, ClientCounts>>,
+        http: Mutex<HttpCounters>,
+    }
+
+    /// What one client asked for.
+    #[derive(Debug, Default)]
+    struct ClientCounts {
+        /// Served, malformed, unsupported.
+        outcomes: [u64; 3],
+        /// The versions it was served.
+        versions: BTreeMap<Version, u64>,
+    }
+
+    impl ClientCounts {
+        fn add(&mut self, index: usize, outcome: Outcome) {
+            self.outcomes[index] += 1;
+            if let Outcome::Served(version) = outcome {
+                *self.versions.entry(version).or_insert(0) += 1;
+            }
+        }
     }
 
     impl Telemetry {
@@ -111,15 +161,54 @@ mod counters {
                 .map_or("unknown", product_token);
             let mut clients = lock(&self.inner.clients);
             if let Some(counts) = clients.get_mut(client) {
-                counts[index] += 1;
+                counts.add(index, outcome);
             } else {
                 let key = if clients.len() < MAX_CLIENTS {
                     client
                 } else {
                     "other"
                 };
-                clients.entry(key.to_owned()).or_insert([0; 3])[index] += 1;
+                clients
+                    .entry(key.to_owned())
+                    .or_default()
+                    .add(index, outcome);
             }
+        }
+
+        /// Records one answered request (for [`super::HttpMetricsFuture`]).
+        pub(super) fn record_http(
+            &self,
+            route: Option<RouteTemplate>,
+            method: &'static str,
+            status: u16,
+            version: Option<Version>,
+            elapsed: Duration,
+        ) {
+            lock(&self.inner.http).record(route, method, status, version, elapsed);
+        }
+
+        /// How many requests an [`HttpMetricsLayer`](super::HttpMetricsLayer)
+        /// counted for the route template `route` (`None`: no route
+        /// answered), `method`, `status` and served `version`.
+        #[must_use]
+        pub fn http_requests(
+            &self,
+            route: Option<&str>,
+            method: &str,
+            status: u16,
+            version: Option<Version>,
+        ) -> u64 {
+            lock(&self.inner.http).count(route, method, status, version)
+        }
+
+        /// How many requests from `client` (the product token of its
+        /// `User-Agent`) were served at `version`.
+        #[must_use]
+        pub fn client_served_at(&self, client: &str, version: Version) -> u64 {
+            lock(&self.inner.clients)
+                .get(client)
+                .and_then(|c| c.versions.get(&version).copied())
+                .unwrap_or(0)
         }
 
         /// How many requests were served at `version`.
@@ -167,10 +256,10 @@ mod counters {
             out.push_str("# TYPE microversion_client_requests_total counter\n");
             let clients = lock(&self.inner.clients);
             let mut sorted: Vec<_> = clients.iter().collect();
-            sorted.sort();
-            for (client, counts) in sorted {
-                for (name, count) in OUTCOMES.iter().zip(counts) {
-                    if *count > 0 {
+            sorted.sort_by(|a, b| a.0.cmp(b.0));
+            for (client, counts) in &sorted {
+                for (name, count) in OUTCOMES.iter().zip(counts.outcomes) {
+                    if count > 0 {
                         let _ = writeln!(
                             out,
                             "microversion_client_requests_total{{service_type=\"{service}\",client=\"{}\",outcome=\"{name}\"}} {count}",
@@ -179,6 +268,21 @@ mod counters {
                     }
                 }
             }
+            out.push_str(
+                "# HELP microversion_client_versions_total Requests served, by User-Agent product and microversion.\n",
+            );
+            out.push_str("# TYPE microversion_client_versions_total counter\n");
+            for (client, counts) in &sorted {
+                for (version, count) in &counts.versions {
+                    let _ = writeln!(
+                        out,
+                        "microversion_client_versions_total{{service_type=\"{service}\",client=\"{}\",version=\"{version}\"}} {count}",
+                        escape(client)
+                    );
+                }
+            }
+            drop(clients);
+            lock(&self.inner.http).render(&service, &mut out);
             out
         }
     }
@@ -186,7 +290,7 @@ mod counters {
     const OUTCOMES: [&str; 3] = ["served", "malformed", "unsupported"];
 
     /// A poisoned lock still holds valid counters: keep counting.
-    fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
@@ -200,7 +304,7 @@ mod counters {
     }
 
     /// Escapes a Prometheus label value.
-    fn escape(value: &str) -> String {
+    pub(super) fn escape(value: &str) -> String {
         value
             .replace('\\', "\\\\")
             .replace('"', "\\\"")
@@ -236,6 +340,11 @@ mod counters {
             assert!(text.contains(
                 "microversion_client_requests_total{service_type=\"placement\",client=\"unknown\",outcome=\"unsupported\"} 1"
             ));
+            assert!(text.contains(
+                "microversion_client_versions_total{service_type=\"placement\",client=\"osc-placement\",version=\"1.39\"} 2\n"
+            ));
+            assert_eq!(t.client_served_at("osc-placement", Version::new(1, 39)), 2);
+            assert_eq!(t.client_served_at("unknown", Version::new(1, 39)), 0);
         }
 
         #[test]
@@ -251,12 +360,34 @@ mod counters {
             }
             let clients = lock(&t.inner.clients);
             assert_eq!(clients.len(), MAX_CLIENTS + 1);
-            assert_eq!(clients["other"][1], 10);
+            assert_eq!(clients["other"].outcomes[1], 10);
         }
 
         #[test]
         fn label_values_are_escaped() {
             assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
         }
+    }
+}
+
+#[cfg(all(test, feature = "metrics"))]
+mod tests {
+    use microversion::VersionRange;
+
+    use super::*;
+
+    #[test]
+    fn counting_can_be_turned_off() {
+        let range = VersionRange::from_static("1.0", "1.39");
+        let req = Request::new(());
+        let off = Microversions::builder("placement", range)
+            .count_requests(false)
+            .build()
+            .unwrap();
+        record(&off, &req, Outcome::Served(Version::new(1, 2)));
+        assert_eq!(off.telemetry().outcomes(), [0, 0, 0]);
+        let on = Microversions::builder("placement", range).build().unwrap();
+        record(&on, &req, Outcome::Served(Version::new(1, 2)));
+        assert_eq!(on.telemetry().outcomes(), [1, 0, 0]);
     }
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::middleware;
 use microversion::VersionStatus;
+use microversion_server::telemetry::HttpMetricsLayer;
 use microversion_server::{
     ApiVersionSpec, BuildError, Discovery, MicroversionLayer, Microversions, Profile,
     VersionedRouter,
@@ -34,6 +35,8 @@ pub struct AppState {
     /// The Keystone layer (with its token cache), when the auth strategy
     /// is `keystone`.
     pub(crate) keystone: Option<keystone_auth::KeystoneAuthLayer>,
+    /// The metrics, when `[metrics] bind` turns them on.
+    pub metrics: Option<crate::metrics::Metrics>,
 }
 
 impl AppState {
@@ -59,6 +62,14 @@ impl AppState {
         // As the handler serialized it per request before: through a
         // `Value`, so the bytes stay the same.
         let versions_body = serde_json::to_vec(&serde_json::to_value(discovery.document(None))?)?;
+        let metrics = match config.metrics_bind {
+            Some(_) => Some(crate::metrics::Metrics::new(
+                versioning(true)?,
+                store.clone(),
+                keystone.clone(),
+            )),
+            None => None,
+        };
         Ok(AppState {
             store,
             config: Arc::new(config),
@@ -66,6 +77,7 @@ impl AppState {
             discovery,
             versions_body: versions_body.into(),
             keystone,
+            metrics,
         })
     }
 
@@ -118,9 +130,15 @@ pub const SERVICE_TYPE: &str = "placement";
 ///
 /// Never in practice: the history and profile are fixed.
 pub fn microversions() -> Result<Microversions, BuildError> {
+    versioning(true)
+}
+
+/// [`microversions`], counting negotiations for the metrics or not.
+fn versioning(count_requests: bool) -> Result<Microversions, BuildError> {
     let history = crate::history::history()?;
     Microversions::builder(SERVICE_TYPE, history.range())
         .profile(Profile::Placement)
+        .count_requests(count_requests)
         .build()
 }
 
@@ -133,16 +151,27 @@ pub fn microversions() -> Result<Microversions, BuildError> {
 /// version ranges, a schema that is not valid JSON Schema): a programming
 /// error found at start-up.
 pub fn router(state: AppState) -> Result<Router, BuildError> {
-    let api = microversions()?;
+    // Counting only feeds the metrics: without them the layer skips it.
+    let metrics = state.metrics.clone();
+    let api = match &metrics {
+        Some(metrics) => metrics.api.clone(),
+        None => versioning(false)?,
+    };
     let limit = state.config.max_body_size;
     let state_cors = state.config.cors.clone();
     let keystone = state.keystone.clone();
+    let request_log = crate::requestlog::enabled().then_some(if keystone.is_some() {
+        crate::requestlog::Identities::Keystone
+    } else {
+        crate::requestlog::Identities::Noauth2
+    });
     let noauth2 = keystone
         .is_none()
         .then(|| middleware::from_fn(crate::auth::noauth2));
-    let keystone_context = keystone
-        .is_some()
-        .then(|| middleware::from_fn(crate::auth::keystone_context));
+    let log_caller = request_log.is_some();
+    let keystone_context = keystone.is_some().then(|| {
+        middleware::from_fn(move |req, next| crate::auth::keystone_context(log_caller, req, next))
+    });
     let database_gate = state.store.health().map(|health| {
         let health = Arc::clone(health);
         middleware::from_fn(move |req, next| database_gate(Arc::clone(&health), req, next))
@@ -176,17 +205,30 @@ pub fn router(state: AppState) -> Result<Router, BuildError> {
         }))
         // Keystone's refusals come before the version is looked at, as
         // keystonemiddleware sits outside upstream's microversion
-        // middleware.
+        // middleware; so does the context of the identity it found (the
+        // request log shows it for a refused version too).
         .option_layer(keystone)
+        .option_layer(keystone_context)
         .layer(MicroversionLayer::new(api))
         .option_layer(noauth2)
-        .option_layer(keystone_context)
         .layer(middleware::from_fn(refuse_large_body))
         .layer(middleware::from_fn(refuse_large_query))
         .layer(middleware::from_fn(require_content_type))
         .option_layer(database_gate)
         .service(routes);
-    Ok(documents.unwrap_or_default().fallback_service(stack))
+    let app = documents.unwrap_or_default().fallback_service(stack);
+    if metrics.is_none() && request_log.is_none() {
+        return Ok(app);
+    }
+    // Outside everything that answers, the OpenAPI documents too: the
+    // request log (outside CORS, as upstream's) and the counters.
+    let outer = ServiceBuilder::new()
+        .option_layer(metrics.map(|m| HttpMetricsLayer::new(m.api.telemetry().clone())))
+        .option_layer(request_log.map(|identities| {
+            middleware::from_fn(move |req, next| crate::requestlog::log(identities, req, next))
+        }))
+        .service(app);
+    Ok(Router::new().fallback_service(outer))
 }
 
 /// The versions document of `GET /`: one API version, `v1.0`, whose

@@ -51,15 +51,26 @@ pub(crate) fn keystone_layer(
 /// The request context of a request the Keystone layer let in. A request
 /// it did not authenticate (the root) has none; the handlers that need one
 /// answer 401, as upstream's context middleware does without a user id.
-pub(crate) async fn keystone_context(mut req: Request, next: Next) -> Response {
-    let context = req
+///
+/// With `log_caller` (the request log is on), the response carries the
+/// identity for the log.
+pub(crate) async fn keystone_context(log_caller: bool, mut req: Request, next: Next) -> Response {
+    let identity = req
         .extensions()
         .get::<keystone_auth::RequestIdentity>()
-        .map(|identity| RequestContext::from_identity(&identity.user));
-    if let Some(context) = context {
-        req.extensions_mut().insert(context);
+        .map(|identity| std::sync::Arc::clone(&identity.user));
+    let Some(identity) = identity else {
+        return next.run(req).await;
+    };
+    req.extensions_mut()
+        .insert(RequestContext::from_identity(&identity));
+    let mut response = next.run(req).await;
+    if log_caller {
+        response
+            .extensions_mut()
+            .insert(crate::requestlog::Caller(identity));
     }
-    next.run(req).await
+    response
 }
 
 /// The `noauth2` middleware.
@@ -72,15 +83,41 @@ pub(crate) async fn noauth2(mut req: Request, next: Next) -> Response {
         .get("x-auth-token")
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
     else {
-        return ApiError::new(
+        let mut response = ApiError::new(
             StatusCode::UNAUTHORIZED,
             "The request you have made requires authentication.",
         )
         .into_response();
+        // Upstream refuses it before its microversion middleware: its
+        // request log shows no version.
+        response
+            .extensions_mut()
+            .insert(crate::requestlog::RefusedUnversioned);
+        return response;
     };
     let context = context_from(&token, req.headers());
     req.extensions_mut().insert(context);
     next.run(req).await
+}
+
+/// The user identity the request log shows for a `noauth2` request: none
+/// for the root or without a token (upstream's middleware lets the first
+/// through and refuses the second before any context is made).
+pub(crate) fn noauth2_identity(path: &str, headers: &http::HeaderMap) -> Option<String> {
+    if is_root(path) {
+        return None;
+    }
+    let token = headers.get("x-auth-token")?;
+    let context = context_from(&String::from_utf8_lossy(token.as_bytes()), headers);
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    Some(crate::requestlog::user_identity([
+        Some(context.user_id.as_str()),
+        context.project_id.as_deref(),
+        context.domain_id.as_deref(),
+        context.system_scope.as_deref(),
+        header("x-user-domain-id"),
+        header("x-project-domain-id"),
+    ]))
 }
 
 fn context_from(token: &str, headers: &http::HeaderMap) -> RequestContext {

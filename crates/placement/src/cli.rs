@@ -55,6 +55,22 @@ pub struct Cli {
         value_name = "SECONDS"
     )]
     shutdown_timeout: Option<u64>,
+    /// Log at debug level (`[DEFAULT] debug`); the default is info, where
+    /// each request writes one line (upstream's request log).
+    #[arg(long, env = "PLACEMENT_DEBUG", global = true)]
+    debug: bool,
+    /// Append the log to this file (`[DEFAULT] log_file`) rather than
+    /// write it to standard output.
+    #[arg(long, env = "PLACEMENT_LOG_FILE", global = true)]
+    log_file: Option<PathBuf>,
+    /// Log one JSON object per line (`[DEFAULT] use_json`) rather than
+    /// oslo.log's text lines.
+    #[arg(long, env = "PLACEMENT_LOG_JSON", global = true)]
+    log_json: bool,
+    /// Serve Prometheus metrics at `/metrics` on this address
+    /// (`[metrics] bind`); off by default.
+    #[arg(long, env = "PLACEMENT_METRICS_BIND", global = true)]
+    metrics_bind: Option<SocketAddr>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -98,6 +114,10 @@ impl Cli {
                 policy_file: self.policy_file.clone(),
                 max_body_size: self.max_body_size,
                 shutdown_timeout: self.shutdown_timeout.map(Duration::from_secs),
+                debug: self.debug,
+                log_file: self.log_file.clone(),
+                log_json: self.log_json,
+                metrics_bind: self.metrics_bind,
             },
         )
     }
@@ -122,6 +142,12 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Before the runtime's threads start: the local time offset of the
+    // log lines can only be read while the process has one thread.
+    if let Err(e) = crate::logging::init(&config) {
+        eprintln!("placement-api: {e:#}");
+        return ExitCode::from(2);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

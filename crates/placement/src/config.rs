@@ -96,6 +96,31 @@ pub struct Config {
     /// take to finish before their connections are dropped
     /// (`--shutdown-timeout`; upstream has no such key).
     pub shutdown_timeout: Duration,
+    /// `[DEFAULT] debug` (`--debug`): log at debug level, not info.
+    pub debug: bool,
+    /// `[DEFAULT] log_file` (`--log-file`), relative to `[DEFAULT]
+    /// log_dir` when that is set (`placement-api.log` there when only
+    /// `log_dir` is): the log is appended to this file rather than written
+    /// to standard output.
+    pub log_file: Option<PathBuf>,
+    /// `[DEFAULT] use_json` (`--log-json`): one JSON object per log line
+    /// rather than oslo.log's text lines.
+    pub log_json: bool,
+    /// `[DEFAULT] use_stderr`: the log (also) goes to standard error; with
+    /// neither this nor `log_file`, it goes to standard output.
+    pub log_stderr: bool,
+    /// `[metrics] bind` (`--metrics-bind`): where to serve Prometheus
+    /// metrics at `/metrics`; off when unset (upstream has no such key).
+    pub metrics_bind: Option<SocketAddr>,
+}
+
+/// oslo.config's boolean spellings.
+fn parse_bool(value: &str) -> Option<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Some(true),
+        "false" | "0" | "no" | "off" => Some(false),
+        _ => None,
+    }
 }
 
 /// The order in which allocation candidates are generated from the
@@ -130,6 +155,11 @@ impl Default for Config {
             cors: None,
             openapi: false,
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
+            debug: false,
+            log_file: None,
+            log_json: false,
+            log_stderr: false,
+            metrics_bind: None,
         }
     }
 }
@@ -151,6 +181,14 @@ pub struct Overrides {
     pub max_body_size: Option<usize>,
     /// `--shutdown-timeout`.
     pub shutdown_timeout: Option<Duration>,
+    /// `--debug` (only turns debug on, as oslo.config's flag).
+    pub debug: bool,
+    /// `--log-file`.
+    pub log_file: Option<PathBuf>,
+    /// `--log-json` (only turns JSON on).
+    pub log_json: bool,
+    /// `--metrics-bind`.
+    pub metrics_bind: Option<SocketAddr>,
 }
 
 impl Config {
@@ -192,6 +230,14 @@ impl Config {
         }
         if let Some(timeout) = overrides.shutdown_timeout {
             config.shutdown_timeout = timeout;
+        }
+        config.debug |= overrides.debug;
+        config.log_json |= overrides.log_json;
+        if let Some(file) = overrides.log_file {
+            config.log_file = Some(file);
+        }
+        if let Some(bind) = overrides.metrics_bind {
+            config.metrics_bind = Some(bind);
         }
         if config.auth_strategy == AuthStrategy::Keystone {
             let section = file
@@ -290,6 +336,16 @@ impl Config {
                 ),
             };
         }
+        self.read_logging(ini, path)?;
+        if let Some(bind) = get("metrics", "bind") {
+            let bind = bind.trim();
+            self.metrics_bind = Some(bind.parse().with_context(|| {
+                format!(
+                    "{}: [metrics] bind = {bind} is not an address and port such as 127.0.0.1:9778",
+                    path.display()
+                )
+            })?);
+        }
         if let Some(file) = get("oslo_policy", "policy_file") {
             let file = PathBuf::from(file.trim());
             // Relative to the config file, as oslo.config looks it up.
@@ -297,6 +353,51 @@ impl Config {
                 (true, Some(dir)) => dir.join(file),
                 _ => file,
             });
+        }
+        Ok(())
+    }
+
+    /// oslo.log's `[DEFAULT]` keys: `debug`, `use_json`, `use_stderr`,
+    /// `log_file` and
+    /// `log_dir` (alone, it means `log_dir/placement-api.log`).
+    fn read_logging(&mut self, ini: &ini::Ini, path: &Path) -> anyhow::Result<()> {
+        let Some(section) = ini.section(Some("DEFAULT")) else {
+            return Ok(());
+        };
+        for (key, field) in [
+            ("debug", &mut self.debug),
+            ("use_json", &mut self.log_json),
+            ("use_stderr", &mut self.log_stderr),
+        ] {
+            if let Some(v) = section.get(key) {
+                *field = parse_bool(v).with_context(|| {
+                    format!(
+                        "{}: [DEFAULT] {key} = {} is not a boolean; use true or false",
+                        path.display(),
+                        v.trim()
+                    )
+                })?;
+            }
+        }
+        let dir = section
+            .get("log_dir")
+            .map(str::trim)
+            .filter(|d| !d.is_empty());
+        match section
+            .get("log_file")
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+        {
+            Some(file) => {
+                let file = PathBuf::from(file);
+                // oslo.log: a relative log_file is under log_dir when set.
+                self.log_file = Some(match dir {
+                    Some(dir) if file.is_relative() => Path::new(dir).join(file),
+                    _ => file,
+                });
+            }
+            // oslo.log: log_dir alone names a file after the program.
+            None => self.log_file = dir.map(|dir| Path::new(dir).join("placement-api.log")),
         }
         Ok(())
     }
@@ -449,6 +550,65 @@ mod tests {
         assert_eq!(cors.allow_methods, CorsConfig::default().allow_methods);
         std::fs::write(&path, "[cors]\nallowed_origin = x\nmax_age = soon\n").unwrap();
         assert!(Config::load(Some(&path), Overrides::default()).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn logging_and_metrics_keys() {
+        let dir = std::env::temp_dir().join(format!("placement-logging-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("placement.conf");
+        let load = |text: &str| {
+            std::fs::write(&path, text).unwrap();
+            Config::load(Some(&path), Overrides::default())
+        };
+        let c = load("[placement_database]\nconnection = sqlite://\n").unwrap();
+        assert!(!c.debug && !c.log_json && !c.log_stderr);
+        assert_eq!((c.log_file, c.metrics_bind), (None, None));
+        let c = load(
+            "[DEFAULT]\ndebug = True\nuse_json = yes\nuse_stderr = 1\nlog_dir = /var/log/placement\n\
+             log_file = api.log\n[metrics]\nbind = 127.0.0.1:9778\n",
+        )
+        .unwrap();
+        assert!(c.debug && c.log_json && c.log_stderr);
+        assert_eq!(
+            c.log_file,
+            Some(PathBuf::from("/var/log/placement/api.log"))
+        );
+        assert_eq!(c.metrics_bind, Some("127.0.0.1:9778".parse().unwrap()));
+        let c = load("[DEFAULT]\nlog_dir = /var/log/placement\nlog_file = /tmp/p.log\n").unwrap();
+        assert_eq!(c.log_file, Some(PathBuf::from("/tmp/p.log")));
+        let c = load("[DEFAULT]\nlog_dir = /var/log/placement\n").unwrap();
+        assert_eq!(
+            c.log_file,
+            Some(PathBuf::from("/var/log/placement/placement-api.log"))
+        );
+        let err = load("[DEFAULT]\ndebug = sometimes\n").unwrap_err();
+        assert!(
+            format!("{err:#}").contains("[DEFAULT] debug = sometimes is not a boolean"),
+            "{err:#}"
+        );
+        let err = load("[metrics]\nbind = 9778\n").unwrap_err();
+        assert!(
+            format!("{err:#}").contains("[metrics] bind = 9778 is not an address and port"),
+            "{err:#}"
+        );
+        // Flags override the file.
+        std::fs::write(&path, "[DEFAULT]\nlog_file = a.log\n").unwrap();
+        let c = Config::load(
+            Some(&path),
+            Overrides {
+                debug: true,
+                log_json: true,
+                log_file: Some(PathBuf::from("b.log")),
+                metrics_bind: Some("127.0.0.1:1".parse().unwrap()),
+                ..Overrides::default()
+            },
+        )
+        .unwrap();
+        assert!(c.debug && c.log_json);
+        assert_eq!(c.log_file, Some(PathBuf::from("b.log")));
+        assert_eq!(c.metrics_bind, Some("127.0.0.1:1".parse().unwrap()));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

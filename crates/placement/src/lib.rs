@@ -17,12 +17,14 @@ pub mod fuzzing;
 mod handlers;
 pub mod history;
 pub mod keystone_authtoken;
+pub mod logging;
+pub mod metrics;
 mod objects;
 pub mod openapi;
 pub mod policy;
+pub mod requestlog;
 
 use anyhow::Context as _;
-use tracing_subscriber::EnvFilter;
 
 use crate::app::AppState;
 use crate::config::Config;
@@ -69,13 +71,8 @@ pub enum Stopped {
 ///
 /// Fails when the database or the address cannot be used.
 pub async fn serve(config: Config) -> anyhow::Result<Stopped> {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .try_init();
     let bind = config.bind;
+    let metrics_bind = config.metrics_bind;
     let timeout = config.shutdown_timeout;
     if let Some(keystone) = &config.keystone {
         for warning in keystone.warnings() {
@@ -93,11 +90,33 @@ pub async fn serve(config: Config) -> anyhow::Result<Stopped> {
     let listener = tokio::net::TcpListener::bind(bind)
         .await
         .with_context(|| format!("cannot listen on {bind}"))?;
+    // Stopped when the API server stops (dropping the sender).
+    let (_metrics_running, metrics_stop) = tokio::sync::oneshot::channel::<()>();
+    if let (Some(metrics), Some(metrics_bind)) = (state.metrics.clone(), metrics_bind) {
+        let metrics_listener = tokio::net::TcpListener::bind(metrics_bind)
+            .await
+            .with_context(|| format!("cannot listen on {metrics_bind} for the metrics"))?;
+        eprintln!(
+            "placement-api metrics on http://{}/metrics",
+            metrics_listener.local_addr()?
+        );
+        tokio::spawn(async move {
+            let served = axum::serve(metrics_listener, metrics.router())
+                .with_graceful_shutdown(async move {
+                    let _ = metrics_stop.await;
+                })
+                .await;
+            if let Err(e) = served {
+                tracing::error!("the metrics listener failed: {e}");
+            }
+        });
+    }
     eprintln!(
         "placement-api listening on http://{}",
         listener.local_addr()?
     );
     let (signalled, on_signal) = tokio::sync::oneshot::channel();
+    let router = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
     let server = axum::serve(listener, router)
         .with_graceful_shutdown(async move {
             shutdown_signal().await;

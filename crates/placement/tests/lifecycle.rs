@@ -24,7 +24,7 @@ use microversion_test_support::Scratch;
 struct Service {
     child: Child,
     addr: SocketAddr,
-    /// Everything it wrote on stderr so far.
+    /// Everything it wrote on stderr and (its log) stdout so far.
     stderr: Arc<Mutex<String>>,
     _dir: Scratch,
 }
@@ -53,11 +53,21 @@ impl Service {
             .args(args)
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .expect("placement-api starts");
         let stderr = Arc::new(Mutex::new(String::new()));
+        // The log (standard output, as oslo.log's) joins what it says.
+        let log = BufReader::new(child.stdout.take().expect("stdout"));
+        let logged = Arc::clone(&stderr);
+        thread::spawn(move || {
+            for line in log.lines().map_while(Result::ok) {
+                let mut seen = logged.lock().unwrap();
+                seen.push_str(&line);
+                seen.push('\n');
+            }
+        });
         let (listening, on_listening) = std::sync::mpsc::channel();
         let lines = BufReader::new(child.stderr.take().expect("stderr"));
         let seen = Arc::clone(&stderr);

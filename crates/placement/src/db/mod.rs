@@ -17,6 +17,7 @@ pub mod standard;
 mod write;
 
 use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -298,6 +299,43 @@ pub struct Store {
     /// For PostgreSQL and MySQL: whether the server can be reached.
     health: Option<Arc<Health>>,
     dialect: Dialect,
+    /// Waits and write conflicts, for the metrics.
+    pub(crate) stats: Arc<StoreStats>,
+}
+
+/// What the metrics read of the database work (all counters since start).
+#[derive(Debug, Default)]
+pub(crate) struct StoreStats {
+    /// Writes that found the write connections all busy and waited.
+    pub(crate) write_waits: AtomicU64,
+    /// Allocation write attempts that met a concurrent writer (a provider
+    /// or consumer generation changed, a deadlock, a busy database).
+    pub(crate) allocation_conflicts: AtomicU64,
+    /// Allocation write attempts after the first.
+    pub(crate) allocation_retries: AtomicU64,
+    /// Allocation writes that met a concurrent writer on every try (409).
+    pub(crate) allocation_gave_up: AtomicU64,
+}
+
+impl StoreStats {
+    pub(crate) fn add(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Connections of one pool as the metrics show them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PoolUsage {
+    /// The pool's name in the metrics.
+    pub(crate) name: &'static str,
+    /// Connections (or, for SQLite file reads, reads) in use.
+    pub(crate) in_use: u64,
+    /// Connections open and idle.
+    pub(crate) idle: u64,
+    /// The most connections the pool opens.
+    pub(crate) max: u64,
+    /// Acquisitions that waited, when counted.
+    pub(crate) waits: Option<u64>,
 }
 
 impl Store {
@@ -329,6 +367,7 @@ impl Store {
                     server_read: None,
                     health: None,
                     dialect,
+                    stats: Arc::default(),
                 }
             }
             Dialect::Postgres | Dialect::MySql => {
@@ -357,6 +396,7 @@ impl Store {
                     server_read,
                     health: Some(Health::new(options)),
                     dialect,
+                    stats: Arc::default(),
                 }
             }
         };
@@ -407,6 +447,50 @@ impl Store {
         &self,
     ) -> Result<sqlx::pool::PoolConnection<sqlx::Any>, sqlx::Error> {
         self.write.acquire().await
+    }
+
+    /// The connections of each pool, for the metrics.
+    pub(crate) fn pool_usage(&self) -> Vec<PoolUsage> {
+        fn of<DB: sqlx::Database>(
+            name: &'static str,
+            pool: &sqlx::Pool<DB>,
+            waits: Option<u64>,
+        ) -> PoolUsage {
+            let size = u64::from(pool.size());
+            let idle = pool.num_idle() as u64;
+            PoolUsage {
+                name,
+                in_use: size.saturating_sub(idle),
+                idle,
+                max: u64::from(pool.options().get_max_connections()),
+                waits,
+            }
+        }
+        let write_waits = Some(self.stats.write_waits.load(Ordering::Relaxed));
+        let mut usage = Vec::with_capacity(3);
+        if self.dialect == Dialect::Sqlite {
+            usage.push(of("read", &self.read, None));
+            usage.push(of("write", &self.write, write_waits));
+        } else {
+            // One pool for both (PostgreSQL, MySQL).
+            usage.push(of("main", &self.write, write_waits));
+        }
+        if let Some(reader) = &self.sqlite_read {
+            let (in_use, idle, max, waits) = reader.usage();
+            usage.push(PoolUsage {
+                name: "sqlite_read",
+                in_use: in_use as u64,
+                idle: idle as u64,
+                max: max as u64,
+                waits: Some(waits),
+            });
+        }
+        match &self.server_read {
+            Some(ServerReader::Postgres(pool)) => usage.push(of("server_read", pool, None)),
+            Some(ServerReader::MySql(pool)) => usage.push(of("server_read", pool, None)),
+            None => {}
+        }
+        usage
     }
 
     /// Closes every connection, waiting for those in use.

@@ -25,6 +25,9 @@ pub(crate) struct SqliteReader {
     /// At most this many reads at once, so that at most as many
     /// connections and blocking threads are in use.
     permits: Semaphore,
+    size: usize,
+    /// Reads that found every connection busy and waited.
+    waits: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for SqliteReader {
@@ -42,6 +45,8 @@ impl SqliteReader {
             path: path.to_owned(),
             idle: Mutex::new(Vec::with_capacity(size)),
             permits: Semaphore::new(size),
+            size,
+            waits: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -55,6 +60,10 @@ impl SqliteReader {
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
+        if self.permits.available_permits() == 0 {
+            self.waits
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         let _permit = self.permits.acquire().await.map_err(|_| shutting_down())?;
         let reader = Arc::clone(self);
         let done = tokio::task::spawn_blocking(move || {
@@ -78,6 +87,20 @@ impl SqliteReader {
             // Blocking tasks are only cancelled when the runtime shuts down.
             Err(_) => Err(shutting_down()),
         }
+    }
+
+    /// Reads running now, connections open and idle, the most reads at
+    /// once, and how many reads waited.
+    pub(crate) fn usage(&self) -> (usize, usize, usize, u64) {
+        (
+            self.size.saturating_sub(self.permits.available_permits()),
+            self.idle
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .len(),
+            self.size,
+            self.waits.load(std::sync::atomic::Ordering::Relaxed),
+        )
     }
 
     fn take_idle(&self) -> Option<Connection> {

@@ -196,6 +196,12 @@ impl Store {
         T: Send + 'static,
         E: From<Error> + Send + 'static,
     {
+        // Every write connection busy: this write waits for one.
+        if self.write.num_idle() == 0
+            && self.write.size() >= self.write.options().get_max_connections()
+        {
+            super::StoreStats::add(&self.stats.write_waits);
+        }
         let Some(writer) = self.sqlite_write.clone() else {
             return work(Writer::Any(self.write.clone())).await;
         };

@@ -140,6 +140,7 @@ pub(crate) async fn write(
             let mut last = String::new();
             for done in 0..tries {
                 if done > 0 {
+                    db::StoreStats::add(&store.stats.allocation_retries);
                     db::pause_before_retry(done).await;
                 }
                 let mut tx = writer.begin().await?;
@@ -163,9 +164,11 @@ pub(crate) async fn write(
                     Err(Attempt::Again(why)) => why,
                     Err(Attempt::Failed(e)) => return Err(e),
                 };
+                db::StoreStats::add(&store.stats.allocation_conflicts);
                 tracing::debug!(try_number = done + 1, tries, reason = %again, "allocation write met a concurrent writer");
                 last = again;
             }
+            db::StoreStats::add(&store.stats.allocation_gave_up);
             tracing::warn!(tries, last_reason = %last, "allocation write gave up after every try met a concurrent writer");
             Err(WriteError::Concurrent(PROVIDERS_CHANGED.to_owned()))
         })
@@ -868,6 +871,8 @@ pub(crate) async fn delete_for_consumer(
                 match outcome {
                     Ok(deleted) => return Ok(deleted),
                     Err(e) if e.is_transient() && done + 1 < tries => {
+                        db::StoreStats::add(&owned_store.stats.allocation_conflicts);
+                        db::StoreStats::add(&owned_store.stats.allocation_retries);
                         done += 1;
                         tracing::debug!(try_number = done, tries, reason = %e, "allocation delete tried again");
                     }

@@ -1,0 +1,593 @@
+//! What an operator watches (crates/placement/README.md, "Metrics" and
+//! "Request log"): the real `placement-api` binary on loopback, with a
+//! `placement.conf` turning the metrics on and naming the log file; a
+//! known sequence of requests, then the scraped counts and the log lines,
+//! text (upstream's, byte for byte but the time and pid) and JSON.
+//!
+//! With `PLACEMENT_PROMTOOL` naming `promtool`, the scraped text is also
+//! checked by `promtool check metrics` (scripts/test.sh sets it when
+//! Debian's `prometheus` package is installed).
+
+use std::io::{BufRead as _, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use microversion_test_support::Scratch;
+
+/// A running `placement-api`, killed when dropped.
+struct Service {
+    child: Child,
+    base: String,
+    metrics: Option<String>,
+    /// Its standard output, line by line.
+    stdout: mpsc::Receiver<String>,
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Service {
+    fn start(dir: &Path, conf: &str, args: &[&str]) -> Service {
+        let conf_path = dir.join("placement.conf");
+        let database = format!("sqlite:///{}", dir.join("placement.db").display());
+        std::fs::write(
+            &conf_path,
+            format!("{conf}\n[placement_database]\nconnection = {database}\n"),
+        )
+        .unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_placement-api"))
+            .args(["--config-file", conf_path.to_str().unwrap()])
+            .args(["--bind", "127.0.0.1:0", "--policy", "legacy"])
+            .args(args)
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("placement-api starts");
+        let (lines, stderr) = mpsc::channel();
+        let err = BufReader::new(child.stderr.take().unwrap());
+        std::thread::spawn(move || {
+            for line in err.lines().map_while(Result::ok) {
+                let _ = lines.send(line);
+            }
+        });
+        let (out_lines, stdout) = mpsc::channel();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        std::thread::spawn(move || {
+            for line in out.lines().map_while(Result::ok) {
+                let _ = out_lines.send(line);
+            }
+        });
+        let mut metrics = None;
+        let mut seen = String::new();
+        loop {
+            let Ok(line) = stderr.recv_timeout(Duration::from_secs(60)) else {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("placement-api did not start: {seen}");
+            };
+            seen.push_str(&line);
+            seen.push('\n');
+            if let Some(url) = line.strip_prefix("placement-api metrics on ") {
+                metrics = Some(url.to_owned());
+            }
+            if let Some(url) = line.strip_prefix("placement-api listening on ") {
+                return Service {
+                    child,
+                    base: url.to_owned(),
+                    metrics,
+                    stdout,
+                };
+            }
+        }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+/// One request as the test sent it, and what the log should say of it.
+struct Sent {
+    /// `METHOD /path?query` as the log shows it.
+    request: String,
+    status: u16,
+    len: usize,
+    microversion: &'static str,
+    request_id: String,
+    global: &'static str,
+    identity: &'static str,
+}
+
+async fn send(
+    client: &reqwest::Client,
+    base: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> (u16, usize, String) {
+    let mut req = client.request(method.parse().unwrap(), format!("{base}{path}"));
+    for (name, value) in headers {
+        req = req.header(*name, *value);
+    }
+    let resp = req.send().await.expect("the service answers");
+    let status = resp.status().as_u16();
+    let request_id = resp
+        .headers()
+        .get("x-openstack-request-id")
+        .expect("every response has a request id")
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let body = resp.bytes().await.unwrap();
+    (status, body.len(), request_id)
+}
+
+const NOVA: &str = "python-novaclient/18.13.1 keystoneauth1/5.18.1";
+const OSC: &str = "osc-placement/4.9.1 keystoneauth1/5.18.1";
+const GLOBAL: &str = "req-8e9b7c65-3d71-4f5a-9d2a-1c2b3d4e5f60";
+
+/// One request of the sequence: method, path, headers, then the status,
+/// served version, global request id and user identity the log shows.
+type Step = (
+    &'static str,
+    &'static str,
+    Vec<(&'static str, &'static str)>,
+    u16,
+    &'static str,
+    &'static str,
+    &'static str,
+);
+
+/// The known sequence: who asks, at which version, and what they get.
+async fn known_sequence(base: &str) -> Vec<Sent> {
+    let client = reqwest::Client::new();
+    let admin = ("x-auth-token", "admin");
+    let steps: Vec<Step> = vec![
+        (
+            "GET",
+            "/",
+            vec![("user-agent", OSC)],
+            200,
+            "1.0",
+            "None",
+            "- - - - - -",
+        ),
+        (
+            "GET",
+            "/resource_providers",
+            vec![
+                admin,
+                ("user-agent", NOVA),
+                ("openstack-api-version", "placement 1.39"),
+            ],
+            200,
+            "1.39",
+            "None",
+            "admin admin - - - -",
+        ),
+        (
+            "GET",
+            "/resource_providers?name=compute%201",
+            vec![
+                admin,
+                ("user-agent", NOVA),
+                ("openstack-api-version", "placement 1.39"),
+            ],
+            200,
+            "1.39",
+            "None",
+            "admin admin - - - -",
+        ),
+        (
+            "GET",
+            "/resource_providers",
+            vec![admin, ("user-agent", OSC)],
+            200,
+            "1.0",
+            "None",
+            "admin admin - - - -",
+        ),
+        (
+            "GET",
+            "/resource_providers",
+            vec![
+                admin,
+                ("user-agent", OSC),
+                ("openstack-api-version", "placement 2.0"),
+            ],
+            406,
+            "-",
+            "None",
+            "admin admin - - - -",
+        ),
+        (
+            "GET",
+            "/resource_providers",
+            vec![("user-agent", OSC)],
+            401,
+            "-",
+            "None",
+            "- - - - - -",
+        ),
+        (
+            "PUT",
+            "/resource_classes/CUSTOM_OPS",
+            vec![
+                ("x-auth-token", "alice:proj1"),
+                ("user-agent", OSC),
+                ("openstack-api-version", "placement 1.7"),
+            ],
+            403,
+            "1.7",
+            "None",
+            "alice proj1 - - - -",
+        ),
+        (
+            "PUT",
+            "/resource_classes/CUSTOM_OPS",
+            vec![
+                admin,
+                ("user-agent", OSC),
+                ("openstack-api-version", "placement 1.7"),
+            ],
+            201,
+            "1.7",
+            "None",
+            "admin admin - - - -",
+        ),
+        (
+            "GET",
+            "/resource_providers/9a3f0fb4-5b9e-4d32-9f1c-4a51e2a0c0de",
+            vec![
+                admin,
+                ("user-agent", NOVA),
+                ("openstack-api-version", "placement 1.39"),
+            ],
+            404,
+            "1.39",
+            "None",
+            "admin admin - - - -",
+        ),
+        (
+            "GET",
+            "/nothing",
+            vec![admin, ("user-agent", NOVA)],
+            404,
+            "1.0",
+            "None",
+            "admin admin - - - -",
+        ),
+        (
+            "GET",
+            "/traits?name=startswith:HW_CPU_X86_AVX",
+            vec![
+                admin,
+                ("user-agent", NOVA),
+                ("openstack-api-version", "placement 1.6"),
+                ("x-openstack-request-id", GLOBAL),
+            ],
+            200,
+            "1.6",
+            GLOBAL,
+            "admin admin - - - -",
+        ),
+    ];
+    let mut sent = Vec::new();
+    for (method, path, headers, status, microversion, global, identity) in steps {
+        let (got, len, request_id) = send(&client, base, method, path, &headers).await;
+        assert_eq!(got, status, "{method} {path}");
+        // The log shows the path decoded, as WSGI's PATH_INFO has it.
+        let request = format!("{method} {path}");
+        sent.push(Sent {
+            request,
+            status,
+            len,
+            microversion,
+            request_id,
+            global,
+            identity,
+        });
+    }
+    sent
+}
+
+/// The value of the sample `series` (name and labels, as written).
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+#[tokio::test]
+async fn metrics_count_a_known_sequence_and_the_text_log_is_upstreams() {
+    let dir = Scratch::new("placement-operations");
+    let log = dir.join("placement.log");
+    let service = Service::start(
+        dir.path(),
+        &format!(
+            "[DEFAULT]\ndebug = false\nlog_file = {}\n[metrics]\nbind = 127.0.0.1:0\n",
+            log.display()
+        ),
+        &[],
+    );
+    let sent = known_sequence(&service.base).await;
+    let metrics_url = service.metrics.clone().expect("metrics are on");
+    let resp = reqwest::get(&metrics_url).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(
+        resp.headers()["content-type"],
+        "text/plain; version=0.0.4; charset=utf-8"
+    );
+    let text = resp.text().await.unwrap();
+    let p = |labels: &str| format!("{{service_type=\"placement\",{labels}}}");
+    let expected = [
+        (
+            "microversion_client_versions_total",
+            p("client=\"python-novaclient\",version=\"1.39\""),
+            3.0,
+        ),
+        (
+            "microversion_client_versions_total",
+            p("client=\"python-novaclient\",version=\"1.0\""),
+            1.0,
+        ),
+        (
+            "microversion_client_versions_total",
+            p("client=\"python-novaclient\",version=\"1.6\""),
+            1.0,
+        ),
+        // `/`, `/resource_providers`, and the 401 (its version was served).
+        (
+            "microversion_client_versions_total",
+            p("client=\"osc-placement\",version=\"1.0\""),
+            3.0,
+        ),
+        (
+            "microversion_client_versions_total",
+            p("client=\"osc-placement\",version=\"1.7\""),
+            2.0,
+        ),
+        (
+            "microversion_client_requests_total",
+            p("client=\"osc-placement\",outcome=\"unsupported\""),
+            1.0,
+        ),
+        (
+            "microversion_http_requests_total",
+            p("route=\"/resource_providers\",method=\"GET\",status=\"200\",version=\"1.39\""),
+            2.0,
+        ),
+        (
+            "microversion_http_requests_total",
+            p("route=\"/resource_providers\",method=\"GET\",status=\"200\",version=\"1.0\""),
+            1.0,
+        ),
+        (
+            "microversion_http_requests_total",
+            p(
+                "route=\"/resource_providers/{uuid}\",method=\"GET\",status=\"404\",version=\"1.39\"",
+            ),
+            1.0,
+        ),
+        (
+            "microversion_http_requests_total",
+            p("route=\"/resource_classes/{name}\",method=\"PUT\",status=\"403\",version=\"1.7\""),
+            1.0,
+        ),
+        (
+            "microversion_http_requests_total",
+            p("route=\"/resource_classes/{name}\",method=\"PUT\",status=\"201\",version=\"1.7\""),
+            1.0,
+        ),
+        (
+            "microversion_http_requests_total",
+            p("route=\"/\",method=\"GET\",status=\"200\",version=\"1.0\""),
+            1.0,
+        ),
+        (
+            "microversion_http_requests_total",
+            p("route=\"unmatched\",method=\"GET\",status=\"406\",version=\"none\""),
+            1.0,
+        ),
+        (
+            "microversion_http_requests_total",
+            p("route=\"unmatched\",method=\"GET\",status=\"404\",version=\"1.0\""),
+            1.0,
+        ),
+        (
+            "microversion_http_request_duration_seconds_count",
+            p("route=\"/resource_providers\""),
+            3.0,
+        ),
+        (
+            "microversion_http_request_duration_seconds_bucket",
+            p("route=\"/resource_providers\",le=\"+Inf\""),
+            3.0,
+        ),
+        (
+            "microversion_negotiations_total",
+            p("outcome=\"unsupported\""),
+            1.0,
+        ),
+        (
+            "placement_db_pool_max_connections",
+            "{pool=\"write\"}".to_owned(),
+            1.0,
+        ),
+        (
+            "placement_db_pool_connections",
+            "{pool=\"write\",state=\"in_use\"}".to_owned(),
+            0.0,
+        ),
+        (
+            "placement_db_pool_waits_total",
+            "{pool=\"write\"}".to_owned(),
+            0.0,
+        ),
+        (
+            "placement_allocation_write_conflicts_total",
+            String::new(),
+            0.0,
+        ),
+        (
+            "placement_allocation_write_retries_total",
+            String::new(),
+            0.0,
+        ),
+        (
+            "placement_allocation_write_failures_total",
+            String::new(),
+            0.0,
+        ),
+    ];
+    for (name, labels, value) in expected {
+        let series = format!("{name}{labels}");
+        assert_eq!(sample(&text, &series), Some(value), "{series} in\n{text}");
+    }
+    // No Keystone, no token cache family.
+    assert!(!text.contains("placement_keystone_token_cache"), "{text}");
+    // Only /metrics is served there.
+    let other = metrics_url.replace("/metrics", "/");
+    assert_eq!(reqwest::get(&other).await.unwrap().status(), 404);
+    if let Some(promtool) = std::env::var_os("PLACEMENT_PROMTOOL") {
+        let file = dir.join("metrics.txt");
+        std::fs::write(&file, &text).unwrap();
+        let out = Command::new(promtool)
+            .args(["check", "metrics"])
+            .stdin(std::fs::File::open(&file).unwrap())
+            .output()
+            .expect("promtool runs");
+        assert!(
+            out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
+            "promtool check metrics: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    // The log: one line per request, in order, upstream's text; nothing
+    // on standard output.
+    let lines = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = lines.lines().collect();
+    assert_eq!(lines.len(), sent.len(), "{lines:#?}");
+    let pid = service.pid().to_string();
+    for (line, sent) in lines.iter().zip(&sent) {
+        // `2026-11-24 07:41:10.162 16449 ` then the rest.
+        let (stamp, rest) = line.split_at(24);
+        assert!(
+            stamp.len() == 24
+                && stamp.as_bytes().iter().enumerate().all(|(i, b)| match i {
+                    4 | 7 => *b == b'-',
+                    10 | 23 => *b == b' ',
+                    13 | 16 => *b == b':',
+                    19 => *b == b'.',
+                    _ => b.is_ascii_digit(),
+                }),
+            "{line}"
+        );
+        let path = &sent.request;
+        let expected = format!(
+            "{pid} INFO placement.requestlog [{} {} {}] 127.0.0.1 \"{path}\" status: {} len: {} microversion: {}",
+            sent.global, sent.request_id, sent.identity, sent.status, sent.len, sent.microversion
+        );
+        assert_eq!(rest, expected);
+    }
+    assert!(service.stdout.try_recv().is_err());
+}
+
+#[tokio::test]
+async fn debug_and_json_from_the_flags_go_to_standard_output() {
+    let dir = Scratch::new("placement-operations-json");
+    // No [metrics]: off, and nothing said about it.
+    let service = Service::start(dir.path(), "[DEFAULT]\n", &["--debug", "--log-json"]);
+    assert_eq!(service.metrics, None);
+    let client = reqwest::Client::new();
+    let (status, len, request_id) = send(
+        &client,
+        &service.base,
+        "GET",
+        "/resource_providers?name=x",
+        &[
+            ("x-auth-token", "admin:proj9"),
+            ("openstack-api-version", "placement 1.39"),
+        ],
+    )
+    .await;
+    assert_eq!(status, 200);
+    let mut events = Vec::new();
+    while events.len() < 2 {
+        let line = service
+            .stdout
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the request is logged");
+        let event: serde_json::Value = serde_json::from_str(&line).expect("a JSON line");
+        if event["target"] == "placement.requestlog" {
+            events.push(event);
+        }
+    }
+    // The debug line at the start, then the request's line.
+    assert_eq!(events[0]["level"], "DEBUG");
+    assert_eq!(
+        events[0]["message"],
+        "Starting request: 127.0.0.1 \"GET /resource_providers?name=x\""
+    );
+    assert_eq!(events[0]["request_id"], request_id.as_str());
+    assert_eq!(events[1]["level"], "INFO");
+    assert_eq!(
+        events[1]["message"],
+        format!(
+            "127.0.0.1 \"GET /resource_providers?name=x\" status: 200 len: {len} microversion: 1.39"
+        )
+    );
+    assert_eq!(events[1]["request_id"], request_id.as_str());
+    assert_eq!(events[1]["global_request_id"], "None");
+    assert_eq!(events[1]["user_identity"], "admin proj9 - - - -");
+    assert!(events[1]["timestamp"].is_string());
+}
+
+#[test]
+fn a_log_file_that_cannot_be_opened_is_a_usage_error() {
+    let dir = Scratch::new("placement-operations-badlog");
+    let conf = dir.join("placement.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "[DEFAULT]\nlog_file = {}\n",
+            dir.join("missing-dir/placement.log").display()
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_placement-api"))
+        .args([
+            "--config-file",
+            conf.to_str().unwrap(),
+            "--bind",
+            "127.0.0.1:0",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cannot open the log file") && stderr.contains("missing-dir/placement.log"),
+        "{stderr}"
+    );
+    std::fs::write(&conf, "[metrics]\nbind = localhost\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_placement-api"))
+        .args(["--config-file", conf.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("[metrics] bind = localhost is not an address and port"),
+        "{stderr}"
+    );
+}
