@@ -81,6 +81,8 @@
 mod error;
 mod merge;
 mod model;
+#[cfg(feature = "reference-page")]
+mod page;
 mod render;
 
 use std::collections::BTreeMap;
@@ -91,6 +93,8 @@ use microversion::{Version, VersionRange, VersionSpan};
 use serde_json::{Map, Value};
 
 pub use self::error::OpenApiError;
+#[cfg(feature = "reference-page")]
+pub use self::page::{InvalidReferencePage, ReferencePage, ReferencePageBuilder};
 pub use self::render::OpenApiDocument;
 use crate::config::Microversions;
 use crate::deprecation::Deprecation;
