@@ -57,7 +57,9 @@ use super::ApiDescription;
 
 /// What the page allows the browser to load: its own files, the
 /// documents from the same server, nothing else. Swagger UI sets inline
-/// styles and draws some icons from `data:` URLs.
+/// styles and draws some icons from `data:` URLs; the page's icon is an
+/// empty `data:` URL, so that the browser does not ask the service for
+/// `/favicon.ico`.
 const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
      style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; \
      font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
@@ -176,6 +178,7 @@ impl ReferencePage {
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>{title}</title>
+  <link rel="icon" href="data:,">
   <link rel="stylesheet" href="{files}swagger-ui.css">
   <link rel="stylesheet" href="{files}reference.css">
 </head>
