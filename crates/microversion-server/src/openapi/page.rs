@@ -1,48 +1,5 @@
 //! [`ReferencePage`]: an API reference page a person reads, with a
 //! version picker, for the documents of an [`ApiDescription`].
-//!
-//! The page is rendered in the browser by [Swagger UI], whose files come
-//! from the `swagger-ui-dist` crate: they are in that crate's package on
-//! crates.io (it has no build script and downloads nothing), so they are
-//! compiled into the binary, pinned by `Cargo.lock` with the rest of the
-//! dependencies, and a plain `cargo build` on a fresh machine needs
-//! nothing but the crate registry. The server serves them itself: the
-//! page fetches nothing from anywhere but the server at run time, and its
-//! `Content-Security-Policy` tells the browser to refuse anything else.
-//!
-//! What is ours: the page, its stylesheet and its script, which put a
-//! version picker above Swagger UI. The picker lists the versions of the
-//! description's range (a deprecated one marked so) and, last, the whole
-//! range; choosing one loads `DOCUMENT?version=X.Y` (or `DOCUMENT` for the
-//! whole range, where Swagger UI shows the `x-openstack` ranges) and puts
-//! `?version=X.Y` in the page's address, so that a link names a version.
-//! The page opens at the highest version unless its address names
-//! another. The service serves the documents at `DOCUMENT` (by default
-//! `/openapi.json`); [`ApiDescription::at`] and [`ApiDescription::whole`]
-//! make them.
-//!
-//! Every address on the page is relative to the page, so the page works
-//! behind a proxy that puts the service under a prefix.
-//!
-//! [Swagger UI]: https://swagger.io/tools/swagger-ui/
-//!
-//! ```
-//! use microversion::VersionRange;
-//! use microversion_server::Microversions;
-//! use microversion_server::openapi::{ApiDescription, ReferencePage};
-//!
-//! let api = Microversions::builder("things", VersionRange::from_static("1.0", "1.5")).build()?;
-//! let description = ApiDescription::builder(&api).build()?;
-//! let page = ReferencePage::builder(&description)
-//!     .title("Things API")
-//!     .document_url("/openapi.json")
-//!     .build()?;
-//! // `GET /api-ref` is the page; its files are under `/api-ref/`.
-//! let app: axum::Router = page.router("/api-ref")?;
-//! assert!(page.html("/api-ref").contains(r#"<option value="1.5" selected>1.5</option>"#));
-//! # let _ = app;
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
 
 use std::fmt;
 use std::fmt::Write as _;
@@ -103,8 +60,55 @@ fn invalid(reason: impl Into<String>) -> InvalidReferencePage {
     }
 }
 
-/// An API reference page with a version picker; see the [module
-/// docs](self).
+/// An API reference page a person reads, with a version picker, for the
+/// documents of an [`ApiDescription`] (feature `reference-page`).
+///
+/// The page is rendered in the browser by [Swagger UI], whose files come
+/// from the `swagger-ui-dist` crate: they are in that crate's package on
+/// crates.io (it has no build script and downloads nothing), so they are
+/// compiled into the binary, pinned by `Cargo.lock` with the rest of the
+/// dependencies, and a plain `cargo build` on a fresh machine needs
+/// nothing but the crate registry. The server serves them itself: the
+/// page fetches nothing from anywhere but the server at run time, and its
+/// `Content-Security-Policy` tells the browser to refuse anything else.
+/// Taking the files from the npm registry at setup time instead would
+/// have made a build with this feature depend on a step outside cargo
+/// (and fail when it was not run); through a crate, the workspace build
+/// stays self-contained, `--all-features` included.
+///
+/// What is ours: the page, its stylesheet and its script, which put a
+/// version picker above Swagger UI. The picker lists the versions of the
+/// description's range (a deprecated one marked so) and, last, the whole
+/// range; choosing one loads `DOCUMENT?version=X.Y` (or `DOCUMENT` for the
+/// whole range, where Swagger UI shows the `x-openstack` ranges) and puts
+/// `?version=X.Y` in the page's address, so that a link names a version.
+/// The page opens at the highest version unless its address names
+/// another. The service serves the documents at `DOCUMENT` (by default
+/// `/openapi.json`); [`ApiDescription::at`] and [`ApiDescription::whole`]
+/// make them.
+///
+/// Every address on the page is relative to the page, so the page works
+/// behind a proxy that puts the service under a prefix.
+///
+/// [Swagger UI]: https://swagger.io/tools/swagger-ui/
+///
+/// ```
+/// use microversion::VersionRange;
+/// use microversion_server::Microversions;
+/// use microversion_server::openapi::{ApiDescription, ReferencePage};
+///
+/// let api = Microversions::builder("things", VersionRange::from_static("1.0", "1.5")).build()?;
+/// let description = ApiDescription::builder(&api).build()?;
+/// let page = ReferencePage::builder(&description)
+///     .title("Things")
+///     .document_url("/openapi.json")
+///     .build()?;
+/// // `GET /api-ref` is the page; its files are under `/api-ref/`.
+/// let app: axum::Router = page.router("/api-ref")?;
+/// assert!(page.html("/api-ref").contains(r#"<option value="1.5" selected>1.5</option>"#));
+/// # let _ = app;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct ReferencePage {
     title: String,
