@@ -5,8 +5,9 @@
 # against upstream Placement on each database backend: upstream's gabbi
 # suite, the schema, and the same database served by both; on SQLite also
 # the errors the real openstack client prints against both, Nova's
-# placement report client against both, and placement-api against its own
-# OpenAPI documents (scripts/openapi-check.sh).
+# placement report client against both, placement-api against its own
+# OpenAPI documents (scripts/openapi-check.sh) and its API reference page
+# in headless chromium (scripts/reference-page-check.sh).
 #
 # MV_TEST_BACKENDS (default "sqlite postgresql mysql") picks the backends;
 # MV_PG_URL and MV_MYSQL_URL the servers (scripts/lib.sh); MV_PORTS
@@ -77,6 +78,9 @@ for backend in $backends; do
     openapi_port=()
     [ -n "${MV_PORTS:-}" ] && openapi_port=(--port "$(free_port "$MV_PORTS")")
     bash scripts/openapi-check.sh --binary "$bin_dir/placement-api" --max-time 20 "${openapi_port[@]}"
+    # The API reference page in headless chromium (about 10 seconds).
+    echo "== the API reference page in a browser (scripts/reference-page-check.sh)"
+    bash scripts/reference-page-check.sh --binary "$bin_dir/placement-api" "${openapi_port[@]}"
   fi
 done
 echo "== a rolling restart behind HAProxy (scripts/rolling-restart.sh)"

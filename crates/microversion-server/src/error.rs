@@ -407,6 +407,9 @@ pub enum BuildError {
     /// `openapi`).
     #[cfg(feature = "openapi")]
     Description(crate::openapi::OpenApiError),
+    /// The API reference page cannot be built (feature `reference-page`).
+    #[cfg(feature = "reference-page")]
+    ReferencePage(crate::openapi::InvalidReferencePage),
     /// Two API versions of discovery share an id or a root path.
     SharedRoot {
         /// The id of the first.
@@ -449,6 +452,8 @@ impl fmt::Display for BuildError {
             ),
             #[cfg(feature = "openapi")]
             BuildError::Description(e) => write!(f, "OpenAPI description: {e}"),
+            #[cfg(feature = "reference-page")]
+            BuildError::ReferencePage(e) => fmt::Display::fmt(e, f),
             BuildError::SharedRoot { first, second } => write!(
                 f,
                 "API versions {first} and {second} share an id or a root path"
@@ -466,6 +471,8 @@ impl std::error::Error for BuildError {
             BuildError::HistoryVersion(e) => Some(e),
             #[cfg(feature = "openapi")]
             BuildError::Description(e) => Some(e),
+            #[cfg(feature = "reference-page")]
+            BuildError::ReferencePage(e) => Some(e),
             _ => None,
         }
     }
@@ -475,6 +482,13 @@ impl std::error::Error for BuildError {
 impl From<crate::openapi::OpenApiError> for BuildError {
     fn from(e: crate::openapi::OpenApiError) -> Self {
         BuildError::Description(e)
+    }
+}
+
+#[cfg(feature = "reference-page")]
+impl From<crate::openapi::InvalidReferencePage> for BuildError {
+    fn from(e: crate::openapi::InvalidReferencePage) -> Self {
+        BuildError::ReferencePage(e)
     }
 }
 

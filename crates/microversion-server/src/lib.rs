@@ -67,6 +67,12 @@
 //! - `openapi`: OpenAPI 3.1 documents of the API, per version and for the
 //!   whole range (the `openapi` module).
 //! - `schemars`: `openapi`, with schemas derived from Rust types.
+//! - `reference-page`: `openapi`, with an API reference page and its
+//!   version picker (`openapi::ReferencePage`). Its renderer, Swagger UI,
+//!   is bundled at build time from the `swagger-ui-dist` crate, whose
+//!   package holds the files (no build script, nothing downloaded), so
+//!   the build needs nothing but the crate registry and the page fetches
+//!   nothing at run time; see the `openapi` module.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

@@ -92,6 +92,10 @@ pub struct Config {
     /// `[openapi] enabled`: serve the OpenAPI documents at
     /// `/openapi.json` (upstream has no such path; off by default).
     pub openapi: bool,
+    /// `[openapi] reference_page`: serve an API reference page with a
+    /// version picker at `/api-ref`, reading the documents of
+    /// `/openapi.json` (needs `[openapi] enabled`; off by default).
+    pub reference_page: bool,
     /// How long the requests in flight when SIGTERM or SIGINT comes may
     /// take to finish before their connections are dropped
     /// (`--shutdown-timeout`; upstream has no such key).
@@ -154,6 +158,7 @@ impl Default for Config {
             allocation_candidates_strategy: CandidateStrategy::DepthFirst,
             cors: None,
             openapi: false,
+            reference_page: false,
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
             debug: false,
             log_file: None,
@@ -326,15 +331,26 @@ impl Config {
             })?;
         }
         self.read_cors(ini, path)?;
+        let boolean = |key: &str, v: &str| match v.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" | "on" => Ok(true),
+            "false" | "0" | "no" | "off" => Ok(false),
+            other => Err(anyhow::anyhow!(
+                "{}: [openapi] {key} = {other} is not a boolean; use true or false",
+                path.display()
+            )),
+        };
         if let Some(v) = get("openapi", "enabled") {
-            self.openapi = match v.trim().to_ascii_lowercase().as_str() {
-                "true" | "1" | "yes" | "on" => true,
-                "false" | "0" | "no" | "off" => false,
-                other => bail!(
-                    "{}: [openapi] enabled = {other} is not a boolean; use true or false",
-                    path.display()
-                ),
-            };
+            self.openapi = boolean("enabled", v)?;
+        }
+        if let Some(v) = get("openapi", "reference_page") {
+            self.reference_page = boolean("reference_page", v)?;
+        }
+        if self.reference_page && !self.openapi {
+            bail!(
+                "{}: [openapi] reference_page = true needs [openapi] enabled = true: \
+                 the page reads the documents at /openapi.json",
+                path.display()
+            );
         }
         self.read_logging(ini, path)?;
         if let Some(bind) = get("metrics", "bind") {
@@ -626,6 +642,27 @@ mod tests {
         std::fs::write(&path, "[openapi]\nenabled = maybe\n").unwrap();
         assert!(Config::load(Some(&path), Overrides::default()).is_err());
         assert!(!Config::default().openapi);
+        assert!(!Config::default().reference_page);
+        std::fs::write(&path, "[openapi]\nenabled = true\nreference_page = yes\n").unwrap();
+        let c = Config::load(Some(&path), Overrides::default()).unwrap();
+        assert!(c.openapi && c.reference_page);
+        std::fs::write(&path, "[openapi]\nreference_page = true\n").unwrap();
+        let err = Config::load(Some(&path), Overrides::default()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: [openapi] reference_page = true needs [openapi] enabled = true: \
+                 the page reads the documents at /openapi.json",
+                path.display()
+            )
+        );
+        std::fs::write(&path, "[openapi]\nenabled = true\nreference_page = sure\n").unwrap();
+        let err = Config::load(Some(&path), Overrides::default()).unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with("[openapi] reference_page = sure is not a boolean; use true or false"),
+            "{err}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -1,5 +1,6 @@
 //! The OpenAPI documents: served at `/openapi.json` only when
-//! `[openapi] enabled`, and printed by `placement-api openapi`.
+//! `[openapi] enabled`, and printed by `placement-api openapi`; the
+//! reference page at `/api-ref` only when `[openapi] reference_page` too.
 
 mod support;
 
@@ -93,4 +94,60 @@ fn the_command_prints_documents_and_refuses_bad_versions() {
         assert!(err.contains(message), "{bad}: {err}");
         assert!(out.stdout.is_empty());
     }
+}
+
+#[tokio::test]
+async fn the_reference_page_is_served_only_when_enabled() {
+    let s = Server::start_with(|c| c.openapi = true).await;
+    // Not a path of the service: the API's 404 (with a token; without
+    // one, the API's 401).
+    let r = s.call(Method::GET, "/api-ref", None, None).await;
+    assert_eq!(r.status, 404, "not without [openapi] reference_page");
+
+    let s = Server::start_with(|c| {
+        c.openapi = true;
+        c.reference_page = true;
+    })
+    .await;
+    // No token needed, as for the documents.
+    let r = s.call_as(&[], Method::GET, "/api-ref", None, None).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.headers["content-type"], "text/html; charset=utf-8");
+    assert!(r.headers.contains_key("content-security-policy"));
+    // A picker of every version, opening at the highest, loading the
+    // documents the service serves.
+    for minor in 0..39 {
+        let option = format!("<option value=\"1.{minor}\">1.{minor}</option>");
+        assert!(r.text.contains(&option), "{option} missing: {}", r.text);
+    }
+    assert!(
+        r.text
+            .contains("<option value=\"1.39\" selected>1.39</option>")
+    );
+    assert!(
+        r.text
+            .contains("<option value=\"all\">1.0 - 1.39 (x-openstack)</option>")
+    );
+    assert!(r.text.contains(r#"data-document="openapi.json""#));
+    assert!(r.text.contains("<title>Placement API reference</title>"));
+    for file in [
+        "swagger-ui-bundle.js",
+        "swagger-ui.css",
+        "reference.js",
+        "reference.css",
+    ] {
+        let r = s
+            .call_as(&[], Method::GET, &format!("/api-ref/{file}"), None, None)
+            .await;
+        assert_eq!(r.status, 200, "{file}");
+    }
+    // What the picker loads at 1.0 and at 1.39.
+    let r = s
+        .call_as(&[], Method::GET, "/openapi.json?version=1.0", None, None)
+        .await;
+    assert!(r.body["paths"].get("/allocation_candidates").is_none());
+    let r = s
+        .call_as(&[], Method::GET, "/openapi.json?version=1.39", None, None)
+        .await;
+    assert!(r.body["paths"].get("/allocation_candidates").is_some());
 }

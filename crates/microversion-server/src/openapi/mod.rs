@@ -18,6 +18,10 @@
 //!   between versions as a `oneOf` of its variants, each marked with its
 //!   range, under `x-openstack: {discriminator: microversion}`.
 //!
+//! With the `reference-page` feature, [`ReferencePage`] serves a page a
+//! person reads: Swagger UI, bundled at build time, under a picker of the
+//! versions that loads the document of the one chosen.
+//!
 //! Building the description checks that it is complete and exact: every
 //! route is documented and every documented operation is routed, every
 //! version an operation is served at has a response, every schema has a
@@ -81,6 +85,8 @@
 mod error;
 mod merge;
 mod model;
+#[cfg(feature = "reference-page")]
+mod page;
 mod render;
 
 use std::collections::BTreeMap;
@@ -91,6 +97,8 @@ use microversion::{Version, VersionRange, VersionSpan};
 use serde_json::{Map, Value};
 
 pub use self::error::OpenApiError;
+#[cfg(feature = "reference-page")]
+pub use self::page::{InvalidReferencePage, ReferencePage, ReferencePageBuilder};
 pub use self::render::OpenApiDocument;
 use crate::config::Microversions;
 use crate::deprecation::Deprecation;

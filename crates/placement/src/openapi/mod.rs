@@ -4,7 +4,9 @@
 //! for each version range. `placement-api openapi [--version X.Y]` prints
 //! them; with `[openapi] enabled = true` in the config file the service
 //! also serves them at `/openapi.json[?version=X.Y]` (upstream has no such
-//! path, so it is off by default).
+//! path, so it is off by default), and with `[openapi] reference_page =
+//! true` as well, an API reference page with a version picker at
+//! `/api-ref` (`microversion-server`'s `ReferencePage`).
 
 mod responses;
 
@@ -17,7 +19,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use http::{HeaderValue, StatusCode};
 use microversion::VersionSpan;
-use microversion_server::openapi::{ApiDescription, OpenApiError, OperationDoc, ResponseDoc};
+use microversion_server::openapi::{
+    ApiDescription, OpenApiError, OperationDoc, ReferencePage, ResponseDoc,
+};
 use microversion_server::{BuildError, Microversions, VersionRefused, VersionedRouter};
 use serde_json::{Value, json};
 
@@ -26,6 +30,9 @@ use crate::handlers::{self, RequestSchemas};
 
 /// The path the documents are served at, when enabled.
 pub const OPENAPI_PATH: &str = "/openapi.json";
+
+/// The path of the API reference page, when enabled.
+pub const REFERENCE_PAGE_PATH: &str = "/api-ref";
 
 fn span(text: &'static str) -> VersionSpan {
     VersionSpan::from_static(text)
@@ -483,7 +490,8 @@ pub fn document(
         .map_err(DocumentError::Document)
 }
 
-/// The routes of the documents when `[openapi] enabled` is on, for
+/// The routes of the documents when `[openapi] enabled` is on, and of
+/// the reference page when `[openapi] reference_page` is too, for
 /// [`app::router`](crate::app::router) to put before the API.
 ///
 /// # Errors
@@ -493,7 +501,31 @@ pub fn served(config: &crate::config::Config) -> Result<Option<Router>, BuildErr
     if !config.openapi {
         return Ok(None);
     }
-    Ok(Some(router(description()?, crate::app::microversions()?)))
+    let description = description()?;
+    let page = if config.reference_page {
+        Some(reference_page(&description)?)
+    } else {
+        None
+    };
+    let documents = router(description, crate::app::microversions()?);
+    Ok(Some(match page {
+        Some(page) => documents.merge(page),
+        None => documents,
+    }))
+}
+
+/// `GET /api-ref`: the API reference page, with a picker of the versions
+/// 1.0 to 1.39 that loads `/openapi.json?version=X.Y`.
+///
+/// # Errors
+///
+/// Never in practice: the page's path and versions are fixed.
+pub fn reference_page(description: &ApiDescription) -> Result<Router, BuildError> {
+    let page = ReferencePage::builder(description)
+        .title("Placement")
+        .document_url(OPENAPI_PATH)
+        .build()?;
+    Ok(page.router(REFERENCE_PAGE_PATH)?)
 }
 
 /// `GET /openapi.json[?version=X.Y]`: the documents over HTTP.
