@@ -54,6 +54,7 @@ mod cloud;
 mod cloud_list;
 mod error;
 mod net;
+pub mod placement;
 mod request;
 mod table;
 mod version_list;
