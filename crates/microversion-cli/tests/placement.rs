@@ -87,7 +87,11 @@ fn every_command_end_to_end() {
     );
     let list = env.json(&["resource", "provider", "list"]);
     assert_eq!(list.as_array().map(Vec::len), Some(2), "{list}");
-    assert_eq!(list[0].as_object().map(serde_json::Map::len), Some(3), "{list}");
+    assert_eq!(
+        list[0].as_object().map(serde_json::Map::len),
+        Some(3),
+        "{list}"
+    );
     let tree = env.json(&[
         "resource",
         "provider",
@@ -752,4 +756,52 @@ fn help_shows_each_range_and_output_forms() {
     let versions = env.json(&["version-list"]);
     assert_eq!(versions["max_version"], "1.39");
     assert_eq!(versions["client_max_version"], "1.39");
+}
+
+#[test]
+fn a_cloud_of_clouds_yaml_and_its_catalog() {
+    use microversion_test_support::keystone::{self, FakeKeystone};
+    let service = Service::start();
+    let keystone = FakeKeystone::start_on_own_thread();
+    keystone.set_catalog(&[("placement", service.url.as_str())]);
+    let dir = Scratch::new("placement-cli-cloud");
+    let clouds = format!(
+        "clouds:\n  pw:\n    auth:\n      auth_url: {}/v3\n      username: demo\n      \
+         password: {}\n      project_name: demo\n      user_domain_name: Default\n      \
+         project_domain_name: Default\n    region_name: RegionOne\n",
+        keystone.url,
+        keystone::PASSWORD
+    );
+    std::fs::write(dir.join("clouds.yaml"), clouds).unwrap();
+    // The endpoint comes from the catalog of the token Keystone issued.
+    let run = placement_support::run_in(
+        dir.path(),
+        &["--os-cloud", "pw", "version-list", "-f", "json"],
+        &[],
+    );
+    assert_eq!(run.json()["endpoint"], service.url.as_str());
+    assert_eq!(keystone.issued(), 1);
+    // OS_CLOUD works as --os-cloud; the service sees the Keystone token,
+    // which noauth2 takes for a user who is not an administrator.
+    let run = placement_support::run_in(
+        dir.path(),
+        &["resource", "provider", "list"],
+        &[("OS_CLOUD", "pw")],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.starts_with(&format!(
+            "placement: error: GET {}resource_providers: 403 Forbidden\n",
+            service.url
+        )),
+        "{run:?}"
+    );
+    // Without any cloud or endpoint, the message says what to give.
+    let run = placement_support::run_in(dir.path(), &["resource", "provider", "list"], &[]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("no Placement endpoint: give --os-endpoint URL"),
+        "{run:?}"
+    );
 }

@@ -80,6 +80,15 @@ impl Run {
 /// Runs `placement ARGS` against `endpoint` with the token `admin`, its
 /// cache in `cache`, and no OS_* variable of the environment.
 pub fn placement(endpoint: &str, cache: &Path, args: &[&str]) -> Run {
+    let mut all = vec!["--os-endpoint", endpoint, "--os-token", "admin"];
+    all.extend(args);
+    run_in(cache, &all, &[])
+}
+
+/// Runs `placement ARGS` in `dir` (its cache there too) with the
+/// variables `env` and no other OS_* variable.
+pub fn run_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let (cache, args) = (dir, args);
     let mut command = Command::new(env!("CARGO_BIN_EXE_placement"));
     for (name, _) in std::env::vars_os() {
         if name.to_string_lossy().starts_with("OS_") {
@@ -93,7 +102,8 @@ pub fn placement(endpoint: &str, cache: &Path, args: &[&str]) -> Run {
     } = command
         .env("XDG_CACHE_HOME", cache)
         .env("HOME", cache)
-        .args(["--os-endpoint", endpoint, "--os-token", "admin"])
+        .envs(env.iter().copied())
+        .current_dir(dir)
         .args(args)
         .output()
         .expect("the binary runs");
