@@ -12,6 +12,13 @@
 #    and values, on both servers.
 #
 #   scripts/placement-cli.sh [--binary PATH] [--client PATH] [--ports FIRST-LAST] [--keep DIR]
+#   scripts/placement-cli.sh --bench [--binary PATH] [--client PATH] [--ports FIRST-LAST]
+#
+# --bench measures instead, with hyperfine (Debian's package), the wall
+# time of `placement resource provider list` and of `openstack resource
+# provider list` against the same placement-api holding 20 providers: two
+# rounds of 10 runs of each after 2 warm-up runs, the second round in the
+# other order (BENCHMARKS.md). Give it a release build of the client.
 #
 # --binary takes a built placement-api, --client a built `placement`
 # (default: cargo builds the debug ones); --keep DIR keeps the logs and
@@ -22,9 +29,10 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 . scripts/lib.sh
 
-ports= binary= client= keep=
+ports= binary= client= keep= bench=
 while [ $# -gt 0 ]; do
   case $1 in
+    --bench) bench=1; shift ;;
     --binary) binary=$2; shift 2 ;;
     --client) client=$2; shift 2 ;;
     --ports) ports=$2; shift 2 ;;
@@ -55,6 +63,26 @@ fi
 if [ -z "$client" ]; then
   cargo build --quiet -p microversion-cli --bin placement || exit 1
   client=${CARGO_TARGET_DIR:-$root/target}/debug/placement
+fi
+
+if [ -n "$bench" ]; then
+  command -v hyperfine >/dev/null || { echo "placement-cli.sh: --bench needs hyperfine (apt-get install hyperfine)" >&2; exit 1; }
+  url=$(db_create sqlite "$work/bench.db")
+  start_placement_api "$binary" "$url" "$out/bench.log" "$ports" \
+    || { echo "placement-cli.sh: placement-api did not start (see $out/bench.log)"; exit 1; }
+  pids+=("$server_pid")
+  endpoint=http://127.0.0.1:$server_port/
+  while read -r name; do unset "$name"; done < <(compgen -e | grep '^OS_')
+  export XDG_CACHE_HOME=$work/cache HOME=$work
+  for i in $(seq 1 20); do
+    "$client" --os-endpoint "$endpoint" --os-token admin resource provider create "cn$i" -f value >/dev/null || exit 1
+  done
+  ours="$client --os-endpoint $endpoint --os-token admin resource provider list"
+  theirs="$osc_venv/bin/openstack --os-auth-type admin_token --os-token admin --os-endpoint $endpoint resource provider list"
+  echo "client: $client; osc: $("$osc_venv/bin/openstack" --version 2>&1)"
+  hyperfine -N --warmup 2 --runs 10 -n placement "$ours" -n openstack "$theirs"
+  hyperfine -N --warmup 2 --runs 10 -n openstack "$theirs" -n placement "$ours"
+  exit 0
 fi
 
 mkdir -p "$work/upstream"

@@ -247,7 +247,7 @@ pub(crate) struct InventoryShow {
     #[arg(value_name = "UUID", value_parser = parse_uuid)]
     pub(crate) uuid: String,
     /// The resource class (VCPU, MEMORY_MB, CUSTOM_...).
-    #[arg(value_name = "CLASS")]
+    #[arg(value_name = "CLASS", value_parser = parse_name)]
     pub(crate) resource_class: String,
     #[command(flatten)]
     pub(crate) output: Output,
@@ -283,7 +283,7 @@ pub(crate) struct InventoryDelete {
     pub(crate) uuid: String,
     /// The class whose inventory to delete; without it, every inventory of
     /// the provider (from version 1.5).
-    #[arg(long, value_name = "CLASS")]
+    #[arg(long, value_name = "CLASS", value_parser = parse_name)]
     pub(crate) resource_class: Option<String>,
 }
 
@@ -299,7 +299,7 @@ pub(crate) struct InventoryClassSet {
     #[arg(value_name = "UUID", value_parser = parse_uuid)]
     pub(crate) uuid: String,
     /// The resource class.
-    #[arg(value_name = "CLASS")]
+    #[arg(value_name = "CLASS", value_parser = parse_name)]
     pub(crate) resource_class: String,
     /// The amount the provider has.
     #[arg(long, value_name = "INTEGER", required = true, value_parser = parse_integer)]
@@ -398,7 +398,7 @@ pub(crate) struct AllocationUnset {
     #[arg(long, value_name = "UUID", value_parser = parse_uuid)]
     pub(crate) provider: Vec<String>,
     /// Only the allocations of this class; may be repeated.
-    #[arg(long, value_name = "CLASS")]
+    #[arg(long, value_name = "CLASS", value_parser = parse_name)]
     pub(crate) resource_class: Vec<String>,
     #[command(flatten)]
     pub(crate) output: Output,
@@ -467,7 +467,7 @@ pub(crate) enum Class {
 #[derive(Debug, Args)]
 pub(crate) struct ClassName {
     /// The resource class (CUSTOM_...).
-    #[arg(value_name = "NAME")]
+    #[arg(value_name = "NAME", value_parser = parse_name)]
     pub(crate) name: String,
 }
 
@@ -535,7 +535,7 @@ pub(crate) enum Trait {
 #[derive(Debug, Args)]
 pub(crate) struct TraitName {
     /// The trait (CUSTOM_... to create or delete).
-    #[arg(value_name = "NAME")]
+    #[arg(value_name = "NAME", value_parser = parse_name)]
     pub(crate) name: String,
 }
 
@@ -719,6 +719,23 @@ fn check_class(class: &str, whole: &str) -> Result<(), String> {
         Err(format!(
             "invalid resource class {class:?} in {whole:?}: expected upper-case letters, digits \
              and _, such as VCPU or CUSTOM_GPU"
+        ))
+    }
+}
+
+/// A resource class or trait name, as a path segment.
+fn parse_name(text: &str) -> Result<String, String> {
+    let ok = !text.is_empty()
+        && text.len() <= 255
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+    if ok {
+        Ok(text.to_owned())
+    } else {
+        Err(format!(
+            "invalid name {text:?}: expected upper-case letters, digits and _, such as VCPU, \
+             CUSTOM_GPU or HW_CPU_X86_AVX2"
         ))
     }
 }
