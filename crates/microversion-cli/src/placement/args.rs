@@ -29,7 +29,7 @@ Exit codes:
 pub(crate) struct Cli {
     /// The Placement API version to send: X.Y, latest, or 1 / None (1.0)
     /// [default: the lowest version the command needs].
-    #[arg(long = "os-placement-api-version", env = "OS_PLACEMENT_API_VERSION",
+    #[arg(long = "os-placement-api-version", env = "OS_PLACEMENT_API_VERSION", hide_env_values = true,
           value_name = "VERSION", value_parser = microversion_client::cli::parse_api_version)]
     pub(crate) api_version: Option<VersionRequest>,
 
