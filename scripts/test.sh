@@ -4,7 +4,8 @@
 # every backend), the docs build, and placement-api
 # against upstream Placement on each database backend: upstream's gabbi
 # suite, the schema, and the same database served by both; on SQLite also
-# the errors the real openstack client prints against both, Nova's
+# the errors the real openstack client prints against both, the
+# `placement` command against both and beside osc-placement, Nova's
 # placement report client against both, placement-api against its own
 # OpenAPI documents (scripts/openapi-check.sh) and its API reference page
 # in headless chromium (scripts/reference-page-check.sh).
@@ -71,6 +72,8 @@ for backend in $backends; do
   if [ "$backend" = sqlite ]; then
     echo "== the openstack client's errors (scripts/osc-errors.sh)"
     bash scripts/osc-errors.sh --binary "$bin_dir/placement-api" "${ports[@]}"
+    echo "== the placement command against both, beside osc-placement (scripts/placement-cli.sh)"
+    bash scripts/placement-cli.sh --binary "$bin_dir/placement-api" --client "${CARGO_TARGET_DIR:-target}/debug/placement" "${ports[@]}"
     echo "== Nova's placement report client (scripts/nova-report-client.sh)"
     bash scripts/nova-report-client.sh --binary "$bin_dir/placement-api" "${ports[@]}"
     # The OpenAPI documents against the server (about 3 minutes).

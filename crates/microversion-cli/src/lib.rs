@@ -12,7 +12,8 @@
 //!   profiles of [`microversion::Profile`] ([`check`]).
 //!
 //! This library is the binary's logic; `main` only calls [`run`]. The
-//! checker is also usable from Rust ([`check::Check`]).
+//! checker is also usable from Rust ([`check::Check`]). The crate's second
+//! binary, `placement`, a client of the Placement API, is [`placement`].
 //!
 //! # Exit codes
 //!
@@ -54,6 +55,7 @@ mod cloud;
 mod cloud_list;
 mod error;
 mod net;
+pub mod placement;
 mod request;
 mod table;
 mod version_list;

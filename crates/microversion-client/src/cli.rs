@@ -159,21 +159,24 @@ impl CliVersions {
         Ok(command)
     }
 
-    /// Checks the subcommand and options used in `matches` against
-    /// `version`. Options count when given on the command line or by an
-    /// environment variable, not when they hold their default.
+    /// The registered subcommands and options that `matches` uses, in
+    /// order from the top level down, each named as messages name it
+    /// (``command `resource-provider list` ``, ``option --in-tree of
+    /// `resource-provider list` ``) with its span. Options count when
+    /// given on the command line or by an environment variable, not when
+    /// they hold their default.
     ///
-    /// # Errors
-    ///
-    /// Returns an error ([`Error::is_gate`]) naming the first subcommand or
-    /// option whose span excludes `version`, its span and the version.
-    pub fn validate(&self, matches: &ArgMatches, version: Version) -> Result<(), Error> {
+    /// A CLI that sends the lowest version its user needs starts from the
+    /// latest start of these spans.
+    #[must_use]
+    pub fn used(&self, matches: &ArgMatches) -> Vec<(String, VersionSpan)> {
+        let mut used = Vec::new();
         let mut path = String::new();
         let mut level = Some(matches);
         while let Some(matches) = level {
             if !path.is_empty() {
                 if let Some(span) = self.command_span(&path) {
-                    check_span(&format!("command `{path}`"), span, version)?;
+                    used.push((format!("command `{path}`"), span));
                 }
             }
             for option in self.options.iter().filter(|o| o.command == path) {
@@ -193,7 +196,7 @@ impl CliVersions {
                     } else {
                         format!("option {name} of `{path}`")
                     };
-                    check_span(&feature, option.span, version)?;
+                    used.push((feature, option.span));
                 }
             }
             level = matches.subcommand().map(|(name, sub)| {
@@ -203,6 +206,21 @@ impl CliVersions {
                 path.push_str(name);
                 sub
             });
+        }
+        used
+    }
+
+    /// Checks the subcommand and options used in `matches` against
+    /// `version`. Options count when given on the command line or by an
+    /// environment variable, not when they hold their default.
+    ///
+    /// # Errors
+    ///
+    /// Returns an error ([`Error::is_gate`]) naming the first subcommand or
+    /// option whose span excludes `version`, its span and the version.
+    pub fn validate(&self, matches: &ArgMatches, version: Version) -> Result<(), Error> {
+        for (feature, span) in self.used(matches) {
+            check_span(&feature, span, version)?;
         }
         Ok(())
     }
@@ -436,6 +454,40 @@ mod tests {
             versions.validate(&m, v("2.20")).unwrap_err().to_string(),
             "option --fields is supported by API versions 2.30 - latest; the version in use is 2.20"
         );
+    }
+
+    #[test]
+    fn used_lists_what_the_command_line_uses() {
+        let mut versions = versions();
+        let cmd = versions.apply(cli()).unwrap();
+        let m = cmd
+            .clone()
+            .try_get_matches_from(["tool", "--fields", "id", "server", "list", "--tag", "a"])
+            .unwrap();
+        let used: Vec<(String, String)> = versions
+            .used(&m)
+            .into_iter()
+            .map(|(what, span)| (what, span.to_string()))
+            .collect();
+        assert_eq!(
+            used,
+            [
+                ("option --fields".to_owned(), "2.30 - latest".to_owned()),
+                (
+                    "command `server list`".to_owned(),
+                    "2.1 - latest".to_owned()
+                ),
+                (
+                    "option --tag of `server list`".to_owned(),
+                    "2.26 - latest".to_owned()
+                ),
+            ]
+        );
+        // Defaults are not uses.
+        let m = cmd
+            .try_get_matches_from(["tool", "server", "list"])
+            .unwrap();
+        assert_eq!(versions.used(&m).len(), 1);
     }
 
     #[test]
