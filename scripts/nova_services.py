@@ -291,7 +291,8 @@ class Driver(object):
                 "type": mig["migration_type"], "status": mig["status"],
                 "source": mig["source_compute"], "dest": mig["dest_compute"],
             })
-        migrations.sort(key=lambda m: json.dumps(m, sort_keys=True))
+        # By server and type: the hosts are renamed later (see run).
+        migrations.sort(key=lambda m: (m["server"], m["type"]))
         return {"servers": servers, "migrations": migrations}
 
     # Placement's side.
