@@ -5,7 +5,8 @@
 # against upstream Placement on each database backend: upstream's gabbi
 # suite, the schema, and the same database served by both; on SQLite also
 # the errors the real openstack client prints against both, Nova's
-# placement report client against both, and placement-api against its own
+# placement report client against both, Nova's services end to end on
+# placement-api (compared with upstream's record), and placement-api against its own
 # OpenAPI documents (scripts/openapi-check.sh).
 #
 # MV_TEST_BACKENDS (default "sqlite postgresql mysql") picks the backends;
@@ -66,6 +67,8 @@ for backend in $backends; do
     bash scripts/osc-errors.sh --binary "$bin_dir/placement-api" "${ports[@]}"
     echo "== Nova's placement report client (scripts/nova-report-client.sh)"
     bash scripts/nova-report-client.sh --binary "$bin_dir/placement-api" "${ports[@]}"
+    echo "== Nova's services end to end (scripts/nova-services.sh --short, about 3.5 minutes)"
+    bash scripts/nova-services.sh --short --binary "$bin_dir/placement-api" "${ports[@]}"
     # The OpenAPI documents against the server (about 3 minutes).
     echo "== OpenAPI documents against placement-api (schemathesis)"
     openapi_port=()
