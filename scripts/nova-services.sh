@@ -85,6 +85,10 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 fail() { echo "nova-services.sh: $*" >&2; exit 1; }
+# logs_at PATH: PATH when --keep keeps it, else how to keep it.
+logs_at() {
+  if [ -n "$keep" ]; then echo "$1"; else echo "$(basename "$1"); rerun with --keep DIR to keep the logs"; fi
+}
 
 # spawn LOG COMMAND...: runs COMMAND in the background in its own process
 # group, its output in LOG; sets spawned_pid.
@@ -118,7 +122,7 @@ keystone_port=$(free_port "$ports") || fail "no free port"
 # One worker: Keystone on SQLite answers 500 ("database is locked") to
 # token requests made at the same time, as Nova's services make at start.
 env_lines=$(MV_KEYSTONE_WORKERS=1 MV_KEYSTONE_DIR=$work/keystone bash scripts/keystone.sh start --port "$keystone_port" 2>"$out/keystone-start.log") \
-  || { keystone_port=; fail "Keystone did not start (see $out/keystone-start.log)"; }
+  || { keystone_port=; fail "Keystone did not start (see $(logs_at "$out/keystone-start.log"))"; }
 eval "$env_lines"
 token=$(keystone_token "$KEYSTONE_URL" admin "$KEYSTONE_ADMIN_PASSWORD" \
   '{"project": {"name": "admin", "domain": {"id": "default"}}}') || fail "no admin token from Keystone"
@@ -159,7 +163,7 @@ flavor = keystone
 CONF
 keystone_authtoken_section | sed '/^\[api\]/,/^\[/{/^\[keystone_authtoken\]/!d}' >> "$glance_dir/glance-api.conf"
 "$glance_venv/bin/glance-manage" --config-file "$glance_dir/glance-api.conf" db sync >"$out/glance-sync.log" 2>&1 \
-  || fail "glance-manage db sync failed (see $out/glance-sync.log)"
+  || fail "glance-manage db sync failed (see $(logs_at "$out/glance-sync.log"))"
 glance_port=$(free_port "$ports") || fail "no free port"
 spawn "$out/glance-gunicorn.log" env OS_GLANCE_CONFIG_DIR="$glance_dir" "$glance_venv/bin/gunicorn" \
   --bind "127.0.0.1:$glance_port" --workers 1 --no-control-socket glance.wsgi.api:application
@@ -254,7 +258,7 @@ one() {
     "${manage[@]}" cell_v2 map_cell0 --database_connection "sqlite:///$dir/nova_cell0.sqlite?timeout=60" &&
     "${manage[@]}" cell_v2 create_cell --name cell1 --verbose &&
     "${manage[@]}" db sync
-  } >"$logs/nova-manage.log" 2>&1 || { echo "nova-services.sh: nova-manage failed (see $logs/nova-manage.log)"; return 1; }
+  } >"$logs/nova-manage.log" 2>&1 || { echo "nova-services.sh: nova-manage failed (see $(logs_at "$logs/nova-manage.log"))"; return 1; }
   # Nova's processes share these files: write-ahead logging so that the
   # API's reads do not wait for writers, and (the timeout=60 of the URLs)
   # a transaction waits up to 60 s for another's instead of pysqlite's 5 s.
@@ -270,7 +274,7 @@ for path in sys.argv[1:]:
   local api_port
   api_port=$(free_port "$ports") || return 1
   spawn "$logs/api.log" "$py" "$helper" api --config-dir "$dir" --port "$api_port"
-  wait_port "$api_port" "$spawned_pid" 90 || { echo "nova-services.sh: Nova's API did not start (see $logs/api.log)"; return 1; }
+  wait_port "$api_port" "$spawned_pid" 90 || { echo "nova-services.sh: Nova's API did not start (see $(logs_at "$logs/api.log"))"; return 1; }
   # The computes one after the other: the first registered is the first
   # the scheduler weighs among equals.
   for host in nova-c1 nova-c2; do
@@ -279,10 +283,16 @@ for path in sys.argv[1:]:
     printf '[DEFAULT]\nhost = %s\nstate_path = %s/state-%s\n' "$host" "$dir" "$host" > "$dir/$host.conf"
     spawn "$logs/compute-$host.log" "$py" "$helper" service nova-compute "${conf[@]}" --config-file "$dir/$host.conf"
     "$py" "$helper" wait-provider --placement "$placement_url" --name "$host" \
-      || { echo "nova-services.sh: nova-compute $host did not report to placement (see $logs/compute-$host.log)"; return 1; }
+      || { echo "nova-services.sh: nova-compute $host did not report to placement (see $(logs_at "$logs/compute-$host.log"))"; return 1; }
   done
-  "${manage[@]}" cell_v2 discover_hosts --verbose >>"$logs/nova-manage.log" 2>&1 \
-    || { echo "nova-services.sh: discover_hosts failed (see $logs/nova-manage.log)"; return 1; }
+  # While the services write to the same files: through nova_services.py
+  # (IMMEDIATE transactions), and tried three times.
+  local try
+  for try in 1 2 3; do
+    "$py" "$helper" service nova-manage "${conf[@]}" cell_v2 discover_hosts --verbose >>"$logs/nova-manage.log" 2>&1 && break
+    [ "$try" = 3 ] && { echo "nova-services.sh: discover_hosts failed (see $(logs_at "$logs/nova-manage.log"))"; return 1; }
+    sleep 2
+  done
   echo "-- Nova against $name ($placement_url)"
   timeout 600 "$py" "$helper" run --nova "http://127.0.0.1:$api_port/v2.1" --placement "$placement_url" \
     --image "$image" --out "$out/$name.json" \
@@ -314,7 +324,7 @@ serve_placement() {
   else
     spawn "$out/$name-placement.log" "$binary" --config-file "$dir/placement.conf" --bind "127.0.0.1:$port"
   fi
-  wait_port "$port" "$spawned_pid" 60 || { echo "nova-services.sh: $name placement did not start (see $out/$name-placement.log)"; return 1; }
+  wait_port "$port" "$spawned_pid" 60 || { echo "nova-services.sh: $name placement did not start (see $(logs_at "$out/$name-placement.log"))"; return 1; }
   placement_url=http://127.0.0.1:$port
   MV_KEYSTONE_DIR=$work/keystone bash scripts/keystone.sh endpoint --port "$keystone_port" placement placement "$placement_url" 2>/dev/null \
     || { echo "nova-services.sh: could not put placement in Keystone's catalog"; return 1; }

@@ -1,6 +1,6 @@
 """Helpers of scripts/nova-services.sh: Nova's services end to end.
 
-    python nova_services.py service nova-compute|nova-conductor|nova-scheduler ARGS...
+    python nova_services.py service nova-compute|nova-conductor|nova-scheduler|nova-manage ARGS...
     python nova_services.py api --config-dir DIR --port PORT
     python nova_services.py neutron --port PORT --log FILE
     python nova_services.py wait-provider --placement URL --name HOST
@@ -87,7 +87,8 @@ def sqlite_immediate():
         return statement, params
 
 
-SERVICES = {"nova-compute": "nova.cmd.compute",
+SERVICES = {"nova-manage": "nova.cmd.manage",
+            "nova-compute": "nova.cmd.compute",
             "nova-conductor": "nova.cmd.conductor",
             "nova-scheduler": "nova.cmd.scheduler"}
 
