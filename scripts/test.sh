@@ -6,9 +6,10 @@
 # suite, the schema, and the same database served by both; on SQLite also
 # the errors the real openstack client prints against both, the
 # `placement` command against both and beside osc-placement, Nova's
-# placement report client against both, placement-api against its own
-# OpenAPI documents (scripts/openapi-check.sh) and its API reference page
-# in headless chromium (scripts/reference-page-check.sh).
+# placement report client against both, Nova's services end to end on
+# placement-api (compared with upstream's record), placement-api against
+# its own OpenAPI documents (scripts/openapi-check.sh) and its API
+# reference page in headless chromium (scripts/reference-page-check.sh).
 #
 # MV_TEST_BACKENDS (default "sqlite postgresql mysql") picks the backends;
 # MV_PG_URL and MV_MYSQL_URL the servers (scripts/lib.sh); MV_PORTS
@@ -76,6 +77,8 @@ for backend in $backends; do
     bash scripts/placement-cli.sh --binary "$bin_dir/placement-api" --client "${CARGO_TARGET_DIR:-target}/debug/placement" "${ports[@]}"
     echo "== Nova's placement report client (scripts/nova-report-client.sh)"
     bash scripts/nova-report-client.sh --binary "$bin_dir/placement-api" "${ports[@]}"
+    echo "== Nova's services end to end (scripts/nova-services.sh --short, about 3.5 minutes)"
+    bash scripts/nova-services.sh --short --binary "$bin_dir/placement-api" "${ports[@]}"
     # The OpenAPI documents against the server (about 3 minutes).
     echo "== OpenAPI documents against placement-api (schemathesis)"
     openapi_port=()
