@@ -37,6 +37,10 @@ pub struct AppState {
     pub(crate) keystone: Option<keystone_auth::KeystoneAuthLayer>,
     /// The metrics, when `[metrics] bind` turns them on.
     pub metrics: Option<crate::metrics::Metrics>,
+    /// Allocation candidate searches that may run at once (two per core):
+    /// each holds megabytes while it runs and is bound by the cores, so
+    /// more at once add memory, not answers.
+    pub(crate) candidate_searches: Arc<tokio::sync::Semaphore>,
 }
 
 impl AppState {
@@ -78,6 +82,9 @@ impl AppState {
             versions_body: versions_body.into(),
             keystone,
             metrics,
+            candidate_searches: Arc::new(tokio::sync::Semaphore::new(
+                2 * std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+            )),
         })
     }
 

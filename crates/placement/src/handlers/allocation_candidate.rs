@@ -179,6 +179,8 @@ async fn list(
     wide.nested_aware = NESTED.contains(version);
     wide.max_candidates = usize::try_from(state.config.max_allocation_candidates).ok();
     wide.strategy = state.config.allocation_candidates_strategy;
+    // Held until the answer is serialized; the semaphore is never closed.
+    let _running = state.candidate_searches.acquire().await.ok();
     let found = candidate::search(&state.store, &groups, &wide)
         .await
         .map_err(|e| match e {
