@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Reliability checks of placement-api (issue #8), short (CI) or full form:
-#   fuzz      the eight cargo-fuzz targets of fuzz/ (30 s each; full: 600 s)
+#   fuzz      the eight cargo-fuzz targets of fuzz/ (15 s each; full: 600 s)
 #   load      mixed-version load, 64 connections (10,000 requests; full 100,000)
 #   crash     SIGKILL during allocation writes, restart, check (SQLite and
 #             PostgreSQL; 1 round each, full: 5 rounds)
@@ -41,7 +41,7 @@ if [ "$full" = 1 ]; then
   fuzz_s=600 requests=100000 rounds=5 load_max=1800 race_s=30 galera_s=60
   fuzz_flags=(-O)
 else
-  fuzz_s=30 requests=10000 rounds=1 load_max=300 race_s=8 galera_s=15
+  fuzz_s=15 requests=10000 rounds=1 load_max=300 race_s=8 galera_s=15
   fuzz_flags=(-O -s none --codegen-units 16)
 fi
 target=${CARGO_TARGET_DIR:-target}
