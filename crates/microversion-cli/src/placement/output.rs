@@ -47,36 +47,19 @@ impl Shown {
         let keep = |columns: &[String]| -> Vec<bool> {
             columns.iter().map(|c| wanted.contains(c)).collect()
         };
-        let filter = |items: Vec<Value>, keep: &[bool]| -> Vec<Value> {
-            items
-                .into_iter()
-                .zip(keep)
-                .filter_map(|(v, k)| k.then_some(v))
-                .collect()
-        };
         match self {
             Shown::One { columns, values } => {
                 let k = keep(&columns);
                 Shown::One {
-                    columns: columns
-                        .iter()
-                        .zip(&k)
-                        .filter(|(_, k)| **k)
-                        .map(|(c, _)| c.clone())
-                        .collect(),
-                    values: filter(values, &k),
+                    columns: kept(columns, &k),
+                    values: kept(values, &k),
                 }
             }
             Shown::List { columns, rows } => {
                 let k = keep(&columns);
                 Shown::List {
-                    columns: columns
-                        .iter()
-                        .zip(&k)
-                        .filter(|(_, k)| **k)
-                        .map(|(c, _)| c.clone())
-                        .collect(),
-                    rows: rows.into_iter().map(|r| filter(r, &k)).collect(),
+                    columns: kept(columns, &k),
+                    rows: rows.into_iter().map(|r| kept(r, &k)).collect(),
                 }
             }
         }
@@ -257,6 +240,15 @@ fn draw(header: &[String], rows: &[Vec<String>], right: &[bool]) -> String {
     }
     out.push_str(&rule);
     out
+}
+
+/// The `items` whose place in `keep` is true.
+fn kept<T>(items: Vec<T>, keep: &[bool]) -> Vec<T> {
+    items
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(item, k)| k.then_some(item))
+        .collect()
 }
 
 #[cfg(test)]
