@@ -9,7 +9,9 @@
 #   bash scripts/cluster.sh bench
 #
 #   race    N instances (default 4) on one new database of the backend
-#           (the servers of scripts/lib.sh: MV_PG_URL, MV_MYSQL_URL).
+#           (the servers of scripts/lib.sh: MV_PG_URL, MV_MYSQL_URL); the
+#           instances' allocation write counters (/metrics) must show
+#           retries, each conflict retried or given up.
 #   galera  a three-node Galera cluster (scripts/galera.sh, in a fresh
 #           directory, stopped and removed at the end), one instance on
 #           each node; after a third of the run node 3 is killed with
@@ -79,15 +81,19 @@ trap cleanup EXIT
 # GET_LOCK is local to a node, so syncs on two nodes at once would race);
 # sets urls.
 start_instances() {
-  local i=0 u port started=()
-  urls=()
+  local i=0 u port mport started=()
+  urls=() metrics=()
   for u in "$@"; do
     port=$(free_port "${MV_PORTS:-}")
     # Not the same port twice when two are picked before either listens.
     while [[ " ${urls[*]:-} " == *":$port "* ]]; do port=$(free_port "${MV_PORTS:-}"); done
     i=$((i + 1))
-    "$binary" --bind "127.0.0.1:$port" --database "$u" --policy legacy >"$work/api-$i.log" 2>&1 &
+    mport=$(free_port "${MV_PORTS:-}")
+    while [ "$mport" = "$port" ] || [[ " ${metrics[*]:-} ${urls[*]:-} " == *":$mport"[/\ ]* ]]; do mport=$(free_port "${MV_PORTS:-}"); done
+    "$binary" --bind "127.0.0.1:$port" --metrics-bind "127.0.0.1:$mport" --database "$u" --policy legacy \
+      >"$work/api-$i.log" 2>&1 &
     pids+=($!)
+    metrics+=("http://127.0.0.1:$mport/metrics")
     started+=($!)
     urls+=("http://127.0.0.1:$port")
     [ "$i" = 1 ] || continue
@@ -118,7 +124,35 @@ race() {
   start_instances "${list[@]}"
   for u in "${urls[@]}"; do args+=(--url "$u"); done
   python3 scripts/reliability/cluster.py "${args[@]}" --sql "$(sql_command "$backend" "$name")" \
-    --writers "$writers" --seconds "$secs" --max-request-seconds 30
+    --writers "$writers" --seconds "$secs" --max-request-seconds 30 || return 1
+  write_conflict_metrics
+}
+
+# write_conflict_metrics: the allocation write counters of every
+# instance's /metrics, summed: the race must have made writes try again,
+# and each conflict is either followed by a retry or ends the write
+# (conflicts = retries + writes that gave up).
+write_conflict_metrics() {
+  local m text
+  for m in "${metrics[@]}"; do
+    text+=$(curl -fsS "$m") || { echo "cluster.sh: no metrics at $m" >&2; return 1; }
+    text+=$'\n'
+  done
+  python3 -c '
+import sys
+sums = {}
+for line in sys.stdin:
+    name, _, value = line.rpartition(" ")
+    if name.startswith("placement_allocation_write_"):
+        sums[name] = sums.get(name, 0) + float(value)
+conflicts, retries, failures = (int(sums.get(f"placement_allocation_write_{k}_total", 0))
+                                for k in ("conflicts", "retries", "failures"))
+print(f"metrics of all instances: {conflicts} write conflicts, {retries} retries, {failures} gave up",
+      file=sys.stderr)
+ok = retries >= 1 and conflicts == retries + failures
+if not ok:
+    print("cluster.sh: the allocation write counters do not add up (or no retry was counted)", file=sys.stderr)
+sys.exit(0 if ok else 1)' <<<"$text"
 }
 
 stop_instances() {
