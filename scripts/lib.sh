@@ -216,3 +216,44 @@ project_domain_name = Default
 interface = public
 CONF
 }
+
+# keystone_placement_conf DIR DATABASE-URL APP-LOG: DIR/placement.conf,
+# read by upstream and placement-api alike, behind the Keystone of a
+# running scripts/keystone.sh (keystone_authtoken_section) with the legacy
+# policy; APP-LOG is its [DEFAULT] log_file.
+keystone_placement_conf() {
+  mkdir -p "$1"
+  cat > "$1/placement.conf" <<CONF
+[DEFAULT]
+log_file = $3
+[placement_database]
+connection = $2
+[oslo_policy]
+enforce_new_defaults = false
+enforce_scope = false
+CONF
+  keystone_authtoken_section >> "$1/placement.conf"
+  echo "region_name = ${KEYSTONE_REGION:-RegionOne}" >> "$1/placement.conf"
+}
+
+# start_upstream_keystone VENV CONF-DIR LOG [FIRST-LAST]: upstream
+# Placement (gunicorn, one worker) reading CONF-DIR/placement.conf
+# (keystone_placement_conf), its output in LOG. Sets server_pid and
+# server_port.
+start_upstream_keystone() {
+  server_port=$(free_port "${4:-}") || return 1
+  OS_PLACEMENT_CONFIG_DIR=$2 "$1/bin/gunicorn" --bind "127.0.0.1:$server_port" \
+    --workers 1 --no-control-socket placement.wsgi.api:application >"$3" 2>&1 &
+  server_pid=$!
+  wait_port "$server_port" "$server_pid" 60
+}
+
+# start_placement_api_keystone BINARY CONF-DIR LOG [FIRST-LAST]:
+# placement-api reading CONF-DIR/placement.conf, as above.
+start_placement_api_keystone() {
+  server_port=$(free_port "${4:-}") || return 1
+  "$1" --config-file "$2/placement.conf" --bind "127.0.0.1:$server_port" >"$3" 2>&1 &
+  server_pid=$!
+  wait_port "$server_port" "$server_pid" 60
+}
+

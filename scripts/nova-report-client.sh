@@ -62,35 +62,13 @@ if [ -z "$binary" ]; then
   binary=${CARGO_TARGET_DIR:-$root/target}/debug/placement-api
 fi
 
-# keystone_conf DIR DATABASE-URL: a placement.conf (read by both servers)
-# behind Keystone with the legacy policy, in DIR.
-keystone_conf() {
-  mkdir -p "$1"
-  cat > "$1/placement.conf" <<CONF
-[DEFAULT]
-log_file = $out/$(basename "$1").log.app
-[placement_database]
-connection = $2
-[oslo_policy]
-enforce_new_defaults = false
-enforce_scope = false
-CONF
-  keystone_authtoken_section >> "$1/placement.conf"
-  echo "region_name = ${KEYSTONE_REGION:-RegionOne}" >> "$1/placement.conf"
-}
-
 mkdir -p "$work/upstream"
 url=$(db_create sqlite "$work/upstream.db")
 upstream_db_sync "$upstream_venv" "$work/upstream" "$url" >"$out/upstream-sync.log" 2>&1 \
   || { echo "nova-report-client.sh: upstream's db sync failed (see $out/upstream-sync.log)"; exit 1; }
 if [ -n "$keystone" ]; then
-  keystone_conf "$work/upstream-keystone" "$url"
-  port=$(free_port "$ports") || exit 1
-  OS_PLACEMENT_CONFIG_DIR=$work/upstream-keystone "$upstream_venv/bin/gunicorn" --bind "127.0.0.1:$port" \
-    --workers 1 --no-control-socket placement.wsgi.api:application >"$out/upstream.log" 2>&1 &
-  server_pid=$! server_port=$port
-  pids+=("$server_pid")
-  wait_port "$port" "$server_pid" 60
+  keystone_placement_conf "$work/upstream-keystone" "$url" "$out/upstream-keystone.log.app"
+  start_upstream_keystone "$upstream_venv" "$work/upstream-keystone" "$out/upstream.log" "$ports"
 else
   start_upstream_placement "$upstream_venv" "$work/upstream" "$url" "$out/upstream.log" "$ports"
 fi || { echo "nova-report-client.sh: upstream did not start (see $out/upstream.log)"; exit 1; }
@@ -99,12 +77,8 @@ upstream_url=http://127.0.0.1:$server_port
 
 url=$(db_create sqlite "$work/ours.db")
 if [ -n "$keystone" ]; then
-  keystone_conf "$work/ours-keystone" "$url"
-  port=$(free_port "$ports") || exit 1
-  "$binary" --config-file "$work/ours-keystone/placement.conf" --bind "127.0.0.1:$port" >"$out/ours.log" 2>&1 &
-  server_pid=$! server_port=$port
-  pids+=("$server_pid")
-  wait_port "$port" "$server_pid" 60
+  keystone_placement_conf "$work/ours-keystone" "$url" "$out/ours-keystone.log.app"
+  start_placement_api_keystone "$binary" "$work/ours-keystone" "$out/ours.log" "$ports"
 else
   start_placement_api "$binary" "$url" "$out/ours.log" "$ports"
 fi || { echo "nova-report-client.sh: placement-api did not start (see $out/ours.log)"; exit 1; }

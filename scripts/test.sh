@@ -107,6 +107,9 @@ echo "== placement-api behind the real Keystone, beside upstream"
 bash scripts/keystone-placement.sh --keystone-port "$keystone_port" --binary "$bin_dir/placement-api" "${ports[@]}"
 echo "== Nova's placement report client behind the real Keystone"
 bash scripts/nova-report-client.sh --keystone --binary "$bin_dir/placement-api" "${ports[@]}"
+echo "== the placement command behind the real Keystone, against both (scripts/placement-cli.sh)"
+bash scripts/placement-cli.sh --keystone --binary "$bin_dir/placement-api" \
+  --client "${CARGO_TARGET_DIR:-target}/debug/placement" "${ports[@]}"
 echo "== microversion-client and the CLI against the real Keystone's catalog"
 # placement-api and the demo service as compute and volumev3, in the
 # catalog (scripts/keystone-catalog.sh). One test at a time: Keystone's
