@@ -197,8 +197,9 @@ fn find_tag_start(text: &str, breaks_only: bool) -> Option<usize> {
 }
 
 /// webob's `html_escape`: Python's `html.escape` with quotes, then every
-/// character outside ASCII as a decimal character reference.
-fn html_escape(text: &str) -> String {
+/// character outside ASCII as a decimal character reference. Safe in
+/// HTML text and quoted attributes, so the reference page uses it too.
+pub(crate) fn html_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

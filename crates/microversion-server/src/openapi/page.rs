@@ -11,6 +11,7 @@ use http::{HeaderValue, header};
 use microversion::Version;
 
 use super::ApiDescription;
+use crate::webob::html_escape;
 
 /// What the page allows the browser to load: its own files, the
 /// documents from the same server, nothing else. Swagger UI sets inline
@@ -154,7 +155,7 @@ impl ReferencePage {
     pub fn html(&self, path: &str) -> String {
         let files = format!("{}/", last_segment(path));
         let document = relative(path, &self.document_url);
-        let title = escape(&format!("{} API reference", self.title));
+        let title = html_escape(&format!("{} API reference", self.title));
         let mut options = String::new();
         let highest = self.versions.last().map(|(v, _)| *v);
         for (version, deprecated) in &self.versions {
@@ -173,7 +174,7 @@ impl ReferencePage {
         let _ = writeln!(
             options,
             r#"      <option value="{WHOLE_RANGE}">{} (x-openstack)</option>"#,
-            escape(&self.whole)
+            html_escape(&self.whole)
         );
         format!(
             r#"<!DOCTYPE html>
@@ -199,7 +200,7 @@ impl ReferencePage {
 </body>
 </html>
 "#,
-            document = escape(&document),
+            document = html_escape(&document),
         )
     }
 
@@ -395,22 +396,6 @@ fn relative(page: &str, target: &str) -> String {
         out.insert_str(0, "./");
     }
     out.push_str(query);
-    out
-}
-
-/// `text` for HTML text and double-quoted attributes.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
     out
 }
 
