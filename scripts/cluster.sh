@@ -81,15 +81,14 @@ trap cleanup EXIT
 # GET_LOCK is local to a node, so syncs on two nodes at once would race);
 # sets urls.
 start_instances() {
-  local i=0 u port mport started=()
+  local i=0 u port mport started=() taken=()
   urls=() metrics=()
   for u in "$@"; do
-    port=$(free_port "${MV_PORTS:-}")
     # Not the same port twice when two are picked before either listens.
-    while [[ " ${urls[*]:-} " == *":$port "* ]]; do port=$(free_port "${MV_PORTS:-}"); done
+    port=$(free_port "${MV_PORTS:-}" "${taken[@]}") || return 1
+    mport=$(free_port "${MV_PORTS:-}" "${taken[@]}" "$port") || return 1
+    taken+=("$port" "$mport")
     i=$((i + 1))
-    mport=$(free_port "${MV_PORTS:-}")
-    while [ "$mport" = "$port" ] || [[ " ${metrics[*]:-} ${urls[*]:-} " == *":$mport"[/\ ]* ]]; do mport=$(free_port "${MV_PORTS:-}"); done
     "$binary" --bind "127.0.0.1:$port" --metrics-bind "127.0.0.1:$mport" --database "$u" --policy legacy \
       >"$work/api-$i.log" 2>&1 &
     pids+=($!)

@@ -137,18 +137,25 @@ db_drop() {
   esac
 }
 
-# free_port [FIRST-LAST]: prints a port nothing listens on, from the range
-# when one is given, else one the system picks.
+# free_port [FIRST-LAST [TAKEN...]]: prints a port nothing listens on,
+# from the range when one is given (empty: one the system picks), and
+# none of the TAKEN ports: those picked already for servers that do not
+# listen yet.
 free_port() {
   local range=${1:-} p first last
+  [ $# -gt 0 ] && shift
+  local taken=" $* "
   if [ -n "$range" ]; then
     first=${range%-*} last=${range#*-}
     for p in $(seq "$first" "$last"); do
-      port_open "$p" || { echo "$p"; return 0; }
+      port_open "$p" || [[ $taken == *" $p "* ]] || { echo "$p"; return 0; }
     done
     return 1
   fi
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+  while :; do
+    p=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    [[ $taken == *" $p "* ]] || { echo "$p"; return 0; }
+  done
 }
 
 # random_password: a fresh random password (URL-safe characters).

@@ -64,17 +64,11 @@ trap cleanup EXIT
 
 url=$(db_create "$backend" "$db_name") || exit 1
 # Three distinct free ports: two instances and HAProxy.
-if [ -n "$ports" ]; then
-  mapfile -t picked < <(for p in $(seq "${ports%-*}" "${ports#*-}"); do port_open "$p" || echo "$p"; done | head -3)
-else
-  mapfile -t picked < <(python3 -c '
-import socket
-held = [socket.socket() for _ in range(3)]
-for s in held:
-    s.bind(("127.0.0.1", 0))
-print("\n".join(str(s.getsockname()[1]) for s in held))')
-fi
-[ "${#picked[@]}" = 3 ] || { echo "rolling-restart.sh: no three free ports" >&2; exit 1; }
+picked=()
+for _ in 1 2 3; do
+  p=$(free_port "$ports" "${picked[@]}") || { echo "rolling-restart.sh: no three free ports" >&2; exit 1; }
+  picked+=("$p")
+done
 api_ports=("${picked[0]}" "${picked[1]}") lb_port=${picked[2]}
 
 # haproxy_sees_up N: waits (at most 30 s) until HAProxy's health checks
