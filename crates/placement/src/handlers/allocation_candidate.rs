@@ -514,7 +514,7 @@ impl Serialize for Rendered<'_> {
         let summaries = MapOf(|| {
             self.found.summaries.iter().map(|summary| {
                 (
-                    summary.uuid.as_str(),
+                    &*summary.uuid,
                     RenderedSummary {
                         summary,
                         answer: self,
@@ -539,29 +539,7 @@ struct RenderedRequest<'a> {
 
 impl Serialize for RenderedRequest<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        let mut by_provider: Vec<(&str, Vec<(&str, i64)>)> = Vec::new();
-        // Where each provider, and each class of a provider, is in
-        // `by_provider` (a search of the lists for each part would cost
-        // the square of the parts).
-        let mut provider_at: foldhash::HashMap<&str, usize> = foldhash::HashMap::default();
-        let mut class_at: foldhash::HashMap<(&str, &str), usize> = foldhash::HashMap::default();
-        for (uuid, class, amount) in &self.request.resources {
-            let n = *provider_at.entry(uuid.as_str()).or_insert_with(|| {
-                by_provider.push((uuid, Vec::new()));
-                by_provider.len() - 1
-            });
-            // The search sums a provider's class into one part, so a class
-            // comes once; were it repeated, the last amount would count, in
-            // the first one's place, as in a JSON object built by inserting.
-            let classes = &mut by_provider[n].1;
-            match class_at.entry((uuid.as_str(), class.as_str())) {
-                std::collections::hash_map::Entry::Occupied(at) => classes[*at.get()].1 = *amount,
-                std::collections::hash_map::Entry::Vacant(at) => {
-                    at.insert(classes.len());
-                    classes.push((class, *amount));
-                }
-            }
-        }
+        let by_provider = by_provider(&self.request.resources);
         let mut map = serializer.serialize_map(None)?;
         if self.dict {
             let allocations = MapOf(|| {
@@ -571,7 +549,13 @@ impl Serialize for RenderedRequest<'_> {
             });
             map.serialize_entry("allocations", &allocations)?;
             if self.mappings {
-                map.serialize_entry("mappings", &self.request.mappings)?;
+                let mappings = MapOf(|| {
+                    self.request
+                        .mappings
+                        .iter()
+                        .map(|(suffix, uuids)| (suffix, SeqOf(|| uuids.iter().map(|u| &**u))))
+                });
+                map.serialize_entry("mappings", &mappings)?;
             }
         } else {
             let allocations = SeqOf(|| {
@@ -584,6 +568,53 @@ impl Serialize for RenderedRequest<'_> {
         }
         map.end()
     }
+}
+
+/// A request's parts by provider, providers in the order first met, each
+/// with its classes in the order given. The search sums a provider's class
+/// into one part, so a class comes once; were it repeated, the last amount
+/// would count, in the first one's place, as in a JSON object built by
+/// inserting.
+fn by_provider(resources: &[(Arc<str>, Arc<str>, i64)]) -> Vec<(&str, Vec<(&str, i64)>)> {
+    // Past a few parts, where each provider and class is in the lists is
+    // kept in maps: a search of the lists for each part would cost the
+    // square of the parts.
+    const FEW: usize = 16;
+    let mut by_provider: Vec<(&str, Vec<(&str, i64)>)> = Vec::new();
+    let mut provider_at: foldhash::HashMap<&str, usize> = foldhash::HashMap::default();
+    let mut class_at: foldhash::HashMap<(&str, &str), usize> = foldhash::HashMap::default();
+    let many = resources.len() > FEW;
+    for (uuid, class, amount) in resources {
+        let (uuid, class) = (&**uuid, &**class);
+        let found = if many {
+            provider_at.get(uuid).copied()
+        } else {
+            by_provider.iter().position(|(u, _)| *u == uuid)
+        };
+        let n = found.unwrap_or_else(|| {
+            by_provider.push((uuid, Vec::new()));
+            if many {
+                provider_at.insert(uuid, by_provider.len() - 1);
+            }
+            by_provider.len() - 1
+        });
+        let classes = &mut by_provider[n].1;
+        let found = if many {
+            class_at.get(&(uuid, class)).copied()
+        } else {
+            classes.iter().position(|(c, _)| *c == class)
+        };
+        match found {
+            Some(at) => classes[at].1 = *amount,
+            None => {
+                if many {
+                    class_at.insert((uuid, class), classes.len());
+                }
+                classes.push((class, *amount));
+            }
+        }
+    }
+    by_provider
 }
 
 /// Amounts by class, in order.
@@ -635,25 +666,20 @@ impl Serialize for RenderedSummary<'_> {
             summary
                 .resources
                 .iter()
-                .filter(|r| {
-                    answer
-                        .shown
-                        .as_ref()
-                        .is_none_or(|s| s.contains(r.class.as_str()))
-                })
+                .filter(|r| answer.shown.as_ref().is_none_or(|s| s.contains(&*r.class)))
                 .map(|r| {
                     let (capacity, used) = (r.capacity, r.used);
-                    (r.class.as_str(), Capacity { capacity, used })
+                    (&*r.class, Capacity { capacity, used })
                 })
         });
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("resources", &resources)?;
         if answer.traits {
-            map.serialize_entry("traits", &summary.traits)?;
+            map.serialize_entry("traits", &*summary.traits)?;
         }
         if answer.nested {
-            map.serialize_entry("parent_provider_uuid", &summary.parent_uuid)?;
-            map.serialize_entry("root_provider_uuid", &summary.root_uuid)?;
+            map.serialize_entry("parent_provider_uuid", &summary.parent_uuid.as_deref())?;
+            map.serialize_entry("root_provider_uuid", &*summary.root_uuid)?;
         }
         map.end()
     }
@@ -781,16 +807,16 @@ mod tests {
         let (p1, p2) = ("p1", "p2");
         let resources = |list: &[(&str, &str, i64)]| {
             list.iter()
-                .map(|(u, c, n)| ((*u).to_owned(), (*c).to_owned(), *n))
+                .map(|(u, c, n)| (Arc::from(*u), Arc::from(*c), *n))
                 .collect()
         };
         let mappings = |list: &[(&str, &[&str])]| {
             list.iter()
-                .map(|(k, v)| ((*k).to_owned(), v.iter().map(|u| (*u).to_owned()).collect()))
+                .map(|(k, v)| ((*k).to_owned(), v.iter().map(|u| Arc::from(*u)).collect()))
                 .collect()
         };
         let class = |class: &str, capacity, used| SummaryResource {
-            class: class.to_owned(),
+            class: Arc::from(class),
             capacity,
             used,
         };
@@ -811,18 +837,18 @@ mod tests {
             ],
             summaries: vec![
                 Summary {
-                    uuid: p2.to_owned(),
-                    parent_uuid: Some(p1.to_owned()),
-                    root_uuid: p1.to_owned(),
+                    uuid: Arc::from(p2),
+                    parent_uuid: Some(Arc::from(p1)),
+                    root_uuid: Arc::from(p1),
                     resources: vec![class("VCPU", 8, 1), class("DISK_GB", 100, 0)],
-                    traits: vec!["HW_CPU_X86_AVX".to_owned(), "HW_NIC".to_owned()],
+                    traits: Arc::from(["HW_CPU_X86_AVX".to_owned(), "HW_NIC".to_owned()]),
                 },
                 Summary {
-                    uuid: p1.to_owned(),
+                    uuid: Arc::from(p1),
                     parent_uuid: None,
-                    root_uuid: p1.to_owned(),
+                    root_uuid: Arc::from(p1),
                     resources: vec![class("VCPU", 4, 0), class("MEMORY_MB", 1024, 128)],
-                    traits: Vec::new(),
+                    traits: Arc::from([]),
                 },
             ],
         };

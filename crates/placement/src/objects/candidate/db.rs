@@ -4,6 +4,7 @@
 //! summarizes.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
@@ -98,56 +99,105 @@ pub(super) async fn sharing_providers(store: &Store) -> Result<HashSet<i64>> {
         .await
 }
 
-/// `(provider, root)` of the providers whose inventory of `class_id` can
-/// take `amount` more (capacity after usage, min_unit, max_unit,
-/// step_size), in the tree of `root` when given.
+/// Whether any provider of the cloud has a parent, as read at the start
+/// of a search. In a flat cloud every provider is its own root, so the
+/// reads take a provider's id for its root instead of joining
+/// `resource_providers` for each row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Shape {
+    Flat,
+    Trees,
+}
+
+/// The inventories of one class, as read to find the providers with room.
+pub(super) struct ClassInventories {
+    /// `(provider, root)` of the providers whose inventory can take the
+    /// amount asked (capacity after usage, min_unit, max_unit, step_size),
+    /// by provider.
+    pub(super) with_room: Vec<(i64, i64)>,
+    /// Every inventory of the class read, with room or not, by provider:
+    /// what the summaries need of them, so that the trees read later
+    /// need not read them again.
+    pub(super) all: Vec<(i64, Room)>,
+}
+
+/// Capacity, usage and max_unit of one inventory: what a summary and the
+/// capacity checks need of it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Room {
+    pub(super) capacity: i64,
+    pub(super) used: i64,
+    pub(super) max_unit: i64,
+}
+
+/// The inventories of `class_id` (in the tree of `root` when given), and
+/// which of them can take `amount` more.
 pub(super) async fn providers_with_resource(
     store: &Store,
+    shape: Shape,
     class_id: i64,
     amount: i64,
     root: Option<i64>,
-) -> Result<Vec<(i64, i64)>> {
-    let mut query = format!(
-        "SELECT rp.id, rp.root_provider_id, inv.total, inv.reserved, inv.allocation_ratio, \
-         inv.min_unit, inv.max_unit, inv.step_size, {} \
-         FROM resource_providers rp \
-         JOIN inventories inv ON inv.resource_provider_id = rp.id AND inv.resource_class_id = ?",
-        store
-            .dialect()
-            .int(&format!("COALESCE({}, 0)", inventory::USED))
-    );
+) -> Result<ClassInventories> {
+    let used = store
+        .dialect()
+        .int(&format!("COALESCE({}, 0)", inventory::USED));
+    let columns = "inv.total, inv.reserved, inv.allocation_ratio, \
+                   inv.min_unit, inv.max_unit, inv.step_size";
+    let mut query = match shape {
+        Shape::Flat => format!(
+            "SELECT inv.resource_provider_id, inv.resource_provider_id, {columns}, {used} \
+             FROM inventories inv WHERE inv.resource_class_id = ?"
+        ),
+        Shape::Trees => format!(
+            "SELECT rp.id, rp.root_provider_id, {columns}, {used} \
+             FROM resource_providers rp \
+             JOIN inventories inv ON inv.resource_provider_id = rp.id \
+             AND inv.resource_class_id = ?"
+        ),
+    };
     let mut binds = vec![Bind::from(class_id)];
     if let Some(root) = root {
-        query.push_str(" WHERE rp.root_provider_id = ?");
+        query.push_str(match shape {
+            Shape::Flat => " AND inv.resource_provider_id = ?",
+            Shape::Trees => " WHERE rp.root_provider_id = ?",
+        });
         binds.push(Bind::from(root));
     }
-    // Sorted here: cheaper than SQLite's sorter.
+    let init = ClassInventories {
+        with_room: Vec::new(),
+        all: Vec::new(),
+    };
     let mut found = store
-        .fold_rows(query, binds, Vec::new(), move |out, row| {
-            if fits(row, amount)? {
-                out.push((row.required_int(0)?, row.required_int(1)?));
+        .fold_rows(query, binds, init, move |out, row| {
+            let int = |column| row.required_int(column);
+            let (id, root) = (int(0)?, int(1)?);
+            let (total, reserved, ratio) = (int(2)?, int(3)?, row.required_float(4)?);
+            let (min_unit, max_unit, step_size, used) = (int(5)?, int(6)?, int(7)?, int(8)?);
+            let fits = (used.saturating_add(amount)) as f64 <= (total - reserved) as f64 * ratio
+                && min_unit <= amount
+                && max_unit >= amount
+                && step_size > 0
+                && amount % step_size == 0;
+            if fits {
+                out.with_room.push((id, root));
             }
+            let capacity = inventory::capacity(total, reserved, ratio);
+            out.all.push((
+                id,
+                Room {
+                    capacity,
+                    used,
+                    max_unit,
+                },
+            ));
             Ok(())
         })
         .await?;
-    found.sort_unstable();
+    // Sorted here: cheaper than SQLite's sorter.
+    found.with_room.sort_unstable();
+    found.all.sort_unstable_by_key(|(id, _)| *id);
     Ok(found)
-}
-
-/// Whether the inventory in columns 2 to 8 of `row` (total, reserved,
-/// allocation ratio, min_unit, max_unit, step_size, used) can take
-/// `amount` more.
-fn fits(row: &dyn Columns, amount: i64) -> Result<bool> {
-    let int = |column| row.required_int(column);
-    let (total, reserved, ratio) = (int(2)?, int(3)?, row.required_float(4)?);
-    let (min_unit, max_unit, step_size, used) = (int(5)?, int(6)?, int(7)?, int(8)?);
-    Ok(
-        (used.saturating_add(amount)) as f64 <= (total - reserved) as f64 * ratio
-            && min_unit <= amount
-            && max_unit >= amount
-            && step_size > 0
-            && amount % step_size == 0,
-    )
 }
 
 /// The providers having at least one of the traits `trait_ids`.
@@ -272,14 +322,30 @@ pub(super) async fn trait_ids_of(store: &Store, ids: &[i64]) -> Result<HashMap<i
     .await
 }
 
+/// How a statement over `table` (its alias) keeps the rows of the trees
+/// in `marks`: `(join, condition)`. In a flat cloud a root's tree is the
+/// root alone, found by the provider's id without a join.
+fn in_trees(shape: Shape, table: &str, marks: &str) -> (String, String) {
+    match shape {
+        Shape::Flat => (
+            String::new(),
+            format!("{table}.resource_provider_id IN ({marks})"),
+        ),
+        Shape::Trees => (
+            format!(" JOIN resource_providers rp ON {table}.resource_provider_id = rp.id"),
+            format!("rp.root_provider_id IN ({marks})"),
+        ),
+    }
+}
+
 /// A provider of the trees read for the summaries.
 #[derive(Clone, Debug)]
 pub(super) struct TreeProvider {
     pub(super) id: i64,
-    pub(super) uuid: String,
-    pub(super) parent_uuid: Option<String>,
+    pub(super) uuid: Arc<str>,
+    pub(super) parent_uuid: Option<Arc<str>>,
     pub(super) root_id: i64,
-    pub(super) root_uuid: String,
+    pub(super) root_uuid: Arc<str>,
 }
 
 /// One inventory of the trees read, with its usage.
@@ -287,7 +353,7 @@ pub(super) struct TreeProvider {
 pub(super) struct TreeInventory {
     pub(super) provider: i64,
     pub(super) class_id: i64,
-    pub(super) class: String,
+    pub(super) class: Arc<str>,
     pub(super) capacity: i64,
     pub(super) used: i64,
     pub(super) max_unit: i64,
@@ -299,19 +365,32 @@ pub(super) struct Trees {
     pub(super) providers: Vec<TreeProvider>,
     pub(super) inventories: Vec<TreeInventory>,
     pub(super) traits: HashMap<i64, Vec<String>>,
+    /// Every class's name, by id.
+    pub(super) class_names: HashMap<i64, Arc<str>>,
 }
 
-/// Reads the trees rooted at `roots`. The rows are sorted here, which
-/// costs less than SQLite's sorter, and the uuids of roots and parents and
-/// the names of classes are looked up in memory rather than joined per row.
-pub(super) async fn trees(store: &Store, roots: &[i64]) -> Result<Trees> {
+/// Reads the trees rooted at `roots`, but for the inventories of the
+/// classes `known` (read already, of every provider). The rows are sorted
+/// here, which costs less than SQLite's sorter, and the uuids of roots and
+/// parents and the names of classes are looked up in memory rather than
+/// joined per row.
+pub(super) async fn trees(
+    store: &Store,
+    shape: Shape,
+    roots: &[i64],
+    known: &[i64],
+) -> Result<Trees> {
+    let providers_of = match shape {
+        Shape::Flat => "id",
+        Shape::Trees => "root_provider_id",
+    };
     let mut rows = fold_by_ids(
         store,
         roots,
         |marks| {
             format!(
                 "SELECT id, uuid, root_provider_id, parent_provider_id \
-                 FROM resource_providers WHERE root_provider_id IN ({marks})"
+                 FROM resource_providers WHERE {providers_of} IN ({marks})"
             )
         },
         Vec::new(),
@@ -330,17 +409,14 @@ pub(super) async fn trees(store: &Store, roots: &[i64]) -> Result<Trees> {
     // twice; its first reading stands, as do its inventories and traits.
     rows.sort_by_key(|row| row.0);
     rows.dedup_by_key(|row| row.0);
-    let uuids: HashMap<i64, &str> = rows
+    let uuids: HashMap<i64, Arc<str>> = rows
         .iter()
-        .map(|(id, uuid, ..)| (*id, uuid.as_str()))
+        .map(|(id, uuid, ..)| (*id, Arc::from(uuid.as_str())))
         .collect();
     let uuid_of = |id: i64| {
-        uuids
-            .get(&id)
-            .map(|uuid| (*uuid).to_owned())
-            .ok_or_else(|| {
-                Error::Inconsistent(format!("resource provider {id} is not in its tree"))
-            })
+        uuids.get(&id).map(Arc::clone).ok_or_else(|| {
+            Error::Inconsistent(format!("resource provider {id} is not in its tree"))
+        })
     };
     let mut providers = Vec::with_capacity(rows.len());
     for (id, _, root_id, parent_id) in &rows {
@@ -353,16 +429,23 @@ pub(super) async fn trees(store: &Store, roots: &[i64]) -> Result<Trees> {
         });
     }
     let used = store.dialect().int(inventory::USED);
+    // Literal ids (integers the search read), so that the statement's
+    // binds stay the roots alone.
+    let other_classes = if known.is_empty() {
+        String::new()
+    } else {
+        let ids: Vec<String> = known.iter().map(i64::to_string).collect();
+        format!(" AND inv.resource_class_id NOT IN ({})", ids.join(", "))
+    };
     let mut inventories = fold_by_ids(
         store,
         roots,
         |marks| {
+            let (join, tree) = in_trees(shape, "inv", marks);
             format!(
                 "SELECT inv.resource_provider_id, inv.resource_class_id, inv.total, \
                  inv.reserved, inv.allocation_ratio, inv.max_unit, {used} \
-                 FROM inventories inv \
-                 JOIN resource_providers rp ON inv.resource_provider_id = rp.id \
-                 WHERE rp.root_provider_id IN ({marks})"
+                 FROM inventories inv{join} WHERE {tree}{other_classes}",
             )
         },
         Vec::new(),
@@ -371,7 +454,7 @@ pub(super) async fn trees(store: &Store, roots: &[i64]) -> Result<Trees> {
             inventories.push(TreeInventory {
                 provider: row.required_int(0)?,
                 class_id: row.required_int(1)?,
-                class: String::new(),
+                class: Arc::from(""),
                 capacity: inventory::capacity(total, reserved, row.required_float(4)?),
                 used: row.int(6)?.unwrap_or(0),
                 max_unit: row.required_int(5)?,
@@ -380,20 +463,23 @@ pub(super) async fn trees(store: &Store, roots: &[i64]) -> Result<Trees> {
         },
     )
     .await?;
-    let class_names: HashMap<i64, String> = store
+    let class_names: HashMap<i64, Arc<str>> = store
         .fold_rows(
             inventory::CLASS_NAMES.to_owned(),
             Vec::new(),
             HashMap::new(),
             inventory::insert_class_name,
         )
-        .await?;
+        .await?
+        .into_iter()
+        .map(|(id, name): (i64, String)| (id, Arc::from(name)))
+        .collect();
     // Read after the inventories: a class named there exists unless it was
     // deleted since, which needs its inventories deleted first; such an
     // inventory is left out, as a later read would.
     inventories.retain_mut(|inv| match class_names.get(&inv.class_id) {
         Some(name) => {
-            inv.class.clone_from(name);
+            inv.class = Arc::clone(name);
             true
         }
         None => false,
@@ -404,12 +490,11 @@ pub(super) async fn trees(store: &Store, roots: &[i64]) -> Result<Trees> {
         store,
         roots,
         |marks| {
+            let (join, tree) = in_trees(shape, "rpt", marks);
             format!(
                 "SELECT rpt.resource_provider_id, t.id, t.name \
-                 FROM resource_provider_traits rpt \
-                 JOIN resource_providers rp ON rpt.resource_provider_id = rp.id \
-                 JOIN traits t ON t.id = rpt.trait_id \
-                 WHERE rp.root_provider_id IN ({marks})"
+                 FROM resource_provider_traits rpt{join} \
+                 JOIN traits t ON t.id = rpt.trait_id WHERE {tree}",
             )
         },
         Vec::new(),
@@ -433,5 +518,6 @@ pub(super) async fn trees(store: &Store, roots: &[i64]) -> Result<Trees> {
         providers,
         inventories,
         traits,
+        class_names,
     })
 }

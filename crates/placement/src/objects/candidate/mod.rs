@@ -41,12 +41,14 @@
 mod db;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use crate::config::CandidateStrategy;
 use crate::db::Store;
 use crate::error::Error;
+use db::Room;
 
 /// One request group (upstream's `RequestGroup`).
 #[derive(Clone, Debug, Default)]
@@ -90,19 +92,23 @@ pub(crate) struct RequestWide {
     pub(crate) strategy: CandidateStrategy,
 }
 
+// The answer shares the search's uuids, class names and trait lists
+// (`Arc`s): an answer of 1,000 candidates repeats each many times, and
+// copying them cost more than the search itself.
+
 /// One allocation request of the answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct AllocationRequest {
     /// `(provider uuid, class, amount)`, one per provider and class.
-    pub(crate) resources: Vec<(String, String, i64)>,
+    pub(crate) resources: Vec<(Arc<str>, Arc<str>, i64)>,
     /// Provider uuids by group suffix.
-    pub(crate) mappings: BTreeMap<String, BTreeSet<String>>,
+    pub(crate) mappings: BTreeMap<String, BTreeSet<Arc<str>>>,
 }
 
 /// One class of a provider summary.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct SummaryResource {
-    pub(crate) class: String,
+    pub(crate) class: Arc<str>,
     pub(crate) capacity: i64,
     pub(crate) used: i64,
 }
@@ -110,12 +116,12 @@ pub(crate) struct SummaryResource {
 /// A provider of a tree involved in the answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Summary {
-    pub(crate) uuid: String,
-    pub(crate) parent_uuid: Option<String>,
-    pub(crate) root_uuid: String,
+    pub(crate) uuid: Arc<str>,
+    pub(crate) parent_uuid: Option<Arc<str>>,
+    pub(crate) root_uuid: Arc<str>,
     pub(crate) resources: Vec<SummaryResource>,
-    /// Sorted by name.
-    pub(crate) traits: Vec<String>,
+    /// In trait id order.
+    pub(crate) traits: Arc<[String]>,
 }
 
 /// The answer.
@@ -181,21 +187,13 @@ impl Areq {
 /// A provider's summary while searching.
 #[derive(Clone, Debug)]
 struct ProviderInfo {
-    uuid: String,
-    parent_uuid: Option<String>,
+    uuid: Arc<str>,
+    parent_uuid: Option<Arc<str>>,
     root_id: i64,
-    root_uuid: String,
-    traits: Vec<String>,
+    root_uuid: Arc<str>,
+    traits: Arc<[String]>,
     /// `(class id, class, capacity, used)`, by class id.
-    resources: Vec<(i64, String, i64, i64)>,
-}
-
-/// Capacity, usage and max_unit of one inventory.
-#[derive(Clone, Copy, Debug)]
-struct Room {
-    capacity: i64,
-    used: i64,
-    max_unit: i64,
+    resources: Vec<(i64, Arc<str>, i64, i64)>,
 }
 
 /// The state shared by the groups of one request.
@@ -212,9 +210,15 @@ struct Search<'a> {
     /// Summaries in the order their providers were read.
     order: Vec<i64>,
     rooms: HashMap<(i64, i64), Room>,
-    class_names: HashMap<i64, String>,
+    class_names: HashMap<i64, Arc<str>>,
+    /// The inventories of the classes read over the whole cloud, by class,
+    /// by provider: the trees read after them leave these classes out.
+    class_rows: BTreeMap<i64, Vec<(i64, db::Room)>>,
     /// Whether the request has a single group.
     lone_group: bool,
+    /// Whether a sharing provider's candidate was anchored to a tree other
+    /// than its own: only then can two anchors hold the same candidate.
+    shared_across_anchors: bool,
     /// Classes asked by more than one group, and the total by class.
     multi_group_classes: HashSet<i64>,
     class_totals: HashMap<i64, i64>,
@@ -277,7 +281,9 @@ pub(crate) async fn search(
         order: Vec::new(),
         rooms: HashMap::new(),
         class_names: HashMap::new(),
+        class_rows: BTreeMap::new(),
         lone_group: groups.len() == 1,
+        shared_across_anchors: false,
         multi_group_classes: HashSet::new(),
         class_totals: HashMap::new(),
     };
@@ -307,7 +313,7 @@ pub(crate) async fn search(
         by_group.push((group.suffix.clone(), areqs));
     }
     let mut walk_budget = Budget::new(MAX_SEARCH_WORK);
-    let (areqs, summaries) = search.merge(&by_group, &mut walk_budget);
+    let (areqs, summaries) = search.merge(by_group, &mut walk_budget);
     warn_if_spent(&[&spread_budget, &walk_budget], groups.len(), areqs.len());
     let (areqs, summaries) = search.exclude_nested(areqs, summaries);
     let (areqs, summaries) = search.limit(areqs, summaries);
@@ -317,7 +323,10 @@ pub(crate) async fn search(
 impl Search<'_> {
     /// Resolves a group's names and reads the providers with room for each
     /// of its resources (upstream's order of checks).
-    async fn group(&self, group: &Group) -> Result<std::result::Result<GroupSearch, NoneFound>> {
+    async fn group(
+        &mut self,
+        group: &Group,
+    ) -> Result<std::result::Result<GroupSearch, NoneFound>> {
         let store = self.store;
         let mut resources = Vec::with_capacity(group.resources.len());
         for (name, amount) in &group.resources {
@@ -354,11 +363,16 @@ impl Search<'_> {
         }
         let mut with_resource = HashMap::new();
         for (class, amount) in &resources {
-            let found = db::providers_with_resource(store, *class, *amount, tree_root).await?;
-            if found.is_empty() {
+            let found =
+                db::providers_with_resource(store, self.shape(), *class, *amount, tree_root)
+                    .await?;
+            if tree_root.is_none() && !self.class_rows.contains_key(class) {
+                self.class_rows.insert(*class, found.all);
+            }
+            if found.with_room.is_empty() {
                 return Ok(Err(NoneFound));
             }
-            with_resource.insert(*class, found);
+            with_resource.insert(*class, found.with_room);
         }
         Ok(Ok(GroupSearch {
             suffix: group.suffix.clone(),
@@ -374,6 +388,14 @@ impl Search<'_> {
             tree_root,
             with_resource,
         }))
+    }
+
+    fn shape(&self) -> db::Shape {
+        if self.has_trees {
+            db::Shape::Trees
+        } else {
+            db::Shape::Flat
+        }
     }
 
     fn in_anchors(&self, root: i64) -> bool {
@@ -465,6 +487,7 @@ impl Search<'_> {
             if !sharing.is_empty() && g.tree_root.is_none() {
                 for (rp, anchor) in db::anchors_for_sharing(self.store, &sharing).await? {
                     these.insert((rp, anchor, *class));
+                    self.shared_across_anchors = true;
                 }
             }
             if let Some(anchors) = &self.anchor_roots {
@@ -792,6 +815,7 @@ impl Search<'_> {
                     let mut copy = areq.clone();
                     copy.anchor = anchor;
                     out.push(copy);
+                    self.shared_across_anchors = true;
                 }
             }
         }
@@ -808,7 +832,8 @@ impl Search<'_> {
         if new.is_empty() {
             return Ok(());
         }
-        let trees = db::trees(self.store, &new).await?;
+        let known: Vec<i64> = self.class_rows.keys().copied().collect();
+        let trees = db::trees(self.store, self.shape(), &new, &known).await?;
         let mut fresh = HashSet::new();
         for p in trees.providers {
             if self.providers.contains_key(&p.id) {
@@ -819,7 +844,10 @@ impl Search<'_> {
             self.providers.insert(
                 p.id,
                 ProviderInfo {
-                    traits: trees.traits.get(&p.id).cloned().unwrap_or_default(),
+                    traits: trees
+                        .traits
+                        .get(&p.id)
+                        .map_or_else(|| Arc::from([]), |t| Arc::from(t.as_slice())),
                     uuid: p.uuid,
                     parent_uuid: p.parent_uuid,
                     root_id: p.root_id,
@@ -846,17 +874,52 @@ impl Search<'_> {
                     .push((inv.class_id, inv.class, inv.capacity, inv.used));
             }
         }
+        // The inventories of the classes the trees read left out.
+        for (class, rows) in &self.class_rows {
+            let Some(name) = trees.class_names.get(class) else {
+                continue;
+            };
+            for id in &fresh {
+                let Ok(at) = rows.binary_search_by_key(id, |(provider, _)| *provider) else {
+                    continue;
+                };
+                let room = rows[at].1;
+                self.class_names.insert(*class, Arc::clone(name));
+                self.rooms.insert((*id, *class), room);
+                if let Some(p) = self.providers.get_mut(id) {
+                    p.resources
+                        .push((*class, Arc::clone(name), room.capacity, room.used));
+                }
+            }
+        }
+        if !self.class_rows.is_empty() {
+            for id in &fresh {
+                if let Some(p) = self.providers.get_mut(id) {
+                    p.resources.sort_unstable_by_key(|(class, ..)| *class);
+                }
+            }
+        }
         Ok(())
     }
 
     /// Whether `areqs` together stay within every capacity and max_unit.
     fn fits(&self, areqs: &[&Areq]) -> bool {
-        let mut totals: HashMap<(i64, i64), i64> = HashMap::new();
+        // The totals so far by (provider, class). A combination has a few
+        // parts: a list searched in order costs less than a map made for
+        // each check.
+        let mut totals: Vec<((i64, i64), i64)> = Vec::new();
         for areq in areqs {
             for part in &areq.parts {
-                let total = totals.entry((part.provider, part.class)).or_default();
+                let key = (part.provider, part.class);
+                let total = match totals.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, total)) => total,
+                    None => {
+                        totals.push((key, 0));
+                        &mut totals.last_mut().expect("just pushed").1
+                    }
+                };
                 *total += part.amount;
-                let Some(room) = self.rooms.get(&(part.provider, part.class)) else {
+                let Some(room) = self.rooms.get(&key) else {
                     return false;
                 };
                 if room.used + *total > room.capacity || *total > room.max_unit {
@@ -888,7 +951,7 @@ impl Search<'_> {
     fn parents(&self) -> HashMap<&str, Option<&str>> {
         self.providers
             .values()
-            .map(|p| (p.uuid.as_str(), p.parent_uuid.as_deref()))
+            .map(|p| (&*p.uuid, p.parent_uuid.as_deref()))
             .collect()
     }
 
@@ -904,7 +967,7 @@ impl Search<'_> {
             let uuids: BTreeSet<&str> = ids
                 .iter()
                 .filter_map(|id| self.providers.get(id))
-                .map(|p| p.uuid.as_str())
+                .map(|p| &*p.uuid)
                 .collect();
             if uuids.len() <= 1 {
                 return true;
@@ -946,9 +1009,81 @@ impl Search<'_> {
     /// Combines the groups' candidates per anchor into whole candidates.
     fn merge(
         &self,
-        by_group: &[(String, Vec<Areq>)],
+        by_group: Vec<(String, Vec<Areq>)>,
         budget: &mut Budget,
     ) -> (Vec<Areq>, Vec<i64>) {
+        let out = if self.lone_group
+            && !self.shared_across_anchors
+            && self.wide.same_subtrees.is_empty()
+            && self.wide.strategy == CandidateStrategy::DepthFirst
+        {
+            let areqs = by_group
+                .into_iter()
+                .next()
+                .map(|(_, a)| a)
+                .unwrap_or_default();
+            self.lone_group_candidates(areqs, budget)
+        } else {
+            self.combinations(&by_group, budget)
+        };
+        if out.is_empty() {
+            return (Vec::new(), Vec::new());
+        }
+        let trees: HashSet<i64> = out
+            .iter()
+            .flat_map(|a| a.parts.iter())
+            .filter_map(|p| self.providers.get(&p.provider))
+            .map(|p| p.root_id)
+            .collect();
+        let summaries = self
+            .order
+            .iter()
+            .copied()
+            .filter(|id| {
+                self.providers
+                    .get(id)
+                    .is_some_and(|p| trees.contains(&p.root_id))
+            })
+            .collect();
+        (out, summaries)
+    }
+
+    /// What [`Self::combinations`] makes of a lone group's candidates,
+    /// without copying them: each is a whole candidate, taken by anchor in
+    /// the order the anchors are first met, while it fits, up to
+    /// [`Self::enough`], spending the budget as the walk would. No two are
+    /// the same, as no sharing provider was anchored outside its tree.
+    fn lone_group_candidates(&self, areqs: Vec<Areq>, budget: &mut Budget) -> Vec<Areq> {
+        let mut first_met: HashMap<i64, usize> = HashMap::new();
+        for areq in &areqs {
+            let next = first_met.len();
+            first_met.entry(areq.anchor).or_insert(next);
+        }
+        let mut areqs: Vec<(usize, Areq)> = areqs
+            .into_iter()
+            .map(|a| (first_met[&a.anchor], a))
+            .collect();
+        areqs.sort_by_key(|(anchor, _)| *anchor);
+        let enough = self.enough();
+        let mut out = Vec::new();
+        for (_, mut areq) in areqs {
+            if !budget.spend(CHECK_WORK + areq.parts.len()) {
+                break;
+            }
+            if !self.fits(&[&areq]) {
+                continue;
+            }
+            if enough.is_some_and(|m| out.len() >= m) || !budget.spend(candidate_work(&[&areq])) {
+                break;
+            }
+            areq.same_provider = false;
+            out.push(areq);
+        }
+        out
+    }
+
+    /// Walks the combinations of the groups' candidates per anchor.
+    fn combinations(&self, by_group: &[(String, Vec<Areq>)], budget: &mut Budget) -> Vec<Areq> {
         // Anchors in the order first met; per anchor, per group (in the
         // groups' order), the candidates.
         let mut anchors: Vec<i64> = Vec::new();
@@ -1014,26 +1149,7 @@ impl Search<'_> {
                 }
             }
         }
-        if out.is_empty() {
-            return (Vec::new(), Vec::new());
-        }
-        let trees: HashSet<i64> = out
-            .iter()
-            .flat_map(|a| a.parts.iter())
-            .filter_map(|p| self.providers.get(&p.provider))
-            .map(|p| p.root_id)
-            .collect();
-        let summaries = self
-            .order
-            .iter()
-            .copied()
-            .filter(|id| {
-                self.providers
-                    .get(id)
-                    .is_some_and(|p| trees.contains(&p.root_id))
-            })
-            .collect();
-        (out, summaries)
+        out
     }
 
     /// How many candidates the walk may stop at: `max_allocation_candidates`,
@@ -1112,8 +1228,7 @@ impl Search<'_> {
         let uuid = |id: &i64| {
             self.providers
                 .get(id)
-                .map(|p| p.uuid.clone())
-                .unwrap_or_default()
+                .map_or_else(|| Arc::from(""), |p| p.uuid.clone())
         };
         let requests = areqs
             .iter()
@@ -1124,7 +1239,9 @@ impl Search<'_> {
                     .map(|p| {
                         (
                             uuid(&p.provider),
-                            self.class_names.get(&p.class).cloned().unwrap_or_default(),
+                            self.class_names
+                                .get(&p.class)
+                                .map_or_else(|| Arc::from(""), Arc::clone),
                             p.amount,
                         )
                     })
