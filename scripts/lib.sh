@@ -73,11 +73,16 @@ CONF
   wait_port "$server_port" "$server_pid" 60
 }
 
-# start_placement_api BINARY URL LOG [FIRST-LAST]: placement-api (the
-# legacy policy) on the database URL, its output in LOG, listening on a
-# free port (of the range when given). Sets server_pid and server_port.
+# start_placement_api BINARY URL LOG [FIRST-LAST|PORT]: placement-api
+# (the legacy policy) on the database URL, its output in LOG, listening
+# on a free port (of the range when given), or on PORT. Sets server_pid
+# and server_port.
 start_placement_api() {
-  server_port=$(free_port "${4:-}") || return 1
+  server_pid=
+  case ${4:-} in
+    *-*|'') server_port=$(free_port "${4:-}") || return 1 ;;
+    *) server_port=$4 ;;
+  esac
   "$1" --bind "127.0.0.1:$server_port" --database "$2" --policy legacy >"$3" 2>&1 &
   server_pid=$!
   wait_port "$server_port" "$server_pid" 60
@@ -264,3 +269,58 @@ start_placement_api_keystone() {
   wait_port "$server_port" "$server_pid" 60
 }
 
+
+# built_tests PACKAGE [--test NAME] [-- ARGS...]: runs what `cargo test
+# --all-features -p PACKAGE --tests` (with --test NAME: `--test NAME`)
+# runs, from the build `cargo test --workspace --all-features` made:
+# PACKAGE's test binaries (the unit tests of its library and binaries,
+# then its integration tests; or the integration test NAME), each in
+# PACKAGE's directory as cargo runs them, with ARGS; stops at the first
+# that fails. `-p PACKAGE` would resolve the dependencies' features for
+# PACKAGE alone and rebuild much of the workspace (up to a minute a call).
+built_tests() {
+  local package=$1 name= list dir exe label
+  local -
+  set -o pipefail
+  shift
+  if [ "${1:-}" = --test ]; then name=$2; shift 2; fi
+  case ${1:-} in
+    --) shift ;;
+    ?*) echo "built_tests: $1: use PACKAGE [--test NAME] [-- ARGS...]" >&2; return 2 ;;
+  esac
+  list=$(cargo test --workspace --all-features --no-run --quiet --message-format=json-render-diagnostics \
+    | python3 -c '
+import json, os, subprocess, sys
+package, name = sys.argv[1], sys.argv[2]
+artifacts = [json.loads(line) for line in sys.stdin]
+meta = json.loads(subprocess.run(["cargo", "metadata", "--no-deps", "--format-version", "1"],
+                                 check=True, capture_output=True, text=True).stdout)
+manifest = {p["manifest_path"] for p in meta["packages"] if p["name"] == package}
+if not manifest:
+    sys.exit("built_tests: no package %s in the workspace" % package)
+found = []
+for m in artifacts:
+    if m.get("reason") != "compiler-artifact" or m["manifest_path"] not in manifest:
+        continue
+    kinds = m["target"]["kind"]
+    # Examples and benchmarks are built by cargo test, not run.
+    order = 2 if "test" in kinds else 1 if "bin" in kinds else None if {"example", "bench"} & set(kinds) else 0
+    if order is None or not m["profile"]["test"] or not m["executable"]:
+        continue
+    if name and (order, m["target"]["name"]) != (2, name):
+        continue
+    found.append((order, m["target"]["name"], m))
+if not found:
+    sys.exit("built_tests: %s has no test %s in the build" % (package, name or "target"))
+for _, _, m in sorted(found, key=lambda f: f[:2]):
+    dir = os.path.dirname(m["manifest_path"])
+    source = os.path.relpath(m["target"]["src_path"], dir)
+    if "test" not in m["target"]["kind"]:
+        source = "unittests " + source
+    print("\t".join([dir, m["executable"], source]))
+' "$package" "$name") || return 1
+  while IFS=$'\t' read -r dir exe label; do
+    echo "     Running $label ($exe)"
+    (cd "$dir" && "$exe" "$@") || return 1
+  done <<<"$list"
+}

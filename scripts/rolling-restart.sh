@@ -93,15 +93,15 @@ sys.exit(1)
 PY
 }
 
-# start_instance N: placement-api number N (0 or 1) on its port.
+# start_instance N LOG: placement-api number N (0 or 1) on its port.
 start_instance() {
-  "$binary" --bind "127.0.0.1:${api_ports[$1]}" --database "$url" --policy legacy \
-    >>"$out/api$1.log" 2>&1 &
-  pids[$1]=$!
-  wait_port "${api_ports[$1]}" "${pids[$1]}" 60
+  start_placement_api "$binary" "$url" "$2" "${api_ports[$1]}"
+  local started=$?
+  pids[$1]=$server_pid
+  return "$started"
 }
 for n in 0 1; do
-  start_instance "$n" || { echo "rolling-restart.sh: instance $n did not start"; cat "$out/api$n.log"; exit 1; }
+  start_instance "$n" "$out/api$n.log" || { echo "rolling-restart.sh: instance $n did not start"; cat "$out/api$n.log"; exit 1; }
 done
 
 sed -e "s/0\.0\.0\.0:8778/127.0.0.1:$lb_port/" \
@@ -127,7 +127,9 @@ for round in $(seq "$rounds"); do
     if [ "$code" != 0 ]; then
       echo "rolling-restart.sh: instance $n exited $code after SIGTERM (expected 0)"; status=1
     fi
-    start_instance "$n" || { echo "rolling-restart.sh: instance $n did not start again"; status=1; break 2; }
+    # A log per start: the one before keeps how the instance stopped.
+    start_instance "$n" "$out/api$n.round$round.log" \
+      || { echo "rolling-restart.sh: instance $n did not start again"; status=1; break 2; }
     awk -v r="$round" -v n="$n" -v a="$started" -v b="$stopped" -v c="$(date +%s.%N)" \
       'BEGIN { printf "round %s, instance %s: stopped in %.2f s, serving again after %.2f s\n", r, n, b - a, c - a }'
     # The other one goes only once the load balancer sends to this one.

@@ -32,6 +32,10 @@ cargo fmt --all --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 echo "== cargo test"
+# The one build of the tests: every later step runs what this built
+# (built_tests, target/debug), none builds again. Cargo's `-p CRATE` and
+# `cargo build` resolve features without the rest of the workspace or
+# without the dev-dependencies, and would rebuild (about 4 minutes in all).
 cargo test --workspace --all-features
 echo "== cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features
@@ -43,8 +47,8 @@ if [ -x "$MV_CACHE/promtool" ]; then
   echo "== metric names (promtool check metrics)"
   PLACEMENT_PROMTOOL=$MV_CACHE/promtool cargo test --workspace --all-features --test operations
 fi
-# The debug binary the tests above built (no rebuild).
-cargo build --workspace --all-features --bin placement-api
+# The debug binaries and examples the tests above built (`cargo build`
+# would build them again, without the dev-dependencies' features).
 bin_dir=$(mktemp -d "${TMPDIR:-/tmp}/placement-bin.XXXXXX")
 trap 'rm -rf "$bin_dir"' EXIT
 cp "${CARGO_TARGET_DIR:-target}/debug/placement-api" "$bin_dir/"
@@ -60,7 +64,7 @@ for backend in $backends; do
     url=$(db_create "$backend" mv_cargo_tests)
     empty=$(db_create "$backend" mv_sync_race)
     PLACEMENT_TEST_DATABASE=$url PLACEMENT_TEST_EMPTY_DATABASE=$empty \
-      cargo test --all-features -p placement --tests
+      built_tests placement
     db_drop "$backend" mv_cargo_tests
     db_drop "$backend" mv_sync_race
   fi
@@ -102,7 +106,7 @@ keystone_port=${MV_KEYSTONE_PORT:-35357}
 [ -n "${MV_PORTS:-}" ] && keystone_port=$(free_port "$MV_PORTS")
 eval "$(bash scripts/keystone.sh start --port "$keystone_port")"
 trap 'bash scripts/keystone.sh stop --port "$keystone_port"; rm -rf "$bin_dir"' EXIT
-cargo test --all-features -p keystone-auth --test real_keystone
+built_tests keystone-auth --test real_keystone
 echo "== placement-api behind the real Keystone, beside upstream"
 bash scripts/keystone-placement.sh --keystone-port "$keystone_port" --binary "$bin_dir/placement-api" "${ports[@]}"
 echo "== Nova's placement report client behind the real Keystone"
@@ -114,19 +118,18 @@ echo "== microversion-client and the CLI against the real Keystone's catalog"
 # placement-api and the demo service as compute and volumev3, in the
 # catalog (scripts/keystone-catalog.sh). One test at a time: Keystone's
 # SQLite answers "database is locked" to concurrent token requests.
-cargo build --all-features -p microversion-server --example demo
 catalog_ports=()
 [ -n "${MV_PORTS:-}" ] && catalog_ports=(--ports "$MV_PORTS")
 eval "$(bash scripts/keystone-catalog.sh start --port "$keystone_port" "${catalog_ports[@]}" \
   --placement "$bin_dir/placement-api" --demo "${CARGO_TARGET_DIR:-target}/debug/examples/demo")"
 trap 'bash scripts/keystone-catalog.sh stop; bash scripts/keystone.sh stop --port "$keystone_port"; rm -rf "$bin_dir"' EXIT
-cargo test --all-features -p microversion-client --test real_keystone -- --test-threads=1
-cargo test --all-features -p microversion-cli --test real_keystone -- --test-threads=1
+built_tests microversion-client --test real_keystone -- --test-threads=1
+built_tests microversion-cli --test real_keystone -- --test-threads=1
 echo "== token renewal with 8-second Keystone tokens"
 bash scripts/keystone.sh stop --port "$keystone_port"
 eval "$(bash scripts/keystone.sh start --port "$keystone_port" --token-expiration 8)"
-KEYSTONE_TOKEN_EXPIRATION=8 cargo test --all-features -p microversion-client --test real_keystone \
-  short_lived_tokens_are_renewed -- --test-threads=1
+KEYSTONE_TOKEN_EXPIRATION=8 built_tests microversion-client --test real_keystone -- \
+  short_lived_tokens_are_renewed --test-threads=1
 bash scripts/keystone-catalog.sh stop
 bash scripts/keystone.sh stop --port "$keystone_port"
 trap 'rm -rf "$bin_dir"' EXIT

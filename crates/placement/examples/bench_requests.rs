@@ -26,7 +26,7 @@ use axum::Router;
 use axum::body::Body;
 use http::{Method, Request, StatusCode};
 use http_body_util::BodyExt;
-use placement::app::{AppState, router};
+use placement::app::AppState;
 use placement::config::Config;
 use tower::ServiceExt;
 
@@ -82,14 +82,8 @@ async fn app(db: &str) -> Router {
         enforce_scope: false,
         ..Config::default()
     };
-    let state = AppState::new(config).await.expect("the database opens");
-    placement::db::schema::sync(&state.store)
-        .await
-        .expect("schema");
-    placement::db::standard::sync(&state.store)
-        .await
-        .expect("standard classes");
-    router(state).expect("routes")
+    let (_, app) = AppState::ready(config).await.expect("the service starts");
+    app
 }
 
 async fn seed(app: &Router) {

@@ -88,6 +88,45 @@ impl AppState {
         })
     }
 
+    /// The service ready to serve `config`: the state on its database
+    /// ([`AppState::new`]); when the auth strategy is `keystone`, the
+    /// service user's token got once (see below); the schema created or
+    /// checked and the standard resource classes and traits added; and
+    /// the routes ([`router`]). What `placement-api` serves, and what the
+    /// tests, the fuzz targets and the benchmarks run in process.
+    ///
+    /// Credentials Keystone refuses, or a catalog without the configured
+    /// identity endpoint, stop the start with the reason instead of
+    /// turning every request into a 503; a Keystone that cannot be
+    /// reached does not (the service answers 503 until it can). Services
+    /// starting at once on one database race to add the standard rows:
+    /// the loser tries again (five times at most, 50 ms apart) and finds
+    /// them there.
+    ///
+    /// # Errors
+    ///
+    /// Fails when the database cannot be reached or is not one this
+    /// service can use, the policy file is invalid, Keystone refuses the
+    /// service user, or the routes are inconsistent.
+    pub async fn ready(config: Config) -> anyhow::Result<(AppState, Router)> {
+        let state = AppState::new(config).await?;
+        if let Some(keystone) = &state.keystone {
+            check_keystone(keystone).await?;
+        }
+        crate::db::schema::sync(&state.store).await?;
+        let mut synced = crate::db::standard::sync(&state.store).await;
+        for _ in 0..5 {
+            if synced.is_ok() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            synced = crate::db::standard::sync(&state.store).await;
+        }
+        synced?;
+        let router = router(state.clone())?;
+        Ok((state, router))
+    }
+
     /// Checks `action` for the caller against the caller's own project
     /// and user.
     pub(crate) fn authorize(&self, ctx: &RequestContext, action: Action) -> Result<(), Error> {
@@ -102,6 +141,23 @@ impl AppState {
         target: &Target,
     ) -> Result<(), Error> {
         Ok(self.policy.current().authorize(action, ctx, target)?)
+    }
+}
+
+/// Gets the service's own token once before serving (see
+/// [`AppState::ready`]).
+async fn check_keystone(layer: &keystone_auth::KeystoneAuthLayer) -> anyhow::Result<()> {
+    use keystone_auth::ErrorKind;
+    match layer.cache().client().authenticate().await {
+        Ok(()) => Ok(()),
+        Err(e) if matches!(e.kind(), ErrorKind::Connect | ErrorKind::Timeout) => {
+            eprintln!(
+                "placement-api: warning: {e}; serving anyway, requests needing a token get 503 until it answers"
+            );
+            Ok(())
+        }
+        Err(e) => Err(anyhow::Error::new(e)
+            .context("[keystone_authtoken]: the service user could not get its token")),
     }
 }
 

@@ -747,10 +747,7 @@ impl Harness {
             .with_context(|| format!("cannot create {}", dir.display()))?;
         let file = dir.join("template.db");
         runtime.block_on(async {
-            let state = AppState::new(config(&file)).await?;
-            crate::db::schema::sync(&state.store).await?;
-            crate::db::standard::sync(&state.store).await?;
-            let app = router(state.clone())?;
+            let (state, app) = AppState::ready(config(&file)).await?;
             for (method, path, body) in fixture_requests() {
                 let bytes = (!body.is_null()).then(|| body.to_string().into_bytes());
                 let request =

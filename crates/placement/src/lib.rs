@@ -80,13 +80,7 @@ pub async fn serve(config: Config) -> anyhow::Result<Stopped> {
             eprintln!("placement-api: warning: {warning}");
         }
     }
-    let state = AppState::new(config).await?;
-    if let Some(keystone) = &state.keystone {
-        check_keystone(keystone).await?;
-    }
-    db::schema::sync(&state.store).await?;
-    db::standard::sync(&state.store).await?;
-    let router = app::router(state.clone())?;
+    let (state, router) = AppState::ready(config).await?;
     let listener = tokio::net::TcpListener::bind(bind)
         .await
         .with_context(|| format!("cannot listen on {bind}"))?;
@@ -159,26 +153,6 @@ pub async fn serve(config: Config) -> anyhow::Result<Stopped> {
 /// How long the database pools may take to close after the shutdown
 /// timeout ran out.
 const POOL_CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// Gets the service's own token once before serving, so that credentials
-/// Keystone refuses, or a catalog without the configured identity
-/// endpoint, stop the start with the reason instead of turning every
-/// request into a 503. A Keystone that cannot be reached does not: the
-/// service starts and answers 503 until it can.
-async fn check_keystone(layer: &keystone_auth::KeystoneAuthLayer) -> anyhow::Result<()> {
-    use keystone_auth::ErrorKind;
-    match layer.cache().client().authenticate().await {
-        Ok(()) => Ok(()),
-        Err(e) if matches!(e.kind(), ErrorKind::Connect | ErrorKind::Timeout) => {
-            eprintln!(
-                "placement-api: warning: {e}; serving anyway, requests needing a token get 503 until it answers"
-            );
-            Ok(())
-        }
-        Err(e) => Err(anyhow::Error::new(e)
-            .context("[keystone_authtoken]: the service user could not get its token")),
-    }
-}
 
 async fn shutdown_signal() {
     let interrupt = tokio::signal::ctrl_c();

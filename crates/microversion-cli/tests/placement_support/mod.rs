@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use microversion_test_support::{Scratch, serve_on};
-use placement::app::{AppState, router};
+use placement::app::AppState;
 use placement::config::Config;
 
 /// A running placement-api.
@@ -37,14 +37,7 @@ impl Service {
                     enforce_scope: false,
                     ..Config::default()
                 };
-                let state = AppState::new(config).await.expect("the database opens");
-                placement::db::schema::sync(&state.store)
-                    .await
-                    .expect("schema");
-                placement::db::standard::sync(&state.store)
-                    .await
-                    .expect("standard rows");
-                let app = router(state).expect("routes");
+                let (_, app) = AppState::ready(config).await.expect("the service starts");
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
                     .await
                     .expect("bind");

@@ -13,7 +13,7 @@
 use std::net::SocketAddr;
 
 use microversion_test_support::{Scratch, serve_on};
-use placement::app::{AppState, router};
+use placement::app::AppState;
 use placement::config::Config;
 use placement::db::Store;
 use reqwest::Method;
@@ -140,23 +140,10 @@ impl Server {
             ..Config::default()
         };
         configure(&mut config);
-        let state = AppState::new(config).await.expect("the database opens");
-        placement::db::schema::sync(&state.store)
-            .await
-            .expect("schema");
         // Servers started at once on one shared database race to add the
-        // standard rows; the loser finds them there when it tries again.
-        let mut synced = placement::db::standard::sync(&state.store).await;
-        for _ in 0..5 {
-            if synced.is_ok() {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            synced = placement::db::standard::sync(&state.store).await;
-        }
-        synced.expect("standard classes and traits");
-        let store = state.store.clone();
-        let app = router(state).expect("routes");
+        // standard rows; `ready` tries again for the loser.
+        let (state, app) = AppState::ready(config).await.expect("the service starts");
+        let store = state.store;
         let base = serve_on(listener().await, app);
         Server {
             base,
