@@ -397,7 +397,7 @@ pub(super) async fn trees(
         |rows, row| {
             rows.push((
                 row.required_int(0)?,
-                row.required_text(1)?.to_owned(),
+                Arc::<str>::from(row.required_text(1)?),
                 row.required_int(2)?,
                 row.int(3)?,
             ));
@@ -411,7 +411,7 @@ pub(super) async fn trees(
     rows.dedup_by_key(|row| row.0);
     let uuids: HashMap<i64, Arc<str>> = rows
         .iter()
-        .map(|(id, uuid, ..)| (*id, Arc::from(uuid.as_str())))
+        .map(|(id, uuid, ..)| (*id, Arc::clone(uuid)))
         .collect();
     let uuid_of = |id: i64| {
         uuids.get(&id).map(Arc::clone).ok_or_else(|| {

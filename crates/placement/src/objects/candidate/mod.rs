@@ -835,6 +835,7 @@ impl Search<'_> {
         let known: Vec<i64> = self.class_rows.keys().copied().collect();
         let trees = db::trees(self.store, self.shape(), &new, &known).await?;
         let mut fresh = HashSet::new();
+        let no_traits: Arc<[String]> = Arc::from([]);
         for p in trees.providers {
             if self.providers.contains_key(&p.id) {
                 continue;
@@ -847,7 +848,7 @@ impl Search<'_> {
                     traits: trees
                         .traits
                         .get(&p.id)
-                        .map_or_else(|| Arc::from([]), |t| Arc::from(t.as_slice())),
+                        .map_or_else(|| Arc::clone(&no_traits), |t| Arc::from(t.as_slice())),
                     uuid: p.uuid,
                     parent_uuid: p.parent_uuid,
                     root_id: p.root_id,
