@@ -14,18 +14,19 @@
 use http::HeaderValue;
 use http::header::{HeaderName, VARY};
 
+/// The names, checked when compiled rather than on each request.
+const OPENSTACK_API_VERSION: HeaderName = HeaderName::from_static("openstack-api-version");
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-openstack-request-id");
+
 /// The three headers, with a new request id.
 pub(crate) fn wire_headers() -> [(HeaderName, HeaderValue); 3] {
     [
         (
-            HeaderName::from_static("openstack-api-version"),
+            OPENSTACK_API_VERSION,
             HeaderValue::from_static("placement 1.20"),
         ),
         (VARY, HeaderValue::from_static("openstack-api-version")),
-        (
-            HeaderName::from_static("x-openstack-request-id"),
-            new_request_id(),
-        ),
+        (REQUEST_ID, new_request_id()),
     ]
 }
 
