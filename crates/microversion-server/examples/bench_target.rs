@@ -13,10 +13,10 @@
 //! bare-headers handler adds the layer's three headers itself
 //! (`support/bare_headers.rs`, shared with `layer_requests`), so that it
 //! and the layered server answer the same header set. On the layered
-//! server the route has two handlers (1.0 - 1.19 and 1.20 - latest) chosen by the
-//! served version, as a real API's route would, and the layer wraps the
-//! whole router once, the cheaper of the two ways to apply it (see
-//! `MicroversionLayer`).
+//! server the route has two handlers (1.0 - 1.19 and 1.20 - latest)
+//! chosen by the served version, as a real API's route would, and the
+//! layer wraps the whole router once, the cheaper of the two ways to apply
+//! it (see `MicroversionLayer`).
 
 use std::net::SocketAddr;
 
