@@ -2,8 +2,12 @@
 # Load benchmarks on loopback, bounded in time (well under 10 minutes with
 # the defaults), each side measured in the same run, alternating:
 #
-#  layer:     the same route bare and behind the microversion layer with
-#             versioned dispatch (examples/bench_target.rs);
+#  layer:     the same route bare, bare with its handler sending the
+#             response headers the wire rules require (the layer's
+#             version, Vary and request id headers: the fair baseline,
+#             checked to answer the layer's header set), and behind the
+#             microversion layer with versioned dispatch
+#             (examples/bench_target.rs), the order alternating per round;
 #  placement: upstream Placement 16.0.0 (pinned virtualenv, gunicorn with 2
 #             sync workers, SQLite) against placement-api (SQLite), each on
 #             its own fresh database seeded through its API with the same
@@ -28,21 +32,28 @@
 #
 #   scripts/bench-load.sh [--part layer|placement|all|keystone] [--rounds N]
 #                         [--duration SECONDS] [--connections N] [--keep DIR]
-#                         [--pin] [--database sqlite|postgresql|mysql]
+#                         [--pin | --both] [--database sqlite|postgresql|mysql]
 #
 # --pin runs wrk on CPU 0 and every server on CPU 1 (taskset), so that the
 # load generator does not take the servers' core: tail latencies then show
 # the server rather than the scheduler. Both sides get the same one core.
+# --both (with --part layer) runs the layer unpinned, then pinned, and
+# reports both: `scripts/bench-load.sh --part layer --rounds 5 --both` is
+# BENCHMARKS.md's layer measurement (about 3 minutes, and up to 2 more
+# waiting, before each mode, for the one-minute load average to fall
+# below 1.5 after the build and the previous mode). The load average
+# before each mode is reported with it; above 1.5, the numbers are marked
+# provisional.
 #
 # Needs wrk (installed with apt-get when missing) and python3. Takes about
-# rounds * duration * (2 + 12) seconds, plus builds and about a minute of
+# rounds * duration * (3 + 14) seconds, plus builds and about a minute of
 # seeding.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 . scripts/lib.sh
 
-PART=all; ROUNDS=2; DURATION=5; CONNECTIONS=16; KEEP=; PIN=0; DATABASE=sqlite
+PART=all; ROUNDS=2; DURATION=5; CONNECTIONS=16; KEEP=; PIN=0; BOTH=0; DATABASE=sqlite
 while [ $# -gt 0 ]; do
   case $1 in
     --part) PART=$2; shift 2 ;;
@@ -51,6 +62,7 @@ while [ $# -gt 0 ]; do
     --connections) CONNECTIONS=$2; shift 2 ;;
     --keep) KEEP=$2; shift 2 ;;
     --pin) PIN=1; shift ;;
+    --both) BOTH=1; shift ;;
     --database) DATABASE=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -58,16 +70,19 @@ while [ $# -gt 0 ]; do
 done
 case $PART in layer|placement|all|keystone) ;; *) echo "--part: layer, placement, all or keystone" >&2; exit 2 ;; esac
 case $DATABASE in sqlite|postgresql|mysql) ;; *) echo "--database: sqlite, postgresql or mysql" >&2; exit 2 ;; esac
+if [ "$BOTH" = 1 ] && { [ "$PART" != layer ] || [ "$PIN" = 1 ]; }; then
+  echo "--both is for --part layer, without --pin" >&2; exit 2
+fi
 
 # client and server: command prefixes placing the load generator and the
 # servers on their CPUs (empty unless --pin). The database server of
 # --database postgresql or mysql is not pinned: it is the machine's own.
 client=() server=()
-if [ "$PIN" = 1 ]; then
+if [ "$PIN" = 1 ] || [ "$BOTH" = 1 ]; then
   if [ "$(nproc)" -lt 2 ] || ! command -v taskset >/dev/null; then
     echo "--pin needs two CPUs and taskset" >&2; exit 2
   fi
-  client=(taskset -c 0) server=(taskset -c 1)
+  [ "$PIN" = 1 ] && client=(taskset -c 0) server=(taskset -c 1)
 fi
 
 if ! command -v wrk >/dev/null; then
@@ -102,23 +117,65 @@ run_wrk() {
 
 if [ "$PART" = layer ] || [ "$PART" = all ]; then
   cargo build --release -q -p microversion-server --example bench_target
-  BARE=$(free_port 18081-18099); LAYERED=$(free_port 18100-18119)
-  "${server[@]}" "$target/release/examples/bench_target" --bare "127.0.0.1:$BARE" --layered "127.0.0.1:$LAYERED" 2>/dev/null &
-  pids+=($!)
-  wait_port "$BARE" "${pids[-1]}" 30 && wait_port "$LAYERED" "${pids[-1]}" 30
-  # The server's CPU time (user + system, clock ticks) over each run: both
+  # The server's CPU time (user + system, clock ticks) over each run: the
   # routes are in one process and measured one at a time, so the change is
   # the measured route's, whatever the client took of the same cores.
   cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-  for round in $(seq 1 "$ROUNDS"); do
-    for kind in bare layered; do
-      port=$BARE; [ $kind = layered ] && port=$LAYERED
-      before=$(cpu_ticks "${pids[-1]}")
-      run_wrk "$out/layer.$kind.$round.txt" "http://127.0.0.1:$port/resource" \
-        -H 'OpenStack-API-Version: placement 1.20'
-      echo "$(( $(cpu_ticks "${pids[-1]}") - before )) $(getconf CLK_TCK)" > "$out/layer.$kind.$round.cpu"
+  # layer_mode unpinned|pinned: one bench_target, the three routes in
+  # alternating order, $ROUNDS rounds.
+  layer_mode() {
+    local mode=$1 client=() server=() pid round kind kinds port
+    [ "$mode" = pinned ] && client=(taskset -c 0) server=(taskset -c 1)
+    local bare bare_headers layered
+    bare=$(free_port 18081-18099)
+    bare_headers=$(free_port 18081-18099 "$bare")
+    layered=$(free_port 18100-18119)
+    "${server[@]}" "$target/release/examples/bench_target" --bare "127.0.0.1:$bare" \
+      --bare-headers "127.0.0.1:$bare_headers" --layered "127.0.0.1:$layered" 2>/dev/null &
+    pid=$!; pids+=($pid)
+    wait_port "$bare" "$pid" 30 && wait_port "$bare_headers" "$pid" 30 && wait_port "$layered" "$pid" 30
+    # The fair baseline must answer the layer's header set: the same
+    # names and values, but for the date and the request id.
+    headers_of() {
+      curl -sf -o /dev/null -D - -H 'OpenStack-API-Version: placement 1.20' "http://127.0.0.1:$1/resource" |
+        tr -d '\r' | sed -E 's/^date: .*/date: -/; s/^(x-openstack-request-id: req-)[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$/\1UUID/' | sort
+    }
+    if [ "$(headers_of "$bare_headers")" != "$(headers_of "$layered")" ]; then
+      echo "bare-headers and layered answer different headers:" >&2
+      diff <(headers_of "$bare_headers") <(headers_of "$layered") >&2 || true
+      exit 1
+    fi
+    for round in $(seq 1 "$ROUNDS"); do
+      # Alternate the order from one round to the next: the fair baseline
+      # runs just before the layered route, then just after it.
+      kinds="bare bare-headers layered"
+      [ $((round % 2)) = 0 ] && kinds="layered bare-headers bare"
+      for kind in $kinds; do
+        case $kind in bare) port=$bare ;; bare-headers) port=$bare_headers ;; layered) port=$layered ;; esac
+        before=$(cpu_ticks "$pid")
+        run_wrk "$out/layer.$mode.$kind.$round.txt" "http://127.0.0.1:$port/resource" \
+          -H 'OpenStack-API-Version: placement 1.20'
+        echo "$(( $(cpu_ticks "$pid") - before )) $(getconf CLK_TCK)" > "$out/layer.$mode.$kind.$round.cpu"
+      done
     done
+    kill "$pid"; wait "$pid" 2>/dev/null || true
+  }
+  layer_modes=unpinned
+  [ "$PIN" = 1 ] && layer_modes=pinned
+  [ "$BOTH" = 1 ] && layer_modes="unpinned pinned"
+  for mode in $layer_modes; do
+    # The machine's load before each mode. The build and the previous
+    # mode weigh on the one-minute figure for a minute or so: wait (at
+    # most 120 s) for it to fall below 1.5, then record it; above 1.5 the
+    # report marks the numbers provisional.
+    for _ in $(seq 1 24); do
+      awk '{exit !($1 >= 1.5)}' /proc/loadavg || break
+      sleep 5
+    done
+    cut -d' ' -f1-3 /proc/loadavg > "$out/layer.$mode.load"
+    layer_mode "$mode"
   done
+  echo "$layer_modes" > "$out/layer.modes"
 fi
 
 # peak_rss PID: VmHWM in kB of PID and its children (gunicorn's workers).
@@ -320,18 +377,31 @@ def median(runs):
             statistics.median(r[2] for r in runs), sum(r[3] for r in runs), sum(r[4] for r in runs),
             "; ".join(r[5] for r in runs if r[5]))
 if part in ("layer", "all"):
-    m = {k: median([read(f"{out}/layer.{k}.{r}.txt") for r in range(1, rounds + 1)]) for k in ("bare", "layered")}
-    def cpu_us(k, r):
-        ticks, hz = (int(x) for x in open(f"{out}/layer.{k}.{r}.cpu").read().split())
-        return ticks / hz * 1e6 / read(f"{out}/layer.{k}.{r}.txt")[3]
-    cpu = {k: statistics.median(cpu_us(k, r) for r in range(1, rounds + 1)) for k in ("bare", "layered")}
-    print("| route | req/s | p50 ms | p99 ms | server CPU us per request | non-2xx |")
-    print("|---|---|---|---|---|---|")
-    for k in ("bare", "layered"):
-        print(f"| {k} | {m[k][0]:.0f} | {m[k][1]:.3f} | {m[k][2]:.3f} | {cpu[k]:.2f} | {m[k][4]} |")
-    print(f"| ratio layered/bare | {m['layered'][0] / m['bare'][0]:.3f} | {m['layered'][1] / m['bare'][1]:.3f} "
-          f"| {m['layered'][2] / m['bare'][2]:.3f} | {cpu['bare'] / cpu['layered']:.3f} (bare/layered: requests per server CPU second) | |")
-    print()
+    kinds = ("bare", "bare-headers", "layered")
+    modes = open(f"{out}/layer.modes").read().split()
+    for mode in modes:
+        load = open(f"{out}/layer.{mode}.load").read().split()
+        runs = {k: [read(f"{out}/layer.{mode}.{k}.{r}.txt") for r in range(1, rounds + 1)] for k in kinds}
+        m = {k: median(runs[k]) for k in kinds}
+        def cpu_us(k, r):
+            ticks, hz = (int(x) for x in open(f"{out}/layer.{mode}.{k}.{r}.cpu").read().split())
+            return ticks / hz * 1e6 / read(f"{out}/layer.{mode}.{k}.{r}.txt")[3]
+        cpu = {k: statistics.median(cpu_us(k, r) for r in range(1, rounds + 1)) for k in kinds}
+        note = " (above 1.5: provisional numbers)" if float(load[0]) > 1.5 else ""
+        print(f"Layer, {mode}, {rounds} rounds (medians); load average before: {', '.join(load)}{note}.")
+        print()
+        print("| route | req/s | p50 ms | p99 ms | server CPU us per request | non-2xx |")
+        print("|---|---|---|---|---|---|")
+        for k in kinds:
+            print(f"| {k} | {m[k][0]:.0f} | {m[k][1]:.3f} | {m[k][2]:.3f} | {cpu[k]:.2f} | {m[k][4]} |")
+        for base in ("bare-headers", "bare"):
+            print(f"| ratio layered/{base} | **{m['layered'][0] / m[base][0]:.3f}** | {m['layered'][1] / m[base][1]:.3f} "
+                  f"| {m['layered'][2] / m[base][2]:.3f} | {cpu[base] / cpu['layered']:.3f} | |")
+        per_round = ", ".join(f"{runs['layered'][r][0] / runs['bare-headers'][r][0]:.3f}" for r in range(rounds))
+        print()
+        print(f"Ratios divide layered by the baseline (server CPU: baseline / layered, requests per CPU second). "
+              f"Each round's req/s ratio layered/bare-headers: {per_round} (target >= 0.97 on the median).")
+        print()
 if part == "keystone":
     m = {k: median([read(f"{out}/keystone.{k}.{r}.txt") for r in range(1, rounds + 1)])
          for k in ("ours-noauth2", "ours-keystone", "upstream-keystone")}

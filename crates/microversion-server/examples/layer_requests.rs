@@ -5,8 +5,9 @@
 //! `Router::layer`; or the same two with the layer wrapped around the whole
 //! router (`wrapped-layered`, `wrapped-versioned`); or the bare route
 //! sending, from its handler, the three headers the layer adds (a fixed
-//! version, `Vary`, a new request id: `bare-headers`), to tell what the
-//! wire spec's headers cost apart from negotiation and dispatch.
+//! version, `Vary`, a new request id: `bare-headers`, the same code as the
+//! load benchmark's fair baseline, `support/bare_headers.rs`), to tell
+//! what the wire spec's headers cost apart from negotiation and dispatch.
 //!
 //! ```text
 //! cargo build --release -p microversion-server --example layer_requests
@@ -21,13 +22,13 @@
 use axum::Router;
 use axum::body::Body;
 use axum::routing::get;
-use http::header::VARY;
-use http::{HeaderValue, Request, StatusCode};
-use microversion::{OPENSTACK_API_VERSION, VersionRange, VersionSpan};
-use microversion_server::{
-    MicroversionLayer, Microversions, Profile, REQUEST_ID, RequestId, VersionedRouter,
-};
+use http::{Request, StatusCode};
+use microversion::{VersionRange, VersionSpan};
+use microversion_server::{MicroversionLayer, Microversions, Profile, VersionedRouter};
 use tower::{Layer, ServiceExt};
+
+#[path = "support/bare_headers.rs"]
+mod bare_headers;
 
 async fn handler() -> &'static str {
     "{}"
@@ -35,15 +36,7 @@ async fn handler() -> &'static str {
 
 /// The bare handler, answering with the headers the layer would add.
 async fn handler_with_headers() -> impl axum::response::IntoResponse {
-    let headers = [
-        (
-            OPENSTACK_API_VERSION,
-            HeaderValue::from_static("placement 1.20"),
-        ),
-        (VARY, HeaderValue::from_static("OpenStack-API-Version")),
-        (REQUEST_ID, RequestId::generate().header_value().clone()),
-    ];
-    (headers, "{}")
+    (bare_headers::wire_headers(), "{}")
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

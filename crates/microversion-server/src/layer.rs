@@ -125,22 +125,21 @@ where
             .extensions()
             .get::<crate::telemetry::Observed>()
             .is_some();
-        let finish = |served: Option<Version>| Finish {
+        let mut finish = Finish {
             api: self.api.clone(),
-            served,
-            request_id: request_id.clone(),
-            accept: accept.clone(),
-            content_type: content_type.clone(),
-            method: method.clone(),
+            served: None,
+            request_id,
+            accept,
+            content_type,
+            method,
             #[cfg(feature = "metrics")]
             observed,
         };
         if self.api.is_version_neutral(req.uri().path()) {
             req.extensions_mut().insert(Negotiated {
-                request_id: request_id.clone(),
+                request_id: finish.request_id.clone(),
                 served: None,
             });
-            let finish = finish(None);
             return ResponseFuture::inner(self.inner.call(req), finish, tracing::Span::none());
         }
         match self.api.negotiate(req.headers()) {
@@ -151,26 +150,26 @@ where
                     crate::telemetry::Outcome::Served(version),
                 );
                 req.extensions_mut().insert(Negotiated {
-                    request_id: request_id.clone(),
+                    request_id: finish.request_id.clone(),
                     served: Some(version),
                 });
                 let span = tracing::info_span!(
                     "microversion",
                     version = %version,
-                    request_id = request_id.as_str(),
+                    request_id = finish.request_id.as_str(),
                 );
-                let finish = finish(Some(version));
+                finish.served = Some(version);
                 let future = span.in_scope(|| self.inner.call(req));
                 ResponseFuture::inner(future, finish, span)
             }
             NegotiationOutcome::Malformed(error) => {
                 crate::telemetry::record(&self.api, &req, crate::telemetry::Outcome::Malformed);
-                let response = malformed(&self.api, &error, &finish(None));
+                let response = malformed(&self.api, &error, &finish);
                 ResponseFuture::ready(response)
             }
             NegotiationOutcome::Unsupported(version) => {
                 crate::telemetry::record(&self.api, &req, crate::telemetry::Outcome::Unsupported);
-                let response = unsupported(&self.api, version, &finish(None));
+                let response = unsupported(&self.api, version, &finish);
                 ResponseFuture::ready(response)
             }
         }
