@@ -12,6 +12,22 @@
 #             with --database postgresql or mysql, both services on that
 #             server instead (each its own new database on the local
 #             PostgreSQL or MariaDB, dropped at the end);
+#  candidates: (only when asked for: --part candidates) GET
+#             /allocation_candidates on the rows of issue 24, upstream
+#             against placement-api as in the placement part, each row on
+#             its own two new databases seeded through the APIs
+#             (scripts/bench_placement.py seed-candidates): a, 1,000 flat
+#             providers; b, 10,000; c, 1,000 hosts with two NUMA children
+#             and a PCI child, a granular request with same_subtree; d,
+#             1,000 hosts in 10 aggregates with sharing DISK_GB providers;
+#             e, a host with 8 single-unit PCI children and 8 groups,
+#             group_policy=isolate, with [placement]
+#             max_allocation_candidates = 1000 on both sides and each
+#             generation strategy (depth-first, upstream's default, then
+#             breadth-first). Before measuring, the two answers must be the
+#             same (bench_placement.py compare); a difference stops the run.
+#             --rows picks rows ("b e"); --check only seeds small versions
+#             (50 hosts) and compares the answers, no wrk (about a minute);
 #  keystone:  (only when asked for: --part keystone) the cost of Keystone
 #             auth with a warm token cache: GET
 #             /resource_providers/{uuid}/inventories on placement-api with
@@ -26,9 +42,10 @@
 # (user + system of its process over each run, /proc/PID/stat), which the
 # load generator sharing the two cores does not move.
 #
-#   scripts/bench-load.sh [--part layer|placement|all|keystone] [--rounds N]
-#                         [--duration SECONDS] [--connections N] [--keep DIR]
-#                         [--pin] [--database sqlite|postgresql|mysql]
+#   scripts/bench-load.sh [--part layer|placement|all|keystone|candidates]
+#                         [--rounds N] [--duration SECONDS] [--connections N]
+#                         [--keep DIR] [--pin] [--database sqlite|postgresql|mysql]
+#                         [--rows "a b c d e"] [--check]
 #
 # --pin runs wrk on CPU 0 and every server on CPU 1 (taskset), so that the
 # load generator does not take the servers' core: tail latencies then show
@@ -36,13 +53,19 @@
 #
 # Needs wrk (installed with apt-get when missing) and python3. Takes about
 # rounds * duration * (2 + 12) seconds, plus builds and about a minute of
-# seeding.
+# seeding. The candidates part takes about rounds * duration * 12 seconds
+# plus about 5 minutes of seeding and comparing (row b alone about 3 on
+# SQLite: 10,000 providers into upstream), 10 to 12 minutes in all with
+# the defaults; --check about a minute. With --keep DIR, our SQLite
+# databases of the candidate rows stay in DIR (ours-ROW.db) for
+# crates/placement/examples/bench_requests.rs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 . scripts/lib.sh
 
 PART=all; ROUNDS=2; DURATION=5; CONNECTIONS=16; KEEP=; PIN=0; DATABASE=sqlite
+CANDIDATE_ROWS="a b c d e"; CHECK=0
 while [ $# -gt 0 ]; do
   case $1 in
     --part) PART=$2; shift 2 ;;
@@ -52,11 +75,17 @@ while [ $# -gt 0 ]; do
     --keep) KEEP=$2; shift 2 ;;
     --pin) PIN=1; shift ;;
     --database) DATABASE=$2; shift 2 ;;
+    --rows) CANDIDATE_ROWS=$2; shift 2 ;;
+    --check) CHECK=1; shift ;;
     -h|--help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-case $PART in layer|placement|all|keystone) ;; *) echo "--part: layer, placement, all or keystone" >&2; exit 2 ;; esac
+case $PART in layer|placement|all|keystone|candidates) ;; *) echo "--part: layer, placement, all, keystone or candidates" >&2; exit 2 ;; esac
+for row in $CANDIDATE_ROWS; do
+  case $row in a|b|c|d|e) ;; *) echo "--rows: a, b, c, d or e" >&2; exit 2 ;; esac
+done
+[ "$CHECK" = 1 ] && [ "$PART" != candidates ] && { echo "--check is for --part candidates" >&2; exit 2; }
 case $DATABASE in sqlite|postgresql|mysql) ;; *) echo "--database: sqlite, postgresql or mysql" >&2; exit 2 ;; esac
 
 # client and server: command prefixes placing the load generator and the
@@ -70,7 +99,7 @@ if [ "$PIN" = 1 ]; then
   client=(taskset -c 0) server=(taskset -c 1)
 fi
 
-if ! command -v wrk >/dev/null; then
+if [ "$CHECK" = 0 ] && ! command -v wrk >/dev/null; then
   echo "installing wrk" >&2
   (apt-get update -qq && apt-get install -y -qq wrk) >/dev/null
 fi
@@ -97,7 +126,10 @@ run_wrk() {
   shift 2
   local script_args=()
   [ -n "${WRK_SCRIPT_ARGS:-}" ] && script_args=(-- "$WRK_SCRIPT_ARGS")
-  "${client[@]}" wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --timeout 10s --latency "$@" "$url" "${script_args[@]}" > "$file"
+  # WRK_CONNECTIONS, WRK_DURATION and WRK_TIMEOUT: the candidates part's
+  # slow rows (see there).
+  "${client[@]}" wrk -t2 -c"${WRK_CONNECTIONS:-$CONNECTIONS}" -d"${WRK_DURATION:-$DURATION}s" \
+    --timeout "${WRK_TIMEOUT:-10}s" --latency "$@" "$url" "${script_args[@]}" > "$file"
 }
 
 if [ "$PART" = layer ] || [ "$PART" = all ]; then
@@ -202,7 +234,7 @@ CONF
         -H 'content-type: application/json' -s "$work/allocations.lua" ;;
       usages) echo_args "/usages?project_id=$PROJECT" "${auth[@]}" -H 'openstack-api-version: placement 1.38' ;;
       # Nova's scheduler query: every provider fits, as many as Nova takes.
-      candidates) echo_args "/allocation_candidates?resources=VCPU:1,MEMORY_MB:64&limit=1000" "${auth[@]}" \
+      candidates) echo_args "/allocation_candidates?resources=VCPU:1,MEMORY_MB:512,DISK_GB:1&limit=1000" "${auth[@]}" \
         -H 'openstack-api-version: placement 1.39' ;;
     esac
   }
@@ -224,6 +256,142 @@ CONF
     done
   done
   echo "$rss_up $rss_ours" > "$out/placement.rss"
+fi
+
+if [ "$PART" = candidates ]; then
+  venv=$(pinned_venv scripts/requirements/upstream.txt)
+  cargo build --release -q -p placement --bin placement-api
+  cp "$target/release/placement-api" "$work/placement-api"
+  [ -n "$KEEP" ] && [ "$DATABASE" = sqlite ] && mkdir -p "$KEEP"
+  UP=$(free_port 18120-18139)
+  OURS=$(free_port 18140-18159 "$UP")
+  up_pid= ours_pid=
+
+  # conf DIR DATABASE-URL STRATEGY MAX: the placement.conf both services
+  # read: noauth2, the legacy policy, the candidate search's settings.
+  conf() {
+    mkdir -p "$1"
+    cat > "$1/placement.conf" <<CONF
+[DEFAULT]
+log_file = $1/app.log
+[api]
+auth_strategy = noauth2
+[placement]
+allocation_candidates_generation_strategy = $3
+max_allocation_candidates = $4
+[placement_database]
+connection = $2
+[oslo_policy]
+enforce_new_defaults = false
+enforce_scope = false
+CONF
+  }
+  stop_servers() {
+    local p
+    for p in $up_pid $ours_pid; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+    while port_open "$UP" || port_open "$OURS"; do sleep 0.1; done
+    up_pid= ours_pid=
+  }
+  # start_servers ROW STRATEGY MAX: both services on the row's databases.
+  start_servers() {
+    conf "$work/$1/up" "$up_url" "$2" "$3"
+    conf "$work/$1/ours" "$ours_url" "$2" "$3"
+    start_gunicorn() {
+      OS_PLACEMENT_CONFIG_DIR=$work/$1/up "${server[@]}" "$venv/bin/gunicorn" --bind "127.0.0.1:$UP" \
+        --workers "$2" --worker-class sync --no-control-socket placement.wsgi.api:application \
+        >>"$work/$1/upstream.log" 2>&1 &
+      up_pid=$!; pids+=($up_pid)
+      wait_port "$UP" "$up_pid" 60 || { cat "$work/$1/upstream.log" >&2; exit 1; }
+    }
+    # One worker first, which adds the standard traits and classes (two
+    # at once on a new SQLite database fail: see the placement part).
+    start_gunicorn "$1" 1
+    curl -sf -o /dev/null "http://127.0.0.1:$UP/"
+    if [ "$CHECK" = 0 ]; then
+      kill "$up_pid"; wait "$up_pid" || true
+      while port_open "$UP"; do sleep 0.1; done
+      start_gunicorn "$1" 2
+    fi
+    "${server[@]}" "$work/placement-api" --config-file "$work/$1/ours/placement.conf" --bind "127.0.0.1:$OURS" \
+      >>"$work/$1/ours.log" 2>&1 &
+    ours_pid=$!; pids+=($ours_pid)
+    wait_port "$OURS" "$ours_pid" 60 || { cat "$work/$1/ours.log" >&2; exit 1; }
+  }
+
+  for row in $CANDIDATE_ROWS; do
+    hosts=()
+    # --check: 50 hosts; row e 5 children and groups (120 candidates, all
+    # of them: no bound cuts, so the answers must be the same).
+    [ "$CHECK" = 1 ] && { if [ "$row" = e ]; then hosts=(--width 5); else hosts=(--hosts 50); fi; }
+    mkdir -p "$work/$row"
+    case $DATABASE in
+      sqlite)
+        up_url=$(db_create sqlite "$work/$row/upstream.db")
+        ours_url=$(db_create sqlite "$work/$row/ours.db") ;;
+      *)
+        databases+=("mv_bench_${row}_upstream" "mv_bench_${row}_ours")
+        up_url=$(db_create "$DATABASE" "mv_bench_${row}_upstream") || { echo "cannot create a $DATABASE database" >&2; exit 1; }
+        ours_url=$(db_create "$DATABASE" "mv_bench_${row}_ours") || { echo "cannot create a $DATABASE database" >&2; exit 1; } ;;
+    esac
+    max=-1 strategies=depth-first
+    [ "$row" = e ] && max=1000 strategies="depth-first breadth-first"
+    conf "$work/$row/sync" "$up_url" depth-first "$max"
+    "$venv/bin/placement-manage" --config-file "$work/$row/sync/placement.conf" db sync >"$work/$row/sync.log" 2>&1
+    for strategy in $strategies; do
+      label=$row; [ "$row" = e ] && label=e-${strategy%-first}
+      start_servers "$row" "$strategy" "$max"
+      if [ "$strategy" = depth-first ]; then
+        echo "row $row: seeding both services through their APIs" >&2
+        python3 scripts/bench_placement.py seed-candidates "$row" "http://127.0.0.1:$UP" "${hosts[@]}" &
+        seed_up=$!
+        python3 scripts/bench_placement.py seed-candidates "$row" "http://127.0.0.1:$OURS" "${hosts[@]}"
+        wait "$seed_up"
+      fi
+      echo "row $label: comparing the answers" >&2
+      # Prints the seconds each side took for the request, alone.
+      times=$(python3 scripts/bench_placement.py compare "$row" "http://127.0.0.1:$UP" "http://127.0.0.1:$OURS" \
+        --max-candidates "$max" "${hosts[@]}")
+      if [ "$CHECK" = 0 ]; then
+        path=$(python3 scripts/bench_placement.py query "$row" "${hosts[@]}")
+        # A slow row: when upstream's two workers would keep the queue of
+        # CONNECTIONS requests longer than half wrk's 10 s timeout, both
+        # sides get 2 connections (one per upstream worker: latency is
+        # then the request's own time), a timeout of 4 times upstream's
+        # time, and upstream a run long enough for about two requests
+        # on each connection (2.5 times its time, DURATION at least).
+        read -r t_up _ <<<"$times"
+        conns=$CONNECTIONS timeout=10 up_duration=$DURATION
+        if python3 -c "import sys; sys.exit(not float(sys.argv[1]) * int(sys.argv[2]) / 2 > 5)" "$t_up" "$CONNECTIONS"; then
+          conns=2
+          timeout=$(python3 -c "import math, sys; print(max(10, math.ceil(4 * float(sys.argv[1]))))" "$t_up")
+          up_duration=$(python3 -c "import math, sys; print(max(int(sys.argv[2]), math.ceil(2.5 * float(sys.argv[1]))))" "$t_up" "$DURATION")
+        fi
+        echo "$conns $up_duration $timeout $t_up" > "$out/candidates.$label.options"
+        for round in $(seq 1 "$ROUNDS"); do
+          sides="upstream ours"; [ $((round % 2)) = 0 ] && sides="ours upstream"
+          for side in $sides; do
+            port=$UP duration=$up_duration; [ $side = ours ] && port=$OURS duration=$DURATION
+            WRK_CONNECTIONS=$conns WRK_DURATION=$duration WRK_TIMEOUT=$timeout \
+              run_wrk "$out/candidates.$label.$side.$round.txt" "http://127.0.0.1:$port$path" \
+              -H 'x-auth-token: admin' -H 'openstack-api-version: placement 1.39'
+          done
+        done
+        echo "$(peak_rss "$up_pid") $(peak_rss "$ours_pid")" > "$out/candidates.$label.rss"
+      fi
+      stop_servers
+    done
+    if [ "$DATABASE" = sqlite ]; then
+      if [ -n "$KEEP" ]; then
+        cp "$work/$row/ours.db" "$KEEP/ours-$row.db"
+        [ -f "$work/$row/ours.db-wal" ] && cp "$work/$row/ours.db-wal" "$KEEP/ours-$row.db-wal"
+      fi
+      rm -f "$work/$row"/*.db*
+    else
+      db_drop "$DATABASE" "mv_bench_${row}_upstream" && db_drop "$DATABASE" "mv_bench_${row}_ours"
+    fi
+  done
+  echo "$CANDIDATE_ROWS" > "$out/candidates.rows"
+  [ "$CHECK" = 1 ] && { echo "candidate rows $CANDIDATE_ROWS: upstream's answers and ours agree"; exit 0; }
 fi
 
 if [ "$PART" = keystone ]; then
@@ -346,6 +514,42 @@ if part == "keystone":
     print(f"Keystone auth costs placement-api {(1 - ks[0] / na[0]) * 100:.1f} % of its req/s "
           f"(keystone/noauth2 req/s {ks[0] / na[0]:.3f}, p99 {ks[2] / na[2]:.3f}); "
           f"behind Keystone, ours/upstream req/s {ks[0] / up[0]:.1f}x, p99 ratio {ks[2] / up[2]:.3f}.")
+if part == "candidates":
+    rows = open(f"{out}/candidates.rows").read().split()
+    names = {
+        "a": "a. 1,000 flat providers, Nova's request",
+        "b": "b. 10,000 flat providers, Nova's request",
+        "c": "c. 1,000 hosts, NUMA and PCI children, same_subtree",
+        "d": "d. 1,000 hosts, 10 aggregates sharing DISK_GB",
+        "e-depth": "e. 8 PCI children, 8 groups, isolate; depth-first",
+        "e-breadth": "e. the same, breadth-first",
+    }
+    print(f"GET /allocation_candidates at 1.39, both services on "
+          f"{dict(sqlite='SQLite files', postgresql='the local PostgreSQL', mysql='the local MariaDB')[database]}.")
+    print()
+    print("| row | req/s upstream / ours | ratio | upstream p50 / p99 ms | ours p50 / p99 ms | p99 ratio | non-2xx upstream / ours (of total) | peak RSS upstream / ours MiB |")
+    print("|---|---|---|---|---|---|---|---|")
+    for label, name in names.items():
+        if label.split("-")[0] not in rows:
+            continue
+        up = median([read(f"{out}/candidates.{label}.upstream.{r}.txt") for r in range(1, rounds + 1)])
+        us = median([read(f"{out}/candidates.{label}.ours.{r}.txt") for r in range(1, rounds + 1)])
+        errs = f"{up[4]}/{up[3]} / {us[4]}/{us[3]}"
+        if up[5] or us[5]:
+            errs += f" (upstream: {up[5] or '-'}; ours: {us[5] or '-'})"
+        rss_up, rss_ours = (int(x) for x in open(f"{out}/candidates.{label}.rss").read().split())
+        print(f"| {name} | {up[0]:,.1f} / {us[0]:,.0f} | {us[0] / up[0]:.1f}x | {up[1]:,.0f} / {up[2]:,.0f} "
+              f"| {us[1]:.1f} / {us[2]:.1f} | {us[2] / up[2]:.3f} | {errs} | {rss_up / 1024:.0f} / {rss_ours / 1024:.0f} |")
+    print()
+    for label, name in names.items():
+        if label.split("-")[0] not in rows:
+            continue
+        conns, up_duration, timeout, t_up = open(f"{out}/candidates.{label}.options").read().split()
+        note = f"upstream's request alone {float(t_up):.2f} s"
+        if int(conns) == 2:
+            note += (f"; a slow row: 2 connections on both sides, wrk timeout {timeout} s, "
+                     f"upstream's runs {up_duration} s")
+        print(f"- {name.split('.')[0]}{' ' + label.split('-')[1] + '-first' if '-' in label else ''}: {note}")
 if part in ("placement", "all"):
     names = {
         "root": "GET /",
