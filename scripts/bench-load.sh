@@ -13,21 +13,33 @@
 #             server instead (each its own new database on the local
 #             PostgreSQL or MariaDB, dropped at the end);
 #  candidates: (only when asked for: --part candidates) GET
-#             /allocation_candidates on the rows of issue 24, upstream
-#             against placement-api as in the placement part, each row on
-#             its own two new databases seeded through the APIs
-#             (scripts/bench_placement.py seed-candidates): a, 1,000 flat
-#             providers; b, 10,000; c, 1,000 hosts with two NUMA children
-#             and a PCI child, a granular request with same_subtree; d,
-#             1,000 hosts in 10 aggregates with sharing DISK_GB providers;
-#             e, a host with 8 single-unit PCI children and 8 groups,
-#             group_policy=isolate, with [placement]
-#             max_allocation_candidates = 1000 on both sides and each
-#             generation strategy (depth-first, upstream's default, then
-#             breadth-first). Before measuring, the two answers must be the
-#             same (bench_placement.py compare); a difference stops the run.
-#             --rows picks rows ("b e"); --check only seeds small versions
-#             (50 hosts) and compares the answers, no wrk (about a minute);
+#             /allocation_candidates at 1.39 on the rows of issue 24,
+#             upstream (gunicorn, 2 sync workers) against placement-api,
+#             each row on its own two new databases seeded through the
+#             APIs (scripts/bench_placement.py seed-candidates, which
+#             describes the data and requests): a, 1,000 flat providers,
+#             Nova's request (VCPU, MEMORY_MB, DISK_GB, limit=1000); b,
+#             10,000 flat providers, the same; c, 1,000 hosts with two NUMA
+#             children and a PCI child, a granular request with required
+#             traits, same_subtree and group_policy=isolate; d, 1,000 hosts
+#             in 10 aggregates, each with a sharing DISK_GB provider; e, a
+#             host with 8 single-unit PCI children and 8 groups,
+#             group_policy=isolate, [placement] max_allocation_candidates
+#             = 1000 on both sides, with each generation strategy (both
+#             sides depth-first, upstream's default, then both
+#             breadth-first). Before measuring, the answers must agree
+#             (bench_placement.py compare: as sets; rows listed in
+#             scripts/bench-candidates-known-differences.txt may differ in
+#             which valid candidates a cut keeps); any other difference
+#             stops the run. A row where upstream's two workers would hold
+#             the queue of --connections requests longer than 5 s (its
+#             request alone over 0.625 s with 16) is measured with 2
+#             connections on both sides, wrk's timeout 4 times upstream's
+#             request (10 s at least) and upstream's runs 2.5 times it
+#             (--duration at least); the report says which rows.
+#             --rows picks rows ("b e"); --check seeds small versions (50
+#             hosts; row e 5 children and groups, no cut) and only
+#             compares the answers (about 35 s, no wrk);
 #  keystone:  (only when asked for: --part keystone) the cost of Keystone
 #             auth with a warm token cache: GET
 #             /resource_providers/{uuid}/inventories on placement-api with
@@ -45,7 +57,8 @@
 #   scripts/bench-load.sh [--part layer|placement|all|keystone|candidates]
 #                         [--rounds N] [--duration SECONDS] [--connections N]
 #                         [--keep DIR] [--pin] [--database sqlite|postgresql|mysql]
-#                         [--rows "a b c d e"] [--check]
+#                         [--rows "a b c d e"] [--check] [--binary PATH]
+#                         [--ports FIRST-LAST]
 #
 # --pin runs wrk on CPU 0 and every server on CPU 1 (taskset), so that the
 # load generator does not take the servers' core: tail latencies then show
@@ -53,11 +66,16 @@
 #
 # Needs wrk (installed with apt-get when missing) and python3. Takes about
 # rounds * duration * (2 + 12) seconds, plus builds and about a minute of
-# seeding. The candidates part takes about rounds * duration * 12 seconds
-# plus about 5 minutes of seeding and comparing (row b alone about 3 on
-# SQLite: 10,000 providers into upstream), 10 to 12 minutes in all with
-# the defaults; --check about a minute. With --keep DIR, our SQLite
-# databases of the candidate rows stay in DIR (ours-ROW.db) for
+# seeding. The candidates part takes about 5 minutes of seeding and
+# comparing (upstream on SQLite: 10,000 providers in about 1.5 minutes,
+# row c's 4,000 in about as long), plus rounds * duration * 10 seconds
+# for rows a to d and rounds * (2.5 * E + duration) * 2 for row e, where
+# E is upstream's time for e's request (11 s on a quiet machine): about
+# 13 minutes in all with --rounds 3. --binary runs that placement-api
+# (scripts/test.sh: its debug build) rather than a release build;
+# --ports, the range the candidates part's two servers listen in. With
+# --keep DIR, our SQLite databases of the candidate rows stay in DIR
+# (ours-ROW.db) for
 # crates/placement/examples/bench_requests.rs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -65,7 +83,7 @@ root=$(pwd)
 . scripts/lib.sh
 
 PART=all; ROUNDS=2; DURATION=5; CONNECTIONS=16; KEEP=; PIN=0; DATABASE=sqlite
-CANDIDATE_ROWS="a b c d e"; CHECK=0
+CANDIDATE_ROWS="a b c d e"; CHECK=0; BINARY=; PORTS=
 while [ $# -gt 0 ]; do
   case $1 in
     --part) PART=$2; shift 2 ;;
@@ -77,6 +95,8 @@ while [ $# -gt 0 ]; do
     --database) DATABASE=$2; shift 2 ;;
     --rows) CANDIDATE_ROWS=$2; shift 2 ;;
     --check) CHECK=1; shift ;;
+    --binary) BINARY=$2; shift 2 ;;
+    --ports) PORTS=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -260,11 +280,15 @@ fi
 
 if [ "$PART" = candidates ]; then
   venv=$(pinned_venv scripts/requirements/upstream.txt)
-  cargo build --release -q -p placement --bin placement-api
-  cp "$target/release/placement-api" "$work/placement-api"
+  if [ -n "$BINARY" ]; then
+    cp "$BINARY" "$work/placement-api"
+  else
+    cargo build --release -q -p placement --bin placement-api
+    cp "$target/release/placement-api" "$work/placement-api"
+  fi
   [ -n "$KEEP" ] && [ "$DATABASE" = sqlite ] && mkdir -p "$KEEP"
-  UP=$(free_port 18120-18139)
-  OURS=$(free_port 18140-18159 "$UP")
+  UP=$(free_port "${PORTS:-18120-18139}")
+  OURS=$(free_port "${PORTS:-18140-18159}" "$UP")
   up_pid= ours_pid=
 
   # conf DIR DATABASE-URL STRATEGY MAX: the placement.conf both services
