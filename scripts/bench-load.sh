@@ -32,11 +32,13 @@
 #             scripts/bench-candidates-known-differences.txt may differ in
 #             which valid candidates a cut keeps); any other difference
 #             stops the run. A row where upstream's two workers would hold
-#             the queue of --connections requests longer than 5 s (its
-#             request alone over 0.625 s with 16) is measured with 2
+#             the queue of --connections requests longer than 2.5 s (its
+#             request alone over 0.3125 s with 16) is measured with 2
 #             connections on both sides, wrk's timeout 4 times upstream's
 #             request (10 s at least) and upstream's runs 2.5 times it
-#             (--duration at least); the report says which rows.
+#             (--duration at least); the report says which rows. After
+#             each of upstream's runs, the script waits for its workers
+#             to finish the requests wrk left behind.
 #             --rows picks rows ("b e"); --check seeds small versions (50
 #             hosts; row e 5 children and groups, no cut) and only
 #             compares the answers (about 35 s, no wrk);
@@ -378,14 +380,14 @@ CONF
       if [ "$CHECK" = 0 ]; then
         path=$(python3 scripts/bench_placement.py query "$row" "${hosts[@]}")
         # A slow row: when upstream's two workers would keep the queue of
-        # CONNECTIONS requests longer than half wrk's 10 s timeout, both
+        # CONNECTIONS requests longer than a quarter of wrk's 10 s timeout, both
         # sides get 2 connections (one per upstream worker: latency is
         # then the request's own time), a timeout of 4 times upstream's
         # time, and upstream a run long enough for about two requests
         # on each connection (2.5 times its time, DURATION at least).
         read -r t_up _ <<<"$times"
         conns=$CONNECTIONS timeout=10 up_duration=$DURATION
-        if python3 -c "import sys; sys.exit(not float(sys.argv[1]) * int(sys.argv[2]) / 2 > 5)" "$t_up" "$CONNECTIONS"; then
+        if python3 -c "import sys; sys.exit(not float(sys.argv[1]) * int(sys.argv[2]) / 2 > 2.5)" "$t_up" "$CONNECTIONS"; then
           conns=2
           timeout=$(python3 -c "import math, sys; print(max(10, math.ceil(4 * float(sys.argv[1]))))" "$t_up")
           up_duration=$(python3 -c "import math, sys; print(max(int(sys.argv[2]), math.ceil(2.5 * float(sys.argv[1]))))" "$t_up" "$DURATION")
@@ -398,6 +400,14 @@ CONF
             WRK_CONNECTIONS=$conns WRK_DURATION=$duration WRK_TIMEOUT=$timeout \
               run_wrk "$out/candidates.$label.$side.$round.txt" "http://127.0.0.1:$port$path" \
               -H 'x-auth-token: admin' -H 'openstack-api-version: placement 1.39'
+            # Upstream's sync workers still answer the requests wrk left
+            # queued or in flight: wait for them (a GET / waits behind the
+            # queue; one more request's time for the other worker), so
+            # that they do not slow the next run.
+            if [ $side = upstream ]; then
+              curl -s -o /dev/null --max-time 600 "http://127.0.0.1:$UP/" || true
+              sleep "$t_up"
+            fi
           done
         done
         echo "$(peak_rss "$up_pid") $(peak_rss "$ours_pid")" > "$out/candidates.$label.rss"
@@ -562,8 +572,10 @@ if part == "candidates":
         if up[5] or us[5]:
             errs += f" (upstream: {up[5] or '-'}; ours: {us[5] or '-'})"
         rss_up, rss_ours = (int(x) for x in open(f"{out}/candidates.{label}.rss").read().split())
-        print(f"| {name} | {up[0]:,.1f} / {us[0]:,.0f} | {us[0] / up[0]:.1f}x | {up[1]:,.0f} / {up[2]:,.0f} "
-              f"| {us[1]:.1f} / {us[2]:.1f} | {us[2] / up[2]:.3f} | {errs} | {rss_up / 1024:.0f} / {rss_ours / 1024:.0f} |")
+        ratio = lambda a, b, f: f.format(a / b) if b else "-"
+        print(f"| {name} | {up[0]:,.2f} / {us[0]:,.0f} | {ratio(us[0], up[0], '{:.1f}x')} | {up[1]:,.0f} / {up[2]:,.0f} "
+              f"| {us[1]:.1f} / {us[2]:.1f} | {ratio(us[2], up[2], '{:.3f}')} | {errs} "
+              f"| {rss_up / 1024:.0f} / {rss_ours / 1024:.0f} |")
     print()
     for label, name in names.items():
         if label.split("-")[0] not in rows:
