@@ -68,12 +68,13 @@
 #
 # Needs wrk (installed with apt-get when missing) and python3. Takes about
 # rounds * duration * (2 + 12) seconds, plus builds and about a minute of
-# seeding. The candidates part takes about 5 minutes of seeding and
-# comparing (upstream on SQLite: 10,000 providers in about 1.5 minutes,
-# row c's 4,000 in about as long), plus rounds * duration * 10 seconds
-# for rows a to d and rounds * (2.5 * E + duration) * 2 for row e, where
-# E is upstream's time for e's request (11 s on a quiet machine): about
-# 13 minutes in all with --rounds 3. --binary runs that placement-api
+# seeding. The candidates part takes about 3 minutes of seeding and
+# comparing on a quiet machine (upstream on SQLite: row b's 10,000
+# providers in about 70 s, row c's 4,000 in about 50 s; twice that on a
+# busy one), plus rounds * duration * 10 seconds and the waits for
+# upstream to drain for rows a to d, and rounds * (3.5 * E + duration) * 2
+# for row e, where E is upstream's time for e's request (11 s on a quiet
+# machine): 14 minutes in all with --rounds 3. --binary runs that placement-api
 # (scripts/test.sh: its debug build) rather than a release build;
 # --ports, the range the candidates part's two servers listen in. With
 # --keep DIR, our SQLite databases of the candidate rows stay in DIR
