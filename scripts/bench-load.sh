@@ -16,6 +16,36 @@
 #             with --database postgresql or mysql, both services on that
 #             server instead (each its own new database on the local
 #             PostgreSQL or MariaDB, dropped at the end);
+#  candidates: (only when asked for: --part candidates) GET
+#             /allocation_candidates at 1.39 on the rows of issue 24,
+#             upstream (gunicorn, 2 sync workers) against placement-api,
+#             each row on its own two new databases seeded through the
+#             APIs (scripts/bench_placement.py seed-candidates, which
+#             describes the data and requests): a, 1,000 flat providers,
+#             Nova's request (VCPU, MEMORY_MB, DISK_GB, limit=1000); b,
+#             10,000 flat providers, the same; c, 1,000 hosts with two NUMA
+#             children and a PCI child, a granular request with required
+#             traits, same_subtree and group_policy=isolate; d, 1,000 hosts
+#             in 10 aggregates, each with a sharing DISK_GB provider; e, a
+#             host with 8 single-unit PCI children and 8 groups,
+#             group_policy=isolate, [placement] max_allocation_candidates
+#             = 1000 on both sides, with each generation strategy (both
+#             sides depth-first, upstream's default, then both
+#             breadth-first). Before measuring, the answers must agree
+#             (bench_placement.py compare: as sets; rows listed in
+#             scripts/bench-candidates-known-differences.txt may differ in
+#             which valid candidates a cut keeps); any other difference
+#             stops the run. A row where upstream's two workers would hold
+#             the queue of --connections requests longer than 2.5 s (its
+#             request alone over 0.3125 s with 16) is measured with 2
+#             connections on both sides, wrk's timeout 4 times upstream's
+#             request (10 s at least) and upstream's runs 2.5 times it
+#             (--duration at least); the report says which rows. After
+#             each of upstream's runs, the script waits for its workers
+#             to finish the requests wrk left behind.
+#             --rows picks rows ("b e"); --check seeds small versions (50
+#             hosts; row e 5 children and groups, no cut) and only
+#             compares the answers (about 35 s, no wrk);
 #  keystone:  (only when asked for: --part keystone) the cost of Keystone
 #             auth with a warm token cache: GET
 #             /resource_providers/{uuid}/inventories on placement-api with
@@ -30,9 +60,11 @@
 # (user + system of its process over each run, /proc/PID/stat), which the
 # load generator sharing the two cores does not move.
 #
-#   scripts/bench-load.sh [--part layer|placement|all|keystone] [--rounds N]
-#                         [--duration SECONDS] [--connections N] [--keep DIR]
-#                         [--pin | --both] [--database sqlite|postgresql|mysql]
+#   scripts/bench-load.sh [--part layer|placement|all|keystone|candidates]
+#                         [--rounds N] [--duration SECONDS] [--connections N]
+#                         [--keep DIR] [--pin | --both] [--database sqlite|postgresql|mysql]
+#                         [--rows "a b c d e"] [--check] [--binary PATH]
+#                         [--ports FIRST-LAST]
 #
 # --pin runs wrk on CPU 0 and every server on CPU 1 (taskset), so that the
 # load generator does not take the servers' core: tail latencies then show
@@ -47,13 +79,25 @@
 #
 # Needs wrk (installed with apt-get when missing) and python3. Takes about
 # rounds * duration * (3 + 14) seconds, plus builds and about a minute of
-# seeding.
+# seeding. The candidates part takes about 3 minutes of seeding and
+# comparing on a quiet machine (upstream on SQLite: row b's 10,000
+# providers in about 70 s, row c's 4,000 in about 50 s; twice that on a
+# busy one), plus rounds * duration * 10 seconds and the waits for
+# upstream to drain for rows a to d, and rounds * (3.5 * E + duration) * 2
+# for row e, where E is upstream's time for e's request (11 s on a quiet
+# machine): 14 minutes in all with --rounds 3. --binary runs that placement-api
+# (scripts/test.sh: its debug build) rather than a release build;
+# --ports, the range the candidates part's two servers listen in. With
+# --keep DIR, our SQLite databases of the candidate rows stay in DIR
+# (ours-ROW.db) for
+# crates/placement/examples/bench_requests.rs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 . scripts/lib.sh
 
 PART=all; ROUNDS=2; DURATION=5; CONNECTIONS=16; KEEP=; PIN=0; BOTH=0; DATABASE=sqlite
+CANDIDATE_ROWS="a b c d e"; CHECK=0; BINARY=; PORTS=
 while [ $# -gt 0 ]; do
   case $1 in
     --part) PART=$2; shift 2 ;;
@@ -64,11 +108,19 @@ while [ $# -gt 0 ]; do
     --pin) PIN=1; shift ;;
     --both) BOTH=1; shift ;;
     --database) DATABASE=$2; shift 2 ;;
+    --rows) CANDIDATE_ROWS=$2; shift 2 ;;
+    --check) CHECK=1; shift ;;
+    --binary) BINARY=$2; shift 2 ;;
+    --ports) PORTS=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-case $PART in layer|placement|all|keystone) ;; *) echo "--part: layer, placement, all or keystone" >&2; exit 2 ;; esac
+case $PART in layer|placement|all|keystone|candidates) ;; *) echo "--part: layer, placement, all, keystone or candidates" >&2; exit 2 ;; esac
+for row in $CANDIDATE_ROWS; do
+  case $row in a|b|c|d|e) ;; *) echo "--rows: a, b, c, d or e" >&2; exit 2 ;; esac
+done
+[ "$CHECK" = 1 ] && [ "$PART" != candidates ] && { echo "--check is for --part candidates" >&2; exit 2; }
 case $DATABASE in sqlite|postgresql|mysql) ;; *) echo "--database: sqlite, postgresql or mysql" >&2; exit 2 ;; esac
 if [ "$BOTH" = 1 ] && { [ "$PART" != layer ] || [ "$PIN" = 1 ]; }; then
   echo "--both is for --part layer, without --pin" >&2; exit 2
@@ -85,7 +137,7 @@ if [ "$PIN" = 1 ] || [ "$BOTH" = 1 ]; then
   [ "$PIN" = 1 ] && client=(taskset -c 0) server=(taskset -c 1)
 fi
 
-if ! command -v wrk >/dev/null; then
+if [ "$CHECK" = 0 ] && ! command -v wrk >/dev/null; then
   echo "installing wrk" >&2
   (apt-get update -qq && apt-get install -y -qq wrk) >/dev/null
 fi
@@ -112,7 +164,10 @@ run_wrk() {
   shift 2
   local script_args=()
   [ -n "${WRK_SCRIPT_ARGS:-}" ] && script_args=(-- "$WRK_SCRIPT_ARGS")
-  "${client[@]}" wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --timeout 10s --latency "$@" "$url" "${script_args[@]}" > "$file"
+  # WRK_CONNECTIONS, WRK_DURATION and WRK_TIMEOUT: the candidates part's
+  # slow rows (see there).
+  "${client[@]}" wrk -t2 -c"${WRK_CONNECTIONS:-$CONNECTIONS}" -d"${WRK_DURATION:-$DURATION}s" \
+    --timeout "${WRK_TIMEOUT:-10}s" --latency "$@" "$url" "${script_args[@]}" > "$file"
 }
 
 if [ "$PART" = layer ] || [ "$PART" = all ]; then
@@ -259,7 +314,7 @@ CONF
         -H 'content-type: application/json' -s "$work/allocations.lua" ;;
       usages) echo_args "/usages?project_id=$PROJECT" "${auth[@]}" -H 'openstack-api-version: placement 1.38' ;;
       # Nova's scheduler query: every provider fits, as many as Nova takes.
-      candidates) echo_args "/allocation_candidates?resources=VCPU:1,MEMORY_MB:64&limit=1000" "${auth[@]}" \
+      candidates) echo_args "/allocation_candidates?resources=VCPU:1,MEMORY_MB:512,DISK_GB:1&limit=1000" "${auth[@]}" \
         -H 'openstack-api-version: placement 1.39' ;;
     esac
   }
@@ -281,6 +336,154 @@ CONF
     done
   done
   echo "$rss_up $rss_ours" > "$out/placement.rss"
+fi
+
+if [ "$PART" = candidates ]; then
+  venv=$(pinned_venv scripts/requirements/upstream.txt)
+  if [ -n "$BINARY" ]; then
+    cp "$BINARY" "$work/placement-api"
+  else
+    cargo build --release -q -p placement --bin placement-api
+    cp "$target/release/placement-api" "$work/placement-api"
+  fi
+  [ -n "$KEEP" ] && [ "$DATABASE" = sqlite ] && mkdir -p "$KEEP"
+  UP=$(free_port "${PORTS:-18120-18139}")
+  OURS=$(free_port "${PORTS:-18140-18159}" "$UP")
+  up_pid= ours_pid=
+
+  # conf DIR DATABASE-URL STRATEGY MAX: the placement.conf both services
+  # read: noauth2, the legacy policy, the candidate search's settings.
+  conf() {
+    mkdir -p "$1"
+    cat > "$1/placement.conf" <<CONF
+[DEFAULT]
+log_file = $1/app.log
+[api]
+auth_strategy = noauth2
+[placement]
+allocation_candidates_generation_strategy = $3
+max_allocation_candidates = $4
+[placement_database]
+connection = $2
+[oslo_policy]
+enforce_new_defaults = false
+enforce_scope = false
+CONF
+  }
+  stop_servers() {
+    local p
+    for p in $up_pid $ours_pid; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+    while port_open "$UP" || port_open "$OURS"; do sleep 0.1; done
+    up_pid= ours_pid=
+  }
+  # start_servers ROW STRATEGY MAX: both services on the row's databases.
+  start_servers() {
+    conf "$work/$1/up" "$up_url" "$2" "$3"
+    conf "$work/$1/ours" "$ours_url" "$2" "$3"
+    start_gunicorn() {
+      OS_PLACEMENT_CONFIG_DIR=$work/$1/up "${server[@]}" "$venv/bin/gunicorn" --bind "127.0.0.1:$UP" \
+        --workers "$2" --worker-class sync --no-control-socket placement.wsgi.api:application \
+        >>"$work/$1/upstream.log" 2>&1 &
+      up_pid=$!; pids+=($up_pid)
+      wait_port "$UP" "$up_pid" 60 || { cat "$work/$1/upstream.log" >&2; exit 1; }
+    }
+    # One worker first, which adds the standard traits and classes (two
+    # at once on a new SQLite database fail: see the placement part).
+    start_gunicorn "$1" 1
+    curl -sf -o /dev/null "http://127.0.0.1:$UP/"
+    if [ "$CHECK" = 0 ]; then
+      kill "$up_pid"; wait "$up_pid" || true
+      while port_open "$UP"; do sleep 0.1; done
+      start_gunicorn "$1" 2
+    fi
+    "${server[@]}" "$work/placement-api" --config-file "$work/$1/ours/placement.conf" --bind "127.0.0.1:$OURS" \
+      >>"$work/$1/ours.log" 2>&1 &
+    ours_pid=$!; pids+=($ours_pid)
+    wait_port "$OURS" "$ours_pid" 60 || { cat "$work/$1/ours.log" >&2; exit 1; }
+  }
+
+  for row in $CANDIDATE_ROWS; do
+    hosts=()
+    # --check: 50 hosts; row e 5 children and groups (120 candidates, all
+    # of them: no bound cuts, so the answers must be the same).
+    [ "$CHECK" = 1 ] && { if [ "$row" = e ]; then hosts=(--width 5); else hosts=(--hosts 50); fi; }
+    mkdir -p "$work/$row"
+    case $DATABASE in
+      sqlite)
+        up_url=$(db_create sqlite "$work/$row/upstream.db")
+        ours_url=$(db_create sqlite "$work/$row/ours.db") ;;
+      *)
+        databases+=("mv_bench_${row}_upstream" "mv_bench_${row}_ours")
+        up_url=$(db_create "$DATABASE" "mv_bench_${row}_upstream") || { echo "cannot create a $DATABASE database" >&2; exit 1; }
+        ours_url=$(db_create "$DATABASE" "mv_bench_${row}_ours") || { echo "cannot create a $DATABASE database" >&2; exit 1; } ;;
+    esac
+    max=-1 strategies=depth-first
+    [ "$row" = e ] && max=1000 strategies="depth-first breadth-first"
+    conf "$work/$row/sync" "$up_url" depth-first "$max"
+    "$venv/bin/placement-manage" --config-file "$work/$row/sync/placement.conf" db sync >"$work/$row/sync.log" 2>&1
+    for strategy in $strategies; do
+      label=$row; [ "$row" = e ] && label=e-${strategy%-first}
+      start_servers "$row" "$strategy" "$max"
+      if [ "$strategy" = depth-first ]; then
+        echo "row $row: seeding both services through their APIs" >&2
+        python3 scripts/bench_placement.py seed-candidates "$row" "http://127.0.0.1:$UP" "${hosts[@]}" &
+        seed_up=$!
+        python3 scripts/bench_placement.py seed-candidates "$row" "http://127.0.0.1:$OURS" "${hosts[@]}"
+        wait "$seed_up"
+      fi
+      echo "row $label: comparing the answers" >&2
+      # Prints the seconds each side took for the request, alone.
+      times=$(python3 scripts/bench_placement.py compare "$row" "http://127.0.0.1:$UP" "http://127.0.0.1:$OURS" \
+        --max-candidates "$max" "${hosts[@]}")
+      if [ "$CHECK" = 0 ]; then
+        path=$(python3 scripts/bench_placement.py query "$row" "${hosts[@]}")
+        # A slow row: when upstream's two workers would keep the queue of
+        # CONNECTIONS requests longer than a quarter of wrk's 10 s timeout, both
+        # sides get 2 connections (one per upstream worker: latency is
+        # then the request's own time), a timeout of 4 times upstream's
+        # time, and upstream a run long enough for about two requests
+        # on each connection (2.5 times its time, DURATION at least).
+        read -r t_up _ <<<"$times"
+        conns=$CONNECTIONS timeout=10 up_duration=$DURATION
+        if python3 -c "import sys; sys.exit(not float(sys.argv[1]) * int(sys.argv[2]) / 2 > 2.5)" "$t_up" "$CONNECTIONS"; then
+          conns=2
+          timeout=$(python3 -c "import math, sys; print(max(10, math.ceil(4 * float(sys.argv[1]))))" "$t_up")
+          up_duration=$(python3 -c "import math, sys; print(max(int(sys.argv[2]), math.ceil(2.5 * float(sys.argv[1]))))" "$t_up" "$DURATION")
+        fi
+        echo "$conns $up_duration $timeout $t_up" > "$out/candidates.$label.options"
+        for round in $(seq 1 "$ROUNDS"); do
+          sides="upstream ours"; [ $((round % 2)) = 0 ] && sides="ours upstream"
+          for side in $sides; do
+            port=$UP duration=$up_duration; [ $side = ours ] && port=$OURS duration=$DURATION
+            WRK_CONNECTIONS=$conns WRK_DURATION=$duration WRK_TIMEOUT=$timeout \
+              run_wrk "$out/candidates.$label.$side.$round.txt" "http://127.0.0.1:$port$path" \
+              -H 'x-auth-token: admin' -H 'openstack-api-version: placement 1.39'
+            # Upstream's sync workers still answer the requests wrk left
+            # queued or in flight: wait for them (a GET / waits behind the
+            # queue; one more request's time for the other worker), so
+            # that they do not slow the next run.
+            if [ $side = upstream ]; then
+              curl -s -o /dev/null --max-time 600 "http://127.0.0.1:$UP/" || true
+              sleep "$t_up"
+            fi
+          done
+        done
+        echo "$(peak_rss "$up_pid") $(peak_rss "$ours_pid")" > "$out/candidates.$label.rss"
+      fi
+      stop_servers
+    done
+    if [ "$DATABASE" = sqlite ]; then
+      if [ -n "$KEEP" ]; then
+        cp "$work/$row/ours.db" "$KEEP/ours-$row.db"
+        [ -f "$work/$row/ours.db-wal" ] && cp "$work/$row/ours.db-wal" "$KEEP/ours-$row.db-wal"
+      fi
+      rm -f "$work/$row"/*.db*
+    else
+      db_drop "$DATABASE" "mv_bench_${row}_upstream" && db_drop "$DATABASE" "mv_bench_${row}_ours"
+    fi
+  done
+  echo "$CANDIDATE_ROWS" > "$out/candidates.rows"
+  [ "$CHECK" = 1 ] && { echo "candidate rows $CANDIDATE_ROWS: upstream's answers and ours agree"; exit 0; }
 fi
 
 if [ "$PART" = keystone ]; then
@@ -416,6 +619,44 @@ if part == "keystone":
     print(f"Keystone auth costs placement-api {(1 - ks[0] / na[0]) * 100:.1f} % of its req/s "
           f"(keystone/noauth2 req/s {ks[0] / na[0]:.3f}, p99 {ks[2] / na[2]:.3f}); "
           f"behind Keystone, ours/upstream req/s {ks[0] / up[0]:.1f}x, p99 ratio {ks[2] / up[2]:.3f}.")
+if part == "candidates":
+    rows = open(f"{out}/candidates.rows").read().split()
+    names = {
+        "a": "a. 1,000 flat providers, Nova's request",
+        "b": "b. 10,000 flat providers, Nova's request",
+        "c": "c. 1,000 hosts, NUMA and PCI children, same_subtree",
+        "d": "d. 1,000 hosts, 10 aggregates sharing DISK_GB",
+        "e-depth": "e. 8 PCI children, 8 groups, isolate; depth-first",
+        "e-breadth": "e. the same, breadth-first",
+    }
+    print(f"GET /allocation_candidates at 1.39, both services on "
+          f"{dict(sqlite='SQLite files', postgresql='the local PostgreSQL', mysql='the local MariaDB')[database]}.")
+    print()
+    print("| row | req/s upstream / ours | ratio | upstream p50 / p99 ms | ours p50 / p99 ms | p99 ratio | non-2xx upstream / ours (of total) | peak RSS upstream / ours MiB |")
+    print("|---|---|---|---|---|---|---|---|")
+    for label, name in names.items():
+        if label.split("-")[0] not in rows:
+            continue
+        up = median([read(f"{out}/candidates.{label}.upstream.{r}.txt") for r in range(1, rounds + 1)])
+        us = median([read(f"{out}/candidates.{label}.ours.{r}.txt") for r in range(1, rounds + 1)])
+        errs = f"{up[4]}/{up[3]} / {us[4]}/{us[3]}"
+        if up[5] or us[5]:
+            errs += f" (upstream: {up[5] or '-'}; ours: {us[5] or '-'})"
+        rss_up, rss_ours = (int(x) for x in open(f"{out}/candidates.{label}.rss").read().split())
+        ratio = lambda a, b, f: f.format(a / b) if b else "-"
+        print(f"| {name} | {up[0]:,.2f} / {us[0]:,.0f} | {ratio(us[0], up[0], '{:.1f}x')} | {up[1]:,.0f} / {up[2]:,.0f} "
+              f"| {us[1]:.1f} / {us[2]:.1f} | {ratio(us[2], up[2], '{:.3f}')} | {errs} "
+              f"| {rss_up / 1024:.0f} / {rss_ours / 1024:.0f} |")
+    print()
+    for label, name in names.items():
+        if label.split("-")[0] not in rows:
+            continue
+        conns, up_duration, timeout, t_up = open(f"{out}/candidates.{label}.options").read().split()
+        note = f"upstream's request alone {float(t_up):.2f} s"
+        if int(conns) == 2:
+            note += (f"; a slow row: 2 connections on both sides, wrk timeout {timeout} s, "
+                     f"upstream's runs {up_duration} s")
+        print(f"- {name.split('.')[0]}{' ' + label.split('-')[1] + '-first' if '-' in label else ''}: {note}")
 if part in ("placement", "all"):
     names = {
         "root": "GET /",

@@ -3,7 +3,9 @@
 # integration, property and doc tests (placement's integration tests on
 # every backend), the docs build, and placement-api
 # against upstream Placement on each database backend: upstream's gabbi
-# suite, the schema, and the same database served by both; on SQLite also
+# suite, the schema, the same database served by both, and the answers to
+# the load benchmark's allocation candidate rows, small
+# (scripts/bench-load.sh --part candidates --check); on SQLite also
 # the errors the real openstack client prints against both, the
 # `placement` command against both and beside osc-placement, Nova's
 # placement report client against both, Nova's services end to end on
@@ -74,6 +76,12 @@ for backend in $backends; do
   bash scripts/schema-check.sh --database "$backend" --binary "$bin_dir/placement-api"
   echo "== same database on $backend"
   bash scripts/interop-db.sh --database "$backend" --binary "$bin_dir/placement-api" "${ports[@]}"
+  # The candidate rows of the load benchmark, small (about 35 s).
+  echo "== allocation candidates against upstream on $backend (scripts/bench-load.sh --part candidates --check)"
+  candidate_ports=()
+  [ -n "${MV_PORTS:-}" ] && candidate_ports=(--ports "$MV_PORTS")
+  bash scripts/bench-load.sh --part candidates --check --database "$backend" \
+    --binary "$bin_dir/placement-api" "${candidate_ports[@]}"
   if [ "$backend" = sqlite ]; then
     echo "== the openstack client's errors (scripts/osc-errors.sh)"
     bash scripts/osc-errors.sh --binary "$bin_dir/placement-api" "${ports[@]}"

@@ -17,8 +17,26 @@
 //! run it under `valgrind --tool=callgrind` with two values of N and
 //! divide the difference by the difference of N. Rows: `root`, `406`,
 //! `providers`, `inventories`, `allocations` (a new consumer each),
-//! `usages`, and `candidates` (`GET /allocation_candidates` for VCPU and
-//! MEMORY_MB: every one of the 1,000 providers is a candidate).
+//! `usages`, and `candidates` (`GET /allocation_candidates` for VCPU,
+//! MEMORY_MB and DISK_GB with `limit=1000`, Nova's request: every one of
+//! the 1,000 providers is a candidate).
+//!
+//! The candidate rows of `scripts/bench-load.sh --part candidates`
+//! (`candidates-a`, `candidates-b`, `candidates-c`, `candidates-d`,
+//! `candidates-e` and `candidates-e-breadth`) send the requests of
+//! `scripts/bench_placement.py query ROW` on a database that script
+//! seeded through a placement-api (`seed` here does not make their data):
+//! keep the SQLite files of a run, or seed one yourself, then run a row
+//! (the `e` rows set `max_allocation_candidates = 1000`, and the
+//! generation strategy, as the load benchmark's configuration does):
+//!
+//! ```sh
+//! bash scripts/bench-load.sh --part candidates --rows b --rounds 1 --keep /tmp/rows
+//! cargo run --release -p placement --example bench_requests -- run /tmp/rows/ours-b.db candidates-b 20
+//! # or: placement-api --database sqlite:////tmp/c.db --bind 127.0.0.1:8778 &
+//! #     python3 scripts/bench_placement.py seed-candidates c http://127.0.0.1:8778; kill %1
+//! cargo run --release -p placement --example bench_requests -- run /tmp/c.db candidates-c 20
+//! ```
 
 use std::time::Instant;
 
@@ -27,7 +45,7 @@ use axum::body::Body;
 use http::{Method, Request, StatusCode};
 use http_body_util::BodyExt;
 use placement::app::AppState;
-use placement::config::Config;
+use placement::config::{CandidateStrategy, Config};
 use tower::ServiceExt;
 
 const PROVIDERS: usize = 1000;
@@ -75,13 +93,48 @@ fn database_url(db: &str) -> String {
     }
 }
 
-async fn app(db: &str) -> Router {
-    let config = Config {
+/// The Nova-shaped request of rows a, b and d: three classes, as many
+/// candidates as Nova's scheduler takes.
+const NOVA_REQUEST: &str =
+    "/allocation_candidates?resources=VCPU:1,MEMORY_MB:512,DISK_GB:1&limit=1000";
+
+/// The request of a candidate row, as `bench_placement.py query ROW`
+/// prints it for the row's default number of hosts.
+fn candidate_request(row: &str) -> Option<String> {
+    let pci = "CUSTOM_PCI_8086_1572";
+    Some(match row {
+        "candidates-a" | "candidates-b" | "candidates-d" => NOVA_REQUEST.to_owned(),
+        "candidates-c" => concat!(
+            "/allocation_candidates?resources=DISK_GB:20",
+            "&resources_COMPUTE=VCPU:2,MEMORY_MB:2048&required_COMPUTE=HW_NUMA_ROOT",
+            "&resources_NET=SRIOV_NET_VF:1&required_NET=HW_NIC_SRIOV,CUSTOM_PHYSNET_PHYS1",
+            "&same_subtree=_COMPUTE,_NET&group_policy=isolate&limit=1000"
+        )
+        .to_owned(),
+        "candidates-e" | "candidates-e-breadth" => {
+            let groups: String = (1..=8).map(|j| format!("&resources{j}={pci}:1")).collect();
+            format!(
+                "/allocation_candidates?resources=VCPU:1,MEMORY_MB:512{groups}&group_policy=isolate&limit=1000"
+            )
+        }
+        _ => return None,
+    })
+}
+
+async fn app(db: &str, row: &str) -> Router {
+    let mut config = Config {
         database: database_url(db),
         enforce_new_defaults: false,
         enforce_scope: false,
         ..Config::default()
     };
+    // The wide tree's rows run with the load benchmark's bound.
+    if row.starts_with("candidates-e") {
+        config.max_allocation_candidates = 1000;
+    }
+    if row == "candidates-e-breadth" {
+        config.allocation_candidates_strategy = CandidateStrategy::BreadthFirst;
+    }
     let (_, app) = AppState::ready(config).await.expect("the service starts");
     app
 }
@@ -155,11 +208,16 @@ async fn one(app: &Router, row: &str, i: usize, run: u32) -> usize {
             (s, n, StatusCode::OK)
         }
         "candidates" => {
-            let path = "/allocation_candidates?resources=VCPU:1,MEMORY_MB:64";
-            let (s, n) = call(app, Method::GET, path, "1.39", None).await;
+            let (s, n) = call(app, Method::GET, NOVA_REQUEST, "1.39", None).await;
             (s, n, StatusCode::OK)
         }
-        other => panic!("unknown row {other}"),
+        other => match candidate_request(other) {
+            Some(path) => {
+                let (s, n) = call(app, Method::GET, &path, "1.39", None).await;
+                (s, n, StatusCode::OK)
+            }
+            None => panic!("unknown row {other}"),
+        },
     };
     assert_eq!(status, expected, "{row}");
     len
@@ -170,12 +228,12 @@ async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
         ["seed", db] => {
-            let app = app(db).await;
+            let app = app(db, "").await;
             seed(&app).await;
         }
         ["run", db, row, n] => {
             let n: usize = n.parse().expect("N is a number");
-            let app = app(db).await;
+            let app = app(db, row).await;
             // A run number from the clock, so that allocation runs write
             // consumers no earlier run wrote.
             let run = std::time::SystemTime::now()
