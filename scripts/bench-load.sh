@@ -233,15 +233,19 @@ if [ "$PART" = layer ] || [ "$PART" = all ]; then
   echo "$layer_modes" > "$out/layer.modes"
 fi
 
-# peak_rss PID: VmHWM in kB of PID and its children (gunicorn's workers).
-peak_rss() {
+# status_kb FIELD PID: /proc/PID/status's FIELD in kB, of PID and its
+# children (gunicorn's workers) summed.
+status_kb() {
   local total=0 p v
-  for p in "$1" $(pgrep -P "$1" || true); do
-    v=$(awk '/^VmHWM:/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0)
+  for p in "$2" $(pgrep -P "$2" || true); do
+    v=$(awk -v field="$1:" '$1 == field {print $2}' "/proc/$p/status" 2>/dev/null || echo 0)
     total=$((total + ${v:-0}))
   done
   echo "$total"
 }
+
+# peak_rss PID: VmHWM in kB of PID and its children.
+peak_rss() { status_kb VmHWM "$1"; }
 
 if [ "$PART" = placement ] || [ "$PART" = all ]; then
   venv=$(pinned_venv scripts/requirements/upstream.txt)
@@ -300,6 +304,8 @@ CONF
   python3 scripts/bench_placement.py seed "http://127.0.0.1:$OURS"
   python3 scripts/bench_placement.py lua "$work/allocations.lua"
   read -r RP PROJECT < <(python3 scripts/bench_placement.py ids)
+  # Idle: seeded, before any load.
+  echo "$(status_kb VmRSS "$up_pid") $(status_kb VmRSS "$ours_pid")" > "$out/placement.idle"
 
   # row NAME: the URL path and wrk arguments of each measured request.
   rows="root not_acceptable providers inventories allocations usages candidates"
@@ -682,4 +688,7 @@ if part in ("placement", "all"):
     print()
     print(f"Peak RSS (VmHWM): upstream (gunicorn master + 2 workers) {rss_up / 1024:.1f} MiB, "
           f"placement-api {rss_ours / 1024:.1f} MiB, ratio ours/upstream {rss_ours / rss_up:.3f}.")
+    idle_up, idle_ours = (int(x) for x in open(f"{out}/placement.idle").read().split())
+    print(f"Idle RSS (VmRSS, seeded, before the load): upstream {idle_up / 1024:.1f} MiB, "
+          f"placement-api {idle_ours / 1024:.1f} MiB, ratio ours/upstream {idle_ours / idle_up:.3f}.")
 PY
