@@ -5,10 +5,17 @@ asks and compares the allocation candidate rows.
     python3 bench_placement.py seed URL
     python3 bench_placement.py lua OUT.lua
     python3 bench_placement.py ids
+    VENV/bin/python bench_placement.py forget-load DATABASE_URL
     python3 bench_placement.py seed-candidates ROW URL [--hosts N] [--width N] [--threads N]
     python3 bench_placement.py query ROW [--hosts N] [--width N]
     python3 bench_placement.py compare ROW UPSTREAM_URL OURS_URL [--hosts N] [--width N]
                                        [--max-candidates N]
+
+`forget-load` deletes, straight from the database (SQLAlchemy, from
+upstream's venv), the consumers of LOAD_PROJECT and their allocations:
+what the allocations row wrote. bench-load.sh runs it on both databases
+after that row, so that the rows after it read the same data on both
+sides rather than one more allocation per request each side answered.
 
 Every UUID is derived from its index (uuid5), so two services seeded
 with this script hold the same data. `seed`: 1,000 resource providers,
@@ -55,7 +62,7 @@ be the same, and each limited answer must be part of its unlimited one
 with the summaries of exactly the trees it uses. Rows listed in
 bench-candidates-known-differences.txt may differ in which valid
 candidates they hold, and only in that. Only the standard library is
-used; any answer other than 2xx (after the retries) stops the seeding.
+used (forget-load aside); any answer other than 2xx (after the retries) stops the seeding.
 """
 
 import argparse
@@ -190,6 +197,25 @@ function done(summary, latency, requests)
   io.write("statuses: " .. table.concat(parts, " ") .. "\\n")
 end
 """
+
+
+def forget_load(url):
+    # Imported here: only this command needs more than the standard library.
+    import sqlalchemy
+
+    consumers = ("SELECT c.uuid FROM consumers c JOIN projects p ON p.id = c.project_id "
+                 "WHERE p.external_id = :project")
+    engine = sqlalchemy.create_engine(url)
+    with engine.begin() as conn:
+        # Read first: MySQL cannot delete from a table its subquery reads.
+        uuids = [row[0] for row in conn.execute(sqlalchemy.text(consumers), {"project": LOAD_PROJECT})]
+        for start in range(0, len(uuids), 1000):
+            batch = uuids[start:start + 1000]
+            for table, column in (("allocations", "consumer_id"), ("consumers", "uuid")):
+                conn.execute(sqlalchemy.text(f"DELETE FROM {table} WHERE {column} IN :ids")
+                             .bindparams(sqlalchemy.bindparam("ids", expanding=True)), {"ids": batch})
+    engine.dispose()
+    print(f"forgot {len(uuids)} consumers of the load project at {url.split('://')[0]}", file=sys.stderr)
 
 
 def lua(path):
@@ -595,6 +621,7 @@ def main():
     sub.add_parser("seed").add_argument("url")
     sub.add_parser("lua").add_argument("out")
     sub.add_parser("ids")
+    sub.add_parser("forget-load").add_argument("url")
     p = sub.add_parser("seed-candidates")
     p.add_argument("row", choices=ROWS)
     p.add_argument("url")
@@ -625,6 +652,8 @@ def main():
         lua(args.out)
     elif args.command == "ids":
         print(provider(0), USAGE_PROJECT)
+    elif args.command == "forget-load":
+        forget_load(args.url)
     elif args.command == "seed-candidates":
         seed_candidates(args.row, args.url.rstrip("/"), hosts, args.threads)
     elif args.command == "query":

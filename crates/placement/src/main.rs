@@ -12,9 +12,10 @@ fn main() -> std::process::ExitCode {
 /// freed (up to 32 MiB), after which answers of a few hundred kilobytes
 /// (allocation candidates, provider lists) come from the freeing
 /// thread's arena and stay there: peak RSS under the candidate rows of
-/// `scripts/bench-load.sh` went from 43 to 36 MiB (1,000 providers) and
-/// from 73 to 51 MiB (NUMA trees), at no measurable cost in requests per
-/// second.
+/// `scripts/bench-load.sh` went from 41 to 34 MiB (1,000 providers),
+/// for about 5 % fewer requests per second on that row (the kernel
+/// zeroing each new mapping; three runs of each build, alternating) and
+/// none on small answers.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[allow(unsafe_code)]
 fn return_large_blocks_when_freed() {
