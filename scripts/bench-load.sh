@@ -58,7 +58,8 @@
 #             Keystone (scripts/keystone.sh, started and stopped here).
 #
 # Reports req/s, p50 and p99 (medians over the rounds), non-2xx answers,
-# peak RSS (VmHWM; gunicorn: master and workers summed) and the ratios, as
+# peak RSS over the measured runs (VmHWM, reset after seeding; gunicorn:
+# master and workers summed) and the ratios, as
 # Markdown on stdout; for the layer also the server's CPU time per request
 # (user + system of its process over each run, /proc/PID/stat), which the
 # load generator sharing the two cores does not move.
@@ -250,6 +251,16 @@ status_kb() {
 # peak_rss PID: VmHWM in kB of PID and its children.
 peak_rss() { status_kb VmHWM "$1"; }
 
+# reset_peak PID: starts the VmHWM of PID and its children anew (Linux's
+# clear_refs 5), so that the peak is that of the load run, not of the
+# seeding and comparing before it.
+reset_peak() {
+  local p
+  for p in "$1" $(pgrep -P "$1" || true); do
+    echo 5 > "/proc/$p/clear_refs" 2>/dev/null || true
+  done
+}
+
 if [ "$PART" = placement ] || [ "$PART" = all ]; then
   venv=$(pinned_venv scripts/requirements/upstream.txt)
   cargo build --release -q -p placement --bin placement-api
@@ -329,6 +340,7 @@ CONF
   }
   echo_args() { printf '%s\0' "$@"; }
   rss_up=0 rss_ours=0
+  reset_peak "$up_pid"; reset_peak "$ours_pid"
   for round in $(seq 1 "$ROUNDS"); do
     for row in $rows; do
       # Alternate which side goes first from one round to the next.
@@ -467,6 +479,7 @@ CONF
           up_duration=$(python3 -c "import math, sys; print(max(int(sys.argv[2]), math.ceil(2.5 * float(sys.argv[1]))))" "$t_up" "$DURATION")
         fi
         echo "$conns $up_duration $timeout $t_up" > "$out/candidates.$label.options"
+        reset_peak "$up_pid"; reset_peak "$ours_pid"
         for round in $(seq 1 "$ROUNDS"); do
           sides="upstream ours"; [ $((round % 2)) = 0 ] && sides="ours upstream"
           for side in $sides; do
