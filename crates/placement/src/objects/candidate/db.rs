@@ -85,6 +85,21 @@ pub(super) async fn has_trees(store: &Store) -> Result<bool> {
         .await
 }
 
+/// How many providers the cloud has.
+pub(super) async fn provider_count(store: &Store) -> Result<usize> {
+    store
+        .fold_rows(
+            "SELECT COUNT(*) FROM resource_providers".to_owned(),
+            Vec::new(),
+            0,
+            |count, row| {
+                *count = usize::try_from(row.required_int(0)?).unwrap_or(0);
+                Ok(())
+            },
+        )
+        .await
+}
+
 /// The providers marked as sharing their inventory.
 pub(super) async fn sharing_providers(store: &Store) -> Result<HashSet<i64>> {
     let query = "SELECT rpt.resource_provider_id FROM resource_provider_traits rpt \
@@ -322,19 +337,82 @@ pub(super) async fn trait_ids_of(store: &Store, ids: &[i64]) -> Result<HashMap<i
     .await
 }
 
-/// How a statement over `table` (its alias) keeps the rows of the trees
-/// in `marks`: `(join, condition)`. In a flat cloud a root's tree is the
-/// root alone, found by the provider's id without a join.
-fn in_trees(shape: Shape, table: &str, marks: &str) -> (String, String) {
+/// How the statements of [`trees`] find the rows of the trees read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum TreeReads {
+    /// The roots' ids bound in `IN` lists: a seek per id.
+    Listed,
+    /// Every row of the table in its order, kept here by its root's id.
+    /// In a flat cloud whose providers are mostly roots of the answer
+    /// (Nova's request), one pass costs less than a seek per provider.
+    Scanned,
+}
+
+/// How a statement over `table` (its alias) finds a row's root:
+/// `(join, root)`. In a flat cloud a root's tree is the root alone,
+/// found by the provider's id without a join.
+fn tree_root(shape: Shape, table: &str) -> (String, String) {
     match shape {
-        Shape::Flat => (
-            String::new(),
-            format!("{table}.resource_provider_id IN ({marks})"),
-        ),
+        Shape::Flat => (String::new(), format!("{table}.resource_provider_id")),
         Shape::Trees => (
             format!(" JOIN resource_providers rp ON {table}.resource_provider_id = rp.id"),
-            format!("rp.root_provider_id IN ({marks})"),
+            "rp.root_provider_id".to_owned(),
         ),
+    }
+}
+
+/// The trees a read of [`trees`] keeps, and how it finds them.
+#[derive(Clone, Copy)]
+struct Reach<'a> {
+    reads: TreeReads,
+    /// Sorted.
+    roots: &'a [i64],
+}
+
+/// Folds the rows of the trees `reach` of the statement
+/// `query(condition, extra)`: `root` is the statement's expression of a
+/// row's root, `columns` how many columns the statement selects before
+/// `extra`. Listed, `condition` keeps the roots' rows; scanned, it keeps
+/// every row, `extra` selects the root as one more column, and the rows
+/// of other roots are left out here.
+async fn fold_trees<A, F>(
+    store: &Store,
+    Reach { reads, roots }: Reach<'_>,
+    root: &str,
+    columns: usize,
+    query: impl Fn(&str, &str) -> String,
+    init: A,
+    mut step: F,
+) -> Result<A>
+where
+    A: Send + 'static,
+    F: FnMut(&mut A, &dyn Columns) -> Result<()> + Clone + Send + 'static,
+{
+    debug_assert!(roots.windows(2).all(|w| w[0] < w[1]), "roots sorted");
+    match reads {
+        TreeReads::Listed => {
+            fold_by_ids(
+                store,
+                roots,
+                |marks| query(&format!("{root} IN ({marks})"), ""),
+                init,
+                step,
+            )
+            .await
+        }
+        TreeReads::Scanned => {
+            let roots: Arc<[i64]> = Arc::from(roots);
+            let keep = move |acc: &mut A, row: &dyn Columns| {
+                if roots.binary_search(&row.required_int(columns)?).is_ok() {
+                    step(acc, row)
+                } else {
+                    Ok(())
+                }
+            };
+            store
+                .fold_rows(query("1 = 1", &format!(", {root}")), Vec::new(), init, keep)
+                .await
+        }
     }
 }
 
@@ -377,6 +455,7 @@ pub(super) struct Trees {
 pub(super) async fn trees(
     store: &Store,
     shape: Shape,
+    reads: TreeReads,
     roots: &[i64],
     known: &[i64],
 ) -> Result<Trees> {
@@ -384,13 +463,16 @@ pub(super) async fn trees(
         Shape::Flat => "id",
         Shape::Trees => "root_provider_id",
     };
-    let mut rows = fold_by_ids(
+    let reach = Reach { reads, roots };
+    let mut rows = fold_trees(
         store,
-        roots,
-        |marks| {
+        reach,
+        providers_of,
+        4,
+        |tree, extra| {
             format!(
-                "SELECT id, uuid, root_provider_id, parent_provider_id \
-                 FROM resource_providers WHERE {providers_of} IN ({marks})"
+                "SELECT id, uuid, root_provider_id, parent_provider_id{extra} \
+                 FROM resource_providers WHERE {tree}"
             )
         },
         Vec::new(),
@@ -437,14 +519,16 @@ pub(super) async fn trees(
         let ids: Vec<String> = known.iter().map(i64::to_string).collect();
         format!(" AND inv.resource_class_id NOT IN ({})", ids.join(", "))
     };
-    let mut inventories = fold_by_ids(
+    let (join, root) = tree_root(shape, "inv");
+    let mut inventories = fold_trees(
         store,
-        roots,
-        |marks| {
-            let (join, tree) = in_trees(shape, "inv", marks);
+        reach,
+        &root,
+        7,
+        |tree, extra| {
             format!(
                 "SELECT inv.resource_provider_id, inv.resource_class_id, inv.total, \
-                 inv.reserved, inv.allocation_ratio, inv.max_unit, {used} \
+                 inv.reserved, inv.allocation_ratio, inv.max_unit, {used}{extra} \
                  FROM inventories inv{join} WHERE {tree}{other_classes}",
             )
         },
@@ -486,13 +570,15 @@ pub(super) async fn trees(
     });
     inventories.sort_by_key(|inv| (inv.provider, inv.class_id));
     inventories.dedup_by_key(|inv| (inv.provider, inv.class_id));
-    let mut trait_rows = fold_by_ids(
+    let (join, root) = tree_root(shape, "rpt");
+    let mut trait_rows = fold_trees(
         store,
-        roots,
-        |marks| {
-            let (join, tree) = in_trees(shape, "rpt", marks);
+        reach,
+        &root,
+        3,
+        |tree, extra| {
             format!(
-                "SELECT rpt.resource_provider_id, t.id, t.name \
+                "SELECT rpt.resource_provider_id, t.id, t.name{extra} \
                  FROM resource_provider_traits rpt{join} \
                  JOIN traits t ON t.id = rpt.trait_id WHERE {tree}",
             )

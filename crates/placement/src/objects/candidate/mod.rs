@@ -201,6 +201,8 @@ struct Search<'a> {
     store: &'a Store,
     wide: &'a RequestWide,
     has_trees: bool,
+    /// How many providers the cloud has, read when first needed.
+    providers_in_cloud: Option<usize>,
     /// Roots allowed to anchor candidates (`root_required`), if filtered.
     anchor_roots: Option<HashSet<i64>>,
     /// Sharing providers. As upstream, a group's `member_of` narrows this
@@ -275,6 +277,7 @@ pub(crate) async fn search(
         store,
         wide,
         has_trees,
+        providers_in_cloud: None,
         anchor_roots,
         sharing,
         providers: HashMap::new(),
@@ -388,6 +391,26 @@ impl Search<'_> {
             tree_root,
             with_resource,
         }))
+    }
+
+    /// How to read `roots` trees: scanned in a flat cloud where they are
+    /// at least a quarter of the providers (a scan reads a row for less
+    /// than a quarter of a seek's cost), listed otherwise.
+    async fn tree_reads(&mut self, roots: usize) -> Result<db::TreeReads> {
+        if self.shape() == db::Shape::Trees {
+            return Ok(db::TreeReads::Listed);
+        }
+        let providers = match self.providers_in_cloud {
+            Some(count) => count,
+            None => *self
+                .providers_in_cloud
+                .insert(db::provider_count(self.store).await?),
+        };
+        Ok(if roots.saturating_mul(4) >= providers {
+            db::TreeReads::Scanned
+        } else {
+            db::TreeReads::Listed
+        })
     }
 
     fn shape(&self) -> db::Shape {
@@ -833,7 +856,8 @@ impl Search<'_> {
             return Ok(());
         }
         let known: Vec<i64> = self.class_rows.keys().copied().collect();
-        let trees = db::trees(self.store, self.shape(), &new, &known).await?;
+        let reads = self.tree_reads(new.len()).await?;
+        let trees = db::trees(self.store, self.shape(), reads, &new, &known).await?;
         let mut fresh = HashSet::new();
         let no_traits: Arc<[String]> = Arc::from([]);
         for p in trees.providers {
