@@ -1054,23 +1054,27 @@ impl Search<'_> {
         if out.is_empty() {
             return (Vec::new(), Vec::new());
         }
-        let trees: HashSet<i64> = out
+        let summaries = self.in_trees_of(&out, self.order.iter().copied());
+        (out, summaries)
+    }
+
+    /// The providers of `summaries`, in their order, whose trees hold a
+    /// part of one of `areqs`.
+    fn in_trees_of(&self, areqs: &[Areq], summaries: impl IntoIterator<Item = i64>) -> Vec<i64> {
+        let trees: HashSet<i64> = areqs
             .iter()
             .flat_map(|a| a.parts.iter())
             .filter_map(|p| self.providers.get(&p.provider))
             .map(|p| p.root_id)
             .collect();
-        let summaries = self
-            .order
-            .iter()
-            .copied()
+        summaries
+            .into_iter()
             .filter(|id| {
                 self.providers
                     .get(id)
                     .is_some_and(|p| trees.contains(&p.root_id))
             })
-            .collect();
-        (out, summaries)
+            .collect()
     }
 
     /// What [`Self::combinations`] makes of a lone group's candidates,
@@ -1232,20 +1236,7 @@ impl Search<'_> {
             return (areqs, summaries);
         }
         areqs.truncate(limit);
-        let trees: HashSet<i64> = areqs
-            .iter()
-            .flat_map(|a| a.parts.iter())
-            .filter_map(|p| self.providers.get(&p.provider))
-            .map(|p| p.root_id)
-            .collect();
-        let summaries = summaries
-            .into_iter()
-            .filter(|id| {
-                self.providers
-                    .get(id)
-                    .is_some_and(|p| trees.contains(&p.root_id))
-            })
-            .collect();
+        let summaries = self.in_trees_of(&areqs, summaries);
         (areqs, summaries)
     }
 
