@@ -237,11 +237,14 @@ if [ "$PART" = layer ] || [ "$PART" = all ]; then
   echo "$layer_modes" > "$out/layer.modes"
 fi
 
+# with_children PID: PID and its children (gunicorn's workers).
+with_children() { echo "$1"; pgrep -P "$1" || true; }
+
 # status_kb FIELD PID: /proc/PID/status's FIELD in kB, of PID and its
-# children (gunicorn's workers) summed.
+# children summed.
 status_kb() {
   local total=0 p v
-  for p in "$2" $(pgrep -P "$2" || true); do
+  for p in $(with_children "$2"); do
     v=$(awk -v field="$1:" '$1 == field {print $2}' "/proc/$p/status" 2>/dev/null || echo 0)
     total=$((total + ${v:-0}))
   done
@@ -256,7 +259,7 @@ peak_rss() { status_kb VmHWM "$1"; }
 # seeding and comparing before it.
 reset_peak() {
   local p
-  for p in "$1" $(pgrep -P "$1" || true); do
+  for p in $(with_children "$1"); do
     echo 5 > "/proc/$p/clear_refs" 2>/dev/null || true
   done
 }

@@ -62,7 +62,8 @@ be the same, and each limited answer must be part of its unlimited one
 with the summaries of exactly the trees it uses. Rows listed in
 bench-candidates-known-differences.txt may differ in which valid
 candidates they hold, and only in that. Only the standard library is
-used (forget-load aside); any answer other than 2xx (after the retries) stops the seeding.
+used (forget-load aside); any answer other than 2xx (after the retries)
+stops the seeding.
 """
 
 import argparse
