@@ -21,7 +21,7 @@ use crate::config::CandidateStrategy;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
 use crate::handlers::query::{self, QueryParams};
-use crate::handlers::util::{cache_headers, check_accept, is_uuid_like};
+use crate::handlers::util::{cache_headers, check_accept, is_uuid_like, push_int, push_plain_str};
 use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::candidate::{
     self, AllocationRequest, Candidates, Group, RequestWide, SearchError, Summary,
@@ -193,7 +193,7 @@ async fn list(
             SearchError::Other(e) => e,
         })?;
     let body = render(&found, &groups, version);
-    let bytes = serde_json::to_vec(&body).map_err(|e| {
+    let bytes = body.to_json().map_err(|e| {
         Error::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("cannot serialize the allocation candidates: {e}"),
@@ -526,6 +526,136 @@ impl Serialize for Rendered<'_> {
         map.serialize_entry("allocation_requests", &requests)?;
         map.serialize_entry("provider_summaries", &summaries)?;
         map.end()
+    }
+}
+
+impl Rendered<'_> {
+    /// The answer's JSON: the bytes `serde_json` writes for it, without
+    /// its escaping pass over every byte when none of the answer's strings
+    /// needs escaping, as uuids, class and trait names and group suffixes
+    /// never do; otherwise through `serde_json`.
+    fn to_json(&self) -> serde_json::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        match self.write_plain(&mut out) {
+            Some(()) => Ok(out),
+            None => serde_json::to_vec(self),
+        }
+    }
+
+    /// [`Self::to_json`]'s direct writing; `None` at the first string that
+    /// needs escaping.
+    fn write_plain(&self, out: &mut Vec<u8>) -> Option<()> {
+        out.extend_from_slice(br#"{"allocation_requests":["#);
+        for (n, request) in self.found.requests.iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            self.write_request(request, out)?;
+        }
+        out.extend_from_slice(br#"],"provider_summaries":{"#);
+        for (n, summary) in self.found.summaries.iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            push_plain_str(out, &summary.uuid)?;
+            out.push(b':');
+            self.write_summary(summary, out)?;
+        }
+        out.extend_from_slice(b"}}");
+        Some(())
+    }
+
+    /// [`RenderedRequest`]'s JSON, written directly.
+    fn write_request(&self, request: &AllocationRequest, out: &mut Vec<u8>) -> Option<()> {
+        let dict = self.dict;
+        let (open, close) = if dict { (b'{', b'}') } else { (b'[', b']') };
+        out.extend_from_slice(br#"{"allocations":"#);
+        out.push(open);
+        for (n, (uuid, classes)) in by_provider(&request.resources).iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            if dict {
+                push_plain_str(out, uuid)?;
+                out.extend_from_slice(br#":{"resources":{"#);
+            } else {
+                out.extend_from_slice(br#"{"resource_provider":{"uuid":"#);
+                push_plain_str(out, uuid)?;
+                out.extend_from_slice(br#"},"resources":{"#);
+            }
+            for (n, (class, amount)) in classes.iter().enumerate() {
+                if n > 0 {
+                    out.push(b',');
+                }
+                push_plain_str(out, class)?;
+                out.push(b':');
+                push_int(out, *amount);
+            }
+            out.extend_from_slice(b"}}");
+        }
+        out.push(close);
+        if dict && self.mappings {
+            out.extend_from_slice(br#","mappings":{"#);
+            for (n, (suffix, uuids)) in request.mappings.iter().enumerate() {
+                if n > 0 {
+                    out.push(b',');
+                }
+                push_plain_str(out, suffix)?;
+                out.extend_from_slice(b":[");
+                for (n, uuid) in uuids.iter().enumerate() {
+                    if n > 0 {
+                        out.push(b',');
+                    }
+                    push_plain_str(out, uuid)?;
+                }
+                out.push(b']');
+            }
+            out.push(b'}');
+        }
+        out.push(b'}');
+        Some(())
+    }
+
+    /// [`RenderedSummary`]'s JSON, written directly.
+    fn write_summary(&self, summary: &Summary, out: &mut Vec<u8>) -> Option<()> {
+        out.extend_from_slice(br#"{"resources":{"#);
+        let shown = summary
+            .resources
+            .iter()
+            .filter(|r| self.shown.as_ref().is_none_or(|s| s.contains(&*r.class)));
+        for (n, r) in shown.enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            push_plain_str(out, &r.class)?;
+            out.extend_from_slice(br#":{"capacity":"#);
+            push_int(out, r.capacity);
+            out.extend_from_slice(br#","used":"#);
+            push_int(out, r.used);
+            out.push(b'}');
+        }
+        out.push(b'}');
+        if self.traits {
+            out.extend_from_slice(br#","traits":["#);
+            for (n, name) in summary.traits.iter().enumerate() {
+                if n > 0 {
+                    out.push(b',');
+                }
+                push_plain_str(out, name)?;
+            }
+            out.push(b']');
+        }
+        if self.nested {
+            out.extend_from_slice(br#","parent_provider_uuid":"#);
+            match &summary.parent_uuid {
+                Some(parent) => push_plain_str(out, parent)?,
+                None => out.extend_from_slice(b"null"),
+            }
+            out.extend_from_slice(br#","root_provider_uuid":"#);
+            push_plain_str(out, &summary.root_uuid)?;
+        }
+        out.push(b'}');
+        Some(())
     }
 }
 
@@ -864,9 +994,12 @@ mod tests {
     #[test]
     fn rendered_answers() {
         let (found, groups) = sample();
+        // Written directly, and through serde_json: the same bytes.
         let text = |minor| {
             let body = render(&found, &groups, Version::new(1, minor));
-            serde_json::to_string(&body).unwrap()
+            let direct = String::from_utf8(body.to_json().unwrap()).unwrap();
+            assert_eq!(direct, serde_json::to_string(&body).unwrap(), "1.{minor}");
+            direct
         };
         let list_requests = r#"{"allocation_requests":[{"allocations":[{"resource_provider":{"uuid":"p2"},"resources":{"VCPU":1,"DISK_GB":5}},{"resource_provider":{"uuid":"p1"},"resources":{"MEMORY_MB":64}}]},{"allocations":[{"resource_provider":{"uuid":"p1"},"resources":{"VCPU":1,"MEMORY_MB":64}}]}]"#;
         let asked_summaries = r#""provider_summaries":{"p2":{"resources":{"VCPU":{"capacity":8,"used":1}}},"p1":{"resources":{"VCPU":{"capacity":4,"used":0},"MEMORY_MB":{"capacity":1024,"used":128}}}}}"#;
@@ -887,6 +1020,31 @@ mod tests {
                 r#"{{"allocation_requests":[{{"allocations":{{"p2":{{"resources":{{"VCPU":1,"DISK_GB":5}}}},"p1":{{"resources":{{"MEMORY_MB":64}}}}}},"mappings":{{"":["p1","p2"],"_X":["p2"]}}}},{{"allocations":{{"p1":{{"resources":{{"VCPU":1,"MEMORY_MB":64}}}}}},"mappings":{{"":["p1"]}}}}],{all_summaries}"#
             )
         );
+    }
+
+    /// A string that needs escaping anywhere in the answer sends all of it
+    /// through serde_json, which escapes it.
+    #[test]
+    fn escaped_answers() {
+        let (found, groups) = sample();
+        let edits: [fn(&mut Candidates); 5] = [
+            |f| f.summaries[0].traits = Arc::from(["A\"B".to_owned()]),
+            |f| f.summaries[1].uuid = Arc::from("p\\1"),
+            |f| f.summaries[0].parent_uuid = Some(Arc::from("p\n")),
+            |f| f.requests[1].resources[0].1 = Arc::from("V\tCPU"),
+            |f| {
+                let uuids = f.requests[0].mappings.remove("_X").unwrap();
+                f.requests[0].mappings.insert("_\u{1}".to_owned(), uuids);
+            },
+        ];
+        for (n, edit) in edits.iter().enumerate() {
+            let mut found = found.clone();
+            edit(&mut found);
+            let body = render(&found, &groups, Version::new(1, 39));
+            let direct = String::from_utf8(body.to_json().unwrap()).unwrap();
+            assert_eq!(direct, serde_json::to_string(&body).unwrap(), "edit {n}");
+            assert!(direct.contains('\\'), "edit {n}: {direct}");
+        }
     }
 
     #[test]

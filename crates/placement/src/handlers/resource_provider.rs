@@ -22,8 +22,8 @@ use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
 use crate::handlers::query::{self, QueryParams};
 use crate::handlers::util::{
-    Path, absolute_url, body_schemas, cache_headers, check_accept, json_response_dated,
-    require_json,
+    Path, absolute_url, body_schemas, cache_headers, check_accept, json_response_dated, push_int,
+    push_plain_str, require_json,
 };
 use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::provider::{
@@ -120,34 +120,41 @@ impl Rendered<'_> {
     /// uuid and fixed text); otherwise through `serde_json`. `links` is
     /// the template of the served version.
     fn write_json(&self, links: &LinksTemplate, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        let p = self.provider;
-        let strings = [Some(p.uuid), p.name, Some(p.root_uuid), p.parent_uuid];
-        if strings.into_iter().flatten().any(needs_escape) {
+        let start = out.len();
+        if self.write_plain(links, out).is_none() {
+            out.truncate(start);
             return serde_json::to_writer(out, self);
         }
+        Ok(())
+    }
+
+    /// [`Self::write_json`]'s direct writing; `None` at the first string
+    /// that needs escaping.
+    fn write_plain(&self, links: &LinksTemplate, out: &mut Vec<u8>) -> Option<()> {
+        let p = self.provider;
         let quoted = |out: &mut Vec<u8>, s: Option<&str>| match s {
-            Some(s) => {
-                out.push(b'"');
-                out.extend_from_slice(s.as_bytes());
-                out.push(b'"');
+            Some(s) => push_plain_str(out, s),
+            None => {
+                out.extend_from_slice(b"null");
+                Some(())
             }
-            None => out.extend_from_slice(b"null"),
         };
         out.extend_from_slice(br#"{"uuid":"#);
-        quoted(out, Some(p.uuid));
+        // Checked before the links repeat it.
+        push_plain_str(out, p.uuid)?;
         out.extend_from_slice(br#","name":"#);
-        quoted(out, p.name);
+        quoted(out, p.name)?;
         out.extend_from_slice(br#","generation":"#);
-        out.extend_from_slice(itoa::Buffer::new().format(p.generation).as_bytes());
+        push_int(out, p.generation);
         links.write(p.uuid, out);
         if NESTED.contains(self.version) {
             out.extend_from_slice(br#","parent_provider_uuid":"#);
-            quoted(out, p.parent_uuid);
+            quoted(out, p.parent_uuid)?;
             out.extend_from_slice(br#","root_provider_uuid":"#);
-            quoted(out, Some(p.root_uuid));
+            push_plain_str(out, p.root_uuid)?;
         }
         out.push(b'}');
-        Ok(())
+        Some(())
     }
 }
 
@@ -184,12 +191,6 @@ impl LinksTemplate {
             out.extend_from_slice(last);
         }
     }
-}
-
-/// Whether `serde_json` escapes anything in `s` (a quote, a backslash or
-/// a control character; it writes everything else as it is).
-fn needs_escape(s: &str) -> bool {
-    s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\')
 }
 
 /// The `links` of a provider.
@@ -802,13 +803,18 @@ mod tests {
                     serde_json::to_value(render(&p, version)).unwrap(),
                     as_value(&p, version)
                 );
-                let mut written = Vec::new();
+                // Appended after what a list wrote before it, which a
+                // provider written through serde_json keeps.
+                let mut written = b"[{},".to_vec();
                 render(&p, version)
                     .write_json(&LinksTemplate::new(version), &mut written)
                     .unwrap();
                 assert_eq!(
                     String::from_utf8(written).unwrap(),
-                    serde_json::to_string(&as_value(&p, version)).unwrap(),
+                    format!(
+                        "[{{}},{}",
+                        serde_json::to_string(&as_value(&p, version)).unwrap()
+                    ),
                     "written at 1.{minor}"
                 );
             }

@@ -221,6 +221,33 @@ pub(crate) fn json_response_dated<T: serde::Serialize + ?Sized>(
     cache_headers(version, (status, Json(body)).into_response(), last_modified)
 }
 
+/// Whether `serde_json` escapes anything in `s` (a quote, a backslash or
+/// a control character; it writes everything else as it is). Answers of
+/// many strings that need none are written without its escaping pass.
+fn needs_escape(s: &str) -> bool {
+    // Without an early exit, the compiler checks many bytes at once.
+    s.bytes().fold(false, |any, b| {
+        any | (b < 0x20) | (b == b'"') | (b == b'\\')
+    })
+}
+
+/// Appends `s` as a JSON string when it [`needs_escape`] not; `None`
+/// (after writing part of it) when it does.
+pub(crate) fn push_plain_str(out: &mut Vec<u8>, s: &str) -> Option<()> {
+    if needs_escape(s) {
+        return None;
+    }
+    out.push(b'"');
+    out.extend_from_slice(s.as_bytes());
+    out.push(b'"');
+    Some(())
+}
+
+/// Appends `n` as `serde_json` writes it.
+pub(crate) fn push_int(out: &mut Vec<u8>, n: i64) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+}
+
 /// The absolute URL of `path` on this service, as webob makes a relative
 /// `Location` absolute: `http://` and the request's `Host`.
 pub(crate) fn absolute_url(headers: &HeaderMap, path: &str) -> String {
