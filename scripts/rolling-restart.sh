@@ -10,22 +10,25 @@
 # error status, no dropped connection.
 #
 #   scripts/rolling-restart.sh [--binary PATH] [--database sqlite|postgresql|mysql]
-#                              [--rounds N] [--ports FIRST-LAST] [--keep DIR]
+#                              [--rounds N] [--clients N] [--ports FIRST-LAST]
+#                              [--keep DIR]
 #
 # --database (default postgresql) picks where the instances' shared
 # database is made (scripts/lib.sh); --rounds (default 2) how many times
-# each instance is restarted. Needs haproxy (installed with apt-get when
-# missing and run as root). About 30 seconds.
+# each instance is restarted; --clients (default 12) how many clients send
+# at once. Needs haproxy (installed with apt-get when missing and run as
+# root). About 20 seconds.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
 
-binary= backend=postgresql rounds=2 ports= keep=
+binary= backend=postgresql rounds=2 clients=12 ports= keep=
 while [ $# -gt 0 ]; do
   case $1 in
     --binary) binary=$2; shift 2 ;;
     --database) backend=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
+    --clients) clients=$2; shift 2 ;;
     --ports) ports=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -114,7 +117,7 @@ haproxy -db -f "$work/haproxy.cfg" >"$out/haproxy.log" 2>&1 &
 haproxy_pid=$!
 wait_port "$lb_port" "$haproxy_pid" 30 || { echo "rolling-restart.sh: haproxy did not start"; cat "$out/haproxy.log"; exit 1; }
 
-python3 scripts/rolling_restart_load.py "http://127.0.0.1:$lb_port" "$work/stop" >"$work/load.json" &
+python3 scripts/rolling_restart_load.py --workers "$clients" "http://127.0.0.1:$lb_port" "$work/stop" >"$work/load.json" &
 load_pid=$!
 sleep 2
 status=0
