@@ -24,7 +24,7 @@ use crate::handlers::query::{self, QueryParams};
 use crate::handlers::util::{cache_headers, check_accept, is_uuid_like, push_int, push_plain_str};
 use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::candidate::{
-    self, AllocationRequest, Candidates, Group, RequestWide, SearchError, Summary,
+    self, AllocationRequest, Candidates, Group, RequestWide, SearchError, Summary, SummaryResource,
 };
 use crate::policy::Action;
 
@@ -546,21 +546,15 @@ impl Rendered<'_> {
     /// needs escaping.
     fn write_plain(&self, out: &mut Vec<u8>) -> Option<()> {
         out.extend_from_slice(br#"{"allocation_requests":["#);
-        for (n, request) in self.found.requests.iter().enumerate() {
-            if n > 0 {
-                out.push(b',');
-            }
-            self.write_request(request, out)?;
-        }
+        push_joined(out, &self.found.requests, |out, request| {
+            self.write_request(request, out)
+        })?;
         out.extend_from_slice(br#"],"provider_summaries":{"#);
-        for (n, summary) in self.found.summaries.iter().enumerate() {
-            if n > 0 {
-                out.push(b',');
-            }
+        push_joined(out, &self.found.summaries, |out, summary| {
             push_plain_str(out, &summary.uuid)?;
             out.push(b':');
-            self.write_summary(summary, out)?;
-        }
+            self.write_summary(summary, out)
+        })?;
         out.extend_from_slice(b"}}");
         Some(())
     }
@@ -571,45 +565,38 @@ impl Rendered<'_> {
         let (open, close) = if dict { (b'{', b'}') } else { (b'[', b']') };
         out.extend_from_slice(br#"{"allocations":"#);
         out.push(open);
-        for (n, (uuid, classes)) in by_provider(&request.resources).iter().enumerate() {
-            if n > 0 {
-                out.push(b',');
-            }
-            if dict {
-                push_plain_str(out, uuid)?;
-                out.extend_from_slice(br#":{"resources":{"#);
-            } else {
-                out.extend_from_slice(br#"{"resource_provider":{"uuid":"#);
-                push_plain_str(out, uuid)?;
-                out.extend_from_slice(br#"},"resources":{"#);
-            }
-            for (n, (class, amount)) in classes.iter().enumerate() {
-                if n > 0 {
-                    out.push(b',');
+        push_joined(
+            out,
+            by_provider(&request.resources),
+            |out, (uuid, classes)| {
+                if dict {
+                    push_plain_str(out, uuid)?;
+                    out.extend_from_slice(br#":{"resources":{"#);
+                } else {
+                    out.extend_from_slice(br#"{"resource_provider":{"uuid":"#);
+                    push_plain_str(out, uuid)?;
+                    out.extend_from_slice(br#"},"resources":{"#);
                 }
-                push_plain_str(out, class)?;
-                out.push(b':');
-                push_int(out, *amount);
-            }
-            out.extend_from_slice(b"}}");
-        }
+                push_joined(out, classes, |out, (class, amount)| {
+                    push_plain_str(out, class)?;
+                    out.push(b':');
+                    push_int(out, amount);
+                    Some(())
+                })?;
+                out.extend_from_slice(b"}}");
+                Some(())
+            },
+        )?;
         out.push(close);
         if dict && self.mappings {
             out.extend_from_slice(br#","mappings":{"#);
-            for (n, (suffix, uuids)) in request.mappings.iter().enumerate() {
-                if n > 0 {
-                    out.push(b',');
-                }
+            push_joined(out, &request.mappings, |out, (suffix, uuids)| {
                 push_plain_str(out, suffix)?;
                 out.extend_from_slice(b":[");
-                for (n, uuid) in uuids.iter().enumerate() {
-                    if n > 0 {
-                        out.push(b',');
-                    }
-                    push_plain_str(out, uuid)?;
-                }
+                push_joined(out, uuids, |out, uuid| push_plain_str(out, uuid))?;
                 out.push(b']');
-            }
+                Some(())
+            })?;
             out.push(b'}');
         }
         out.push(b'}');
@@ -619,30 +606,21 @@ impl Rendered<'_> {
     /// [`RenderedSummary`]'s JSON, written directly.
     fn write_summary(&self, summary: &Summary, out: &mut Vec<u8>) -> Option<()> {
         out.extend_from_slice(br#"{"resources":{"#);
-        let shown = summary
-            .resources
-            .iter()
-            .filter(|r| self.shown.as_ref().is_none_or(|s| s.contains(&*r.class)));
-        for (n, r) in shown.enumerate() {
-            if n > 0 {
-                out.push(b',');
-            }
+        push_joined(out, self.shown_resources(summary), |out, r| {
             push_plain_str(out, &r.class)?;
             out.extend_from_slice(br#":{"capacity":"#);
             push_int(out, r.capacity);
             out.extend_from_slice(br#","used":"#);
             push_int(out, r.used);
             out.push(b'}');
-        }
+            Some(())
+        })?;
         out.push(b'}');
         if self.traits {
             out.extend_from_slice(br#","traits":["#);
-            for (n, name) in summary.traits.iter().enumerate() {
-                if n > 0 {
-                    out.push(b',');
-                }
-                push_plain_str(out, name)?;
-            }
+            push_joined(out, summary.traits.iter(), |out, name| {
+                push_plain_str(out, name)
+            })?;
             out.push(b']');
         }
         if self.nested {
@@ -657,6 +635,33 @@ impl Rendered<'_> {
         out.push(b'}');
         Some(())
     }
+
+    /// The classes of `summary` the served version shows.
+    fn shown_resources<'s>(
+        &'s self,
+        summary: &'s Summary,
+    ) -> impl Iterator<Item = &'s SummaryResource> {
+        summary
+            .resources
+            .iter()
+            .filter(|r| self.shown.as_ref().is_none_or(|s| s.contains(&*r.class)))
+    }
+}
+
+/// Writes `items` with `write`, separated by commas; `None` as soon as
+/// `write` gives up.
+fn push_joined<T>(
+    out: &mut Vec<u8>,
+    items: impl IntoIterator<Item = T>,
+    mut write: impl FnMut(&mut Vec<u8>, T) -> Option<()>,
+) -> Option<()> {
+    for (n, item) in items.into_iter().enumerate() {
+        if n > 0 {
+            out.push(b',');
+        }
+        write(out, item)?;
+    }
+    Some(())
 }
 
 /// One allocation request: its providers in the order first met, each with
@@ -793,14 +798,10 @@ impl Serialize for RenderedSummary<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
         let (summary, answer) = (self.summary, self.answer);
         let resources = MapOf(|| {
-            summary
-                .resources
-                .iter()
-                .filter(|r| answer.shown.as_ref().is_none_or(|s| s.contains(&*r.class)))
-                .map(|r| {
-                    let (capacity, used) = (r.capacity, r.used);
-                    (&*r.class, Capacity { capacity, used })
-                })
+            answer.shown_resources(summary).map(|r| {
+                let (capacity, used) = (r.capacity, r.used);
+                (&*r.class, Capacity { capacity, used })
+            })
         });
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("resources", &resources)?;
@@ -933,7 +934,6 @@ mod tests {
     /// Two requests over a parent and its child, one with a class not
     /// asked for.
     fn sample() -> (Candidates, Vec<Group>) {
-        use candidate::SummaryResource;
         let (p1, p2) = ("p1", "p2");
         let resources = |list: &[(&str, &str, i64)]| {
             list.iter()
