@@ -85,11 +85,11 @@ pub(super) async fn has_trees(store: &Store) -> Result<bool> {
         .await
 }
 
-/// How many providers the cloud has.
-pub(super) async fn provider_count(store: &Store) -> Result<usize> {
+/// How many trees the cloud has (in a flat cloud, how many providers).
+pub(super) async fn root_count(store: &Store) -> Result<usize> {
     store
         .fold_rows(
-            "SELECT COUNT(*) FROM resource_providers".to_owned(),
+            "SELECT COUNT(*) FROM resource_providers WHERE parent_provider_id IS NULL".to_owned(),
             Vec::new(),
             0,
             |count, row| {
@@ -343,8 +343,9 @@ pub(super) enum TreeReads {
     /// The roots' ids bound in `IN` lists: a seek per id.
     Listed,
     /// Every row of the table in its order, kept here by its root's id.
-    /// In a flat cloud whose providers are mostly roots of the answer
-    /// (Nova's request), one pass costs less than a seek per provider.
+    /// Where most of the cloud's trees are in the answer (Nova's request
+    /// in a flat cloud, or in one of hosts with NUMA and PCI children),
+    /// one pass costs less than a seek per root and per provider.
     Scanned,
 }
 
@@ -421,6 +422,7 @@ where
 pub(super) struct TreeProvider {
     pub(super) id: i64,
     pub(super) uuid: Arc<str>,
+    pub(super) parent_id: Option<i64>,
     pub(super) parent_uuid: Option<Arc<str>>,
     pub(super) root_id: i64,
     pub(super) root_uuid: Arc<str>,
@@ -505,6 +507,7 @@ pub(super) async fn trees(
         providers.push(TreeProvider {
             id: *id,
             uuid: uuid_of(*id)?,
+            parent_id: *parent_id,
             parent_uuid: parent_id.map(uuid_of).transpose()?,
             root_id: *root_id,
             root_uuid: uuid_of(*root_id)?,

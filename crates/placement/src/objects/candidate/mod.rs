@@ -44,6 +44,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use smallvec::SmallVec;
 
 use crate::config::CandidateStrategy;
 use crate::db::Store;
@@ -188,6 +189,7 @@ impl Areq {
 #[derive(Clone, Debug)]
 struct ProviderInfo {
     uuid: Arc<str>,
+    parent_id: Option<i64>,
     parent_uuid: Option<Arc<str>>,
     root_id: i64,
     root_uuid: Arc<str>,
@@ -201,8 +203,8 @@ struct Search<'a> {
     store: &'a Store,
     wide: &'a RequestWide,
     has_trees: bool,
-    /// How many providers the cloud has, read when first needed.
-    providers_in_cloud: Option<usize>,
+    /// How many trees the cloud has, read when first needed.
+    roots_in_cloud: Option<usize>,
     /// Roots allowed to anchor candidates (`root_required`), if filtered.
     anchor_roots: Option<HashSet<i64>>,
     /// Sharing providers. As upstream, a group's `member_of` narrows this
@@ -277,7 +279,7 @@ pub(crate) async fn search(
         store,
         wide,
         has_trees,
-        providers_in_cloud: None,
+        roots_in_cloud: None,
         anchor_roots,
         sharing,
         providers: HashMap::new(),
@@ -294,9 +296,22 @@ pub(crate) async fn search(
     // group's classes, the groups' candidates) has a budget of its own:
     // when the first runs out, the candidates found are still combined.
     let mut spread_budget = Budget::new(MAX_SEARCH_WORK);
-    let mut by_group: Vec<(String, Vec<Areq>)> = Vec::with_capacity(groups.len());
+    // Every group's inventories are read before the first group's trees,
+    // so that the trees' read leaves out all of their classes. A group
+    // that finds nothing, or fails, still ends the search before the
+    // groups after it are searched, as upstream.
+    let mut resolved = Vec::with_capacity(groups.len());
     for group in groups {
-        let Ok(g) = search.group(group).await? else {
+        let g = search.group(group).await;
+        let complete = matches!(g, Ok(Ok(_)));
+        resolved.push(g);
+        if !complete {
+            break;
+        }
+    }
+    let mut by_group: Vec<(String, Vec<Areq>)> = Vec::with_capacity(groups.len());
+    for (group, g) in groups.iter().zip(resolved) {
+        let Ok(g) = g? else {
             return Ok(Candidates::default());
         };
         for (class, amount) in &g.resources {
@@ -393,20 +408,17 @@ impl Search<'_> {
         }))
     }
 
-    /// How to read `roots` trees: scanned in a flat cloud where they are
-    /// at least a quarter of the providers (a scan reads a row for less
-    /// than a quarter of a seek's cost), listed otherwise.
+    /// How to read `roots` trees: scanned where they are at least a quarter
+    /// of the cloud's trees (a scan reads a row for less than a quarter of
+    /// what finding it through an index costs), listed otherwise.
     async fn tree_reads(&mut self, roots: usize) -> Result<db::TreeReads> {
-        if self.shape() == db::Shape::Trees {
-            return Ok(db::TreeReads::Listed);
-        }
-        let providers = match self.providers_in_cloud {
+        let trees = match self.roots_in_cloud {
             Some(count) => count,
             None => *self
-                .providers_in_cloud
-                .insert(db::provider_count(self.store).await?),
+                .roots_in_cloud
+                .insert(db::root_count(self.store).await?),
         };
-        Ok(if roots.saturating_mul(4) >= providers {
+        Ok(if roots.saturating_mul(4) >= trees {
             db::TreeReads::Scanned
         } else {
             db::TreeReads::Listed
@@ -874,6 +886,7 @@ impl Search<'_> {
                         .get(&p.id)
                         .map_or_else(|| Arc::clone(&no_traits), |t| Arc::from(t.as_slice())),
                     uuid: p.uuid,
+                    parent_id: p.parent_id,
                     parent_uuid: p.parent_uuid,
                     root_id: p.root_id,
                     root_uuid: p.root_uuid,
@@ -970,42 +983,33 @@ impl Search<'_> {
         (!self.wide.isolate || Self::isolated(areqs)) && self.fits(areqs)
     }
 
-    /// Each summarized provider's parent, by uuid, for [`Self::same_subtree`]
+    /// Each summarized provider's parent, for [`Self::same_subtree`]
     /// (made once per search: once per candidate, it cost a pass over
     /// every provider read).
-    fn parents(&self) -> HashMap<&str, Option<&str>> {
+    fn parents(&self) -> HashMap<i64, i64> {
         self.providers
-            .values()
-            .map(|p| (&*p.uuid, p.parent_uuid.as_deref()))
+            .iter()
+            .filter_map(|(id, p)| Some((*id, p.parent_id?)))
             .collect()
     }
 
     /// Whether, for each `same_subtree`, the providers of its groups all
     /// sit under one of them (`parents` from [`Self::parents`]).
-    fn same_subtree(&self, areqs: &[&Areq], parents: &HashMap<&str, Option<&str>>) -> bool {
+    fn same_subtree(&self, areqs: &[&Areq], parents: &HashMap<i64, i64>) -> bool {
         self.wide.same_subtrees.iter().all(|suffixes| {
-            let ids: BTreeSet<i64> = areqs
+            // A few providers: a sorted list costs less than a set.
+            let mut ids: SmallVec<[i64; 8]> = areqs
                 .iter()
                 .flat_map(|a| suffixes.iter().filter_map(|s| a.mappings.get(s)).flatten())
                 .copied()
+                .filter(|id| self.providers.contains_key(id))
                 .collect();
-            let uuids: BTreeSet<&str> = ids
-                .iter()
-                .filter_map(|id| self.providers.get(id))
-                .map(|p| &*p.uuid)
-                .collect();
-            if uuids.len() <= 1 {
-                return true;
-            }
-            let mut common: Option<BTreeSet<&str>> = None;
-            for uuid in &uuids {
-                let ancestors = ancestors(uuid, parents);
-                common = Some(match common {
-                    None => ancestors,
-                    Some(c) => c.intersection(&ancestors).copied().collect(),
-                });
-            }
-            common.is_some_and(|c| c.iter().any(|u| uuids.contains(u)))
+            ids.sort_unstable();
+            ids.dedup();
+            ids.len() <= 1
+                || ids
+                    .iter()
+                    .any(|top| ids.iter().all(|id| is_within(*id, *top, parents)))
         })
     }
 
@@ -1295,17 +1299,21 @@ impl Search<'_> {
     }
 }
 
-/// `uuid` and the uuids above it, by `parents` (uuid to parent uuid).
-fn ancestors<'s>(uuid: &'s str, parents: &HashMap<&'s str, Option<&'s str>>) -> BTreeSet<&'s str> {
-    let mut out = BTreeSet::from([uuid]);
-    let mut here = uuid;
-    while let Some(parent) = parents.get(here).copied().flatten() {
-        if !out.insert(parent) {
-            break;
+/// Whether `id` is `top` or below it, by `parents` (child to parent). A
+/// loop (a corrupt tree) ends the walk once it has taken as many steps as
+/// there are parents.
+fn is_within(id: i64, top: i64, parents: &HashMap<i64, i64>) -> bool {
+    let mut here = id;
+    for _ in 0..=parents.len() {
+        if here == top {
+            return true;
         }
-        here = parent;
+        match parents.get(&here) {
+            Some(parent) => here = *parent,
+            None => return false,
+        }
     }
-    out
+    false
 }
 
 /// One request from a combination of the groups' requests: the amounts of
@@ -1547,21 +1555,19 @@ mod tests {
     }
 
     #[test]
-    fn ancestors_follow_parents() {
-        let parents: HashMap<&str, Option<&str>> =
-            [("root", None), ("numa", Some("root")), ("pf", Some("numa"))]
-                .into_iter()
-                .collect();
-        assert_eq!(
-            ancestors("pf", &parents),
-            BTreeSet::from(["pf", "numa", "root"])
-        );
-        assert_eq!(ancestors("root", &parents), BTreeSet::from(["root"]));
-        assert_eq!(ancestors("unknown", &parents), BTreeSet::from(["unknown"]));
+    fn within_follows_parents() {
+        // 1 is the root, 2 its NUMA child, 3 a PCI device of that child.
+        let parents: HashMap<i64, i64> = [(2, 1), (3, 2)].into_iter().collect();
+        assert!(is_within(3, 1, &parents));
+        assert!(is_within(3, 2, &parents));
+        assert!(is_within(3, 3, &parents));
+        assert!(!is_within(1, 3, &parents));
+        assert!(!is_within(2, 3, &parents));
+        assert!(!is_within(9, 1, &parents));
         // A loop (a corrupt tree) ends.
-        let looped: HashMap<&str, Option<&str>> =
-            [("a", Some("b")), ("b", Some("a"))].into_iter().collect();
-        assert_eq!(ancestors("a", &looped), BTreeSet::from(["a", "b"]));
+        let looped: HashMap<i64, i64> = [(1, 2), (2, 1)].into_iter().collect();
+        assert!(is_within(1, 2, &looped));
+        assert!(!is_within(1, 3, &looped));
     }
 
     #[test]
