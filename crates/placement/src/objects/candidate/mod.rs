@@ -839,19 +839,23 @@ impl Search<'_> {
                 mappings: BTreeMap::from([(g.suffix.clone(), BTreeSet::from([id]))]),
             };
             let shares = info.traits.iter().any(|t| t == db::SHARES_VIA_AGGREGATE);
+            if !shares {
+                if self.in_anchors(root) {
+                    out.push(areq);
+                }
+                continue;
+            }
             if self.in_anchors(root) {
                 out.push(areq.clone());
             }
-            if shares {
-                for (_, anchor) in db::anchors_for_sharing(self.store, &[id]).await? {
-                    if anchor == root || !self.in_anchors(anchor) {
-                        continue;
-                    }
-                    let mut copy = areq.clone();
-                    copy.anchor = anchor;
-                    out.push(copy);
-                    self.shared_across_anchors = true;
+            for (_, anchor) in db::anchors_for_sharing(self.store, &[id]).await? {
+                if anchor == root || !self.in_anchors(anchor) {
+                    continue;
                 }
+                let mut copy = areq.clone();
+                copy.anchor = anchor;
+                out.push(copy);
+                self.shared_across_anchors = true;
             }
         }
         Ok(out)
