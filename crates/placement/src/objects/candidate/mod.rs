@@ -44,7 +44,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
-use smallvec::SmallVec;
+use smallvec::{SmallVec, smallvec};
 
 use crate::config::CandidateStrategy;
 use crate::db::Store;
@@ -172,13 +172,18 @@ struct Areq {
     anchor: i64,
     same_provider: bool,
     parts: Vec<Part>,
-    mappings: BTreeMap<String, BTreeSet<i64>>,
+    mappings: Mappings,
 }
+
+/// An allocation request's providers by group: `(the group's index in
+/// the request, provider)`, sorted, without repeats. A combination of a
+/// few groups fits without an allocation of its own.
+type Mappings = SmallVec<[(usize, i64); 4]>;
 
 impl Areq {
     /// What makes two requests the same (upstream's `__eq__`): the set of
     /// parts and the mappings, whatever the anchor.
-    fn key(&self) -> (Vec<Part>, BTreeMap<String, BTreeSet<i64>>) {
+    fn key(&self) -> (Vec<Part>, Mappings) {
         let mut parts = self.parts.clone();
         parts.sort_unstable();
         (parts, self.mappings.clone())
@@ -226,11 +231,16 @@ struct Search<'a> {
     /// Classes asked by more than one group, and the total by class.
     multi_group_classes: HashSet<i64>,
     class_totals: HashMap<i64, i64>,
+    /// The groups' suffixes, by their index in [`Areq::mappings`].
+    suffixes: Vec<&'a str>,
+    /// Each `same_subtree`'s groups, by index.
+    same_subtrees: Vec<Vec<usize>>,
 }
 
 /// One group as searched (upstream's `RequestGroupSearchContext`).
 struct GroupSearch {
-    suffix: String,
+    /// The group's index in the request, in [`Areq::mappings`].
+    index: usize,
     same_provider: bool,
     resources: Vec<(i64, i64)>,
     member_of: Vec<BTreeSet<String>>,
@@ -291,6 +301,19 @@ pub(crate) async fn search(
         shared_across_anchors: false,
         multi_group_classes: HashSet::new(),
         class_totals: HashMap::new(),
+        suffixes: groups.iter().map(|g| g.suffix.as_str()).collect(),
+        same_subtrees: wide
+            .same_subtrees
+            .iter()
+            .map(|suffixes| {
+                groups
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, g)| suffixes.contains(&g.suffix))
+                    .map(|(index, _)| index)
+                    .collect()
+            })
+            .collect(),
     };
     // Each of the two products (a tree's providers for an unsuffixed
     // group's classes, the groups' candidates) has a budget of its own:
@@ -301,8 +324,8 @@ pub(crate) async fn search(
     // that finds nothing, or fails, still ends the search before the
     // groups after it are searched, as upstream.
     let mut resolved = Vec::with_capacity(groups.len());
-    for group in groups {
-        let g = search.group(group).await;
+    for (index, group) in groups.iter().enumerate() {
+        let g = search.group(index, group).await;
         let complete = matches!(g, Ok(Ok(_)));
         resolved.push(g);
         if !complete {
@@ -343,6 +366,7 @@ impl Search<'_> {
     /// of its resources (upstream's order of checks).
     async fn group(
         &mut self,
+        index: usize,
         group: &Group,
     ) -> Result<std::result::Result<GroupSearch, NoneFound>> {
         let store = self.store;
@@ -393,7 +417,7 @@ impl Search<'_> {
             with_resource.insert(*class, found.with_room);
         }
         Ok(Ok(GroupSearch {
-            suffix: group.suffix.clone(),
+            index,
             same_provider: group.use_same_provider(),
             resources,
             member_of: group.member_of.clone(),
@@ -692,12 +716,15 @@ impl Search<'_> {
                     .iter()
                     .all(|any| any.iter().any(|t| traits.contains(t.as_str())));
                 if has_required {
-                    let providers: BTreeSet<i64> = parts.iter().map(|p| p.provider).collect();
+                    let mut mappings: Mappings =
+                        parts.iter().map(|p| (g.index, p.provider)).collect();
+                    mappings.sort_unstable();
+                    mappings.dedup();
                     let areq = Areq {
                         anchor,
                         same_provider: g.same_provider,
                         parts,
-                        mappings: BTreeMap::from([(g.suffix.clone(), providers)]),
+                        mappings,
                     };
                     if seen.insert((anchor, areq.key())) {
                         out.push(areq);
@@ -836,7 +863,7 @@ impl Search<'_> {
                         amount: *amount,
                     })
                     .collect(),
-                mappings: BTreeMap::from([(g.suffix.clone(), BTreeSet::from([id]))]),
+                mappings: smallvec![(g.index, id)],
             };
             let shares = info.traits.iter().any(|t| t == db::SHARES_VIA_AGGREGATE);
             if !shares {
@@ -978,8 +1005,8 @@ impl Search<'_> {
         areqs
             .iter()
             .filter(|a| a.same_provider)
-            .flat_map(|a| a.mappings.values().next().into_iter().flatten())
-            .all(|id| seen.insert(*id))
+            .flat_map(|a| a.mappings.iter().map(|(_, id)| *id))
+            .all(|id| seen.insert(id))
     }
 
     /// Whether a partial combination can still become a candidate.
@@ -1000,13 +1027,13 @@ impl Search<'_> {
     /// Whether, for each `same_subtree`, the providers of its groups all
     /// sit under one of them (`parents` from [`Self::parents`]).
     fn same_subtree(&self, areqs: &[&Areq], parents: &HashMap<i64, i64>) -> bool {
-        self.wide.same_subtrees.iter().all(|suffixes| {
+        self.same_subtrees.iter().all(|groups| {
             // A few providers: a sorted list costs less than a set.
             let mut ids: SmallVec<[i64; 8]> = areqs
                 .iter()
-                .flat_map(|a| suffixes.iter().filter_map(|s| a.mappings.get(s)).flatten())
-                .copied()
-                .filter(|id| self.providers.contains_key(id))
+                .flat_map(|a| a.mappings.iter())
+                .filter(|(group, id)| groups.contains(group) && self.providers.contains_key(id))
+                .map(|(_, id)| *id)
                 .collect();
             ids.sort_unstable();
             ids.dedup();
@@ -1270,11 +1297,16 @@ impl Search<'_> {
                         )
                     })
                     .collect(),
-                mappings: a
-                    .mappings
-                    .iter()
-                    .map(|(s, ids)| (s.clone(), ids.iter().map(uuid).collect()))
-                    .collect(),
+                mappings: a.mappings.iter().fold(
+                    BTreeMap::new(),
+                    |mut by_suffix: BTreeMap<String, BTreeSet<Arc<str>>>, (group, id)| {
+                        by_suffix
+                            .entry(self.suffixes[*group].to_owned())
+                            .or_default()
+                            .insert(uuid(id));
+                        by_suffix
+                    },
+                ),
             })
             .collect();
         let summaries = summaries
@@ -1327,7 +1359,7 @@ fn consolidate(areqs: &[&Areq]) -> Areq {
     // Where each (provider, class) is in `parts`: a search of `parts` for
     // each part would cost the square of the parts.
     let mut at: HashMap<(i64, i64), usize> = HashMap::new();
-    let mut mappings: BTreeMap<String, BTreeSet<i64>> = BTreeMap::new();
+    let mut mappings = Mappings::new();
     for areq in areqs {
         for part in &areq.parts {
             match at.get(&(part.provider, part.class)) {
@@ -1338,10 +1370,10 @@ fn consolidate(areqs: &[&Areq]) -> Areq {
                 }
             }
         }
-        for (suffix, ids) in &areq.mappings {
-            mappings.entry(suffix.clone()).or_default().extend(ids);
-        }
+        mappings.extend_from_slice(&areq.mappings);
     }
+    mappings.sort_unstable();
+    mappings.dedup();
     Areq {
         anchor: areqs.first().map_or(0, |a| a.anchor),
         same_provider: false,
@@ -1510,7 +1542,7 @@ mod tests {
                 class: 0,
                 amount: 1,
             }],
-            mappings: BTreeMap::from([("x".to_owned(), BTreeSet::from([provider]))]),
+            mappings: smallvec![(0, provider)],
         }
     }
 
@@ -1580,6 +1612,6 @@ mod tests {
         let c = consolidate(&[&a, &b]);
         assert_eq!(c.parts.len(), 1);
         assert_eq!(c.parts[0].amount, 2);
-        assert_eq!(c.mappings["x"], BTreeSet::from([1]));
+        assert_eq!(c.mappings.as_slice(), [(0, 1)]);
     }
 }
