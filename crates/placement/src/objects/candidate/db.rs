@@ -362,26 +362,26 @@ fn tree_root(shape: Shape, table: &str) -> (String, String) {
     }
 }
 
-/// The trees a read of [`trees`] keeps, and how it finds them.
-#[derive(Clone, Copy)]
-struct Reach<'a> {
-    reads: TreeReads,
-    /// Sorted.
-    roots: &'a [i64],
+/// Which rows a read of [`trees`] keeps, and how it finds them.
+#[derive(Clone, Debug)]
+enum Reach<'a> {
+    /// Statements binding the roots (sorted) in `IN` lists.
+    Listed(&'a [i64]),
+    /// One statement over every row of the table, keeping here those
+    /// whose column `column` is one of `ids` (sorted).
+    Scanned { column: usize, ids: Arc<[i64]> },
 }
 
-/// Folds the rows of the trees `reach` of the statement
-/// `query(condition, extra)`: `root` is the statement's expression of a
-/// row's root, `columns` how many columns the statement selects before
-/// `extra`. Listed, `condition` keeps the roots' rows; scanned, it keeps
-/// every row, `extra` selects the root as one more column, and the rows
-/// of other roots are left out here.
+/// Folds the rows `reach` keeps of the statement `query(condition)`.
+/// Listed, `condition` is `Some` of the statement's condition on its
+/// rows' roots, `listed_root` `IN` a list of them; scanned, it is `None`
+/// and the statement reads every row (without the joins that finding a
+/// row's root takes).
 async fn fold_trees<A, F>(
     store: &Store,
-    Reach { reads, roots }: Reach<'_>,
-    root: &str,
-    columns: usize,
-    query: impl Fn(&str, &str) -> String,
+    reach: &Reach<'_>,
+    listed_root: &str,
+    query: impl Fn(Option<&str>) -> String,
     init: A,
     mut step: F,
 ) -> Result<A>
@@ -389,30 +389,29 @@ where
     A: Send + 'static,
     F: FnMut(&mut A, &dyn Columns) -> Result<()> + Clone + Send + 'static,
 {
-    debug_assert!(roots.windows(2).all(|w| w[0] < w[1]), "roots sorted");
-    match reads {
-        TreeReads::Listed => {
+    match reach {
+        Reach::Listed(roots) => {
+            debug_assert!(roots.windows(2).all(|w| w[0] < w[1]), "roots sorted");
             fold_by_ids(
                 store,
                 roots,
-                |marks| query(&format!("{root} IN ({marks})"), ""),
+                |marks| query(Some(&format!("{listed_root} IN ({marks})"))),
                 init,
                 step,
             )
             .await
         }
-        TreeReads::Scanned => {
-            let roots: Arc<[i64]> = Arc::from(roots);
+        Reach::Scanned { column, ids } => {
+            debug_assert!(ids.windows(2).all(|w| w[0] < w[1]), "ids sorted");
+            let (column, ids) = (*column, Arc::clone(ids));
             let keep = move |acc: &mut A, row: &dyn Columns| {
-                if roots.binary_search(&row.required_int(columns)?).is_ok() {
+                if ids.binary_search(&row.required_int(column)?).is_ok() {
                     step(acc, row)
                 } else {
                     Ok(())
                 }
             };
-            store
-                .fold_rows(query("1 = 1", &format!(", {root}")), Vec::new(), init, keep)
-                .await
+            store.fold_rows(query(None), Vec::new(), init, keep).await
         }
     }
 }
@@ -449,11 +448,18 @@ pub(super) struct Trees {
     pub(super) class_names: HashMap<i64, Arc<str>>,
 }
 
+/// The most classes a scanned read of inventories names in its `IN`
+/// list; past it (a cloud of many custom classes), it leaves out the
+/// known ones instead.
+const MAX_CLASSES_LISTED: usize = 100;
+
 /// Reads the trees rooted at `roots`, but for the inventories of the
 /// classes `known` (read already, of every provider). The rows are sorted
 /// here, which costs less than SQLite's sorter, and the uuids of roots and
-/// parents and the names of classes are looked up in memory rather than
-/// joined per row.
+/// parents and the names of classes and traits are looked up in memory
+/// rather than joined per row. Scanned, the inventories and traits are
+/// kept by their provider, one of the providers read first, so that no
+/// row needs a join to find its root.
 pub(super) async fn trees(
     store: &Store,
     shape: Shape,
@@ -465,16 +471,23 @@ pub(super) async fn trees(
         Shape::Flat => "id",
         Shape::Trees => "root_provider_id",
     };
-    let reach = Reach { reads, roots };
+    let reach = match reads {
+        TreeReads::Listed => Reach::Listed(roots),
+        // Column 2: the provider's root.
+        TreeReads::Scanned => Reach::Scanned {
+            column: 2,
+            ids: Arc::from(roots),
+        },
+    };
     let mut rows = fold_trees(
         store,
-        reach,
+        &reach,
         providers_of,
-        4,
-        |tree, extra| {
+        |tree| {
             format!(
-                "SELECT id, uuid, root_provider_id, parent_provider_id{extra} \
-                 FROM resource_providers WHERE {tree}"
+                "SELECT id, uuid, root_provider_id, parent_provider_id \
+                 FROM resource_providers WHERE {}",
+                tree.unwrap_or("1 = 1")
             )
         },
         Vec::new(),
@@ -493,6 +506,14 @@ pub(super) async fn trees(
     // twice; its first reading stands, as do its inventories and traits.
     rows.sort_by_key(|row| row.0);
     rows.dedup_by_key(|row| row.0);
+    let reach = match reach {
+        Reach::Listed(roots) => Reach::Listed(roots),
+        // Column 0: the provider of an inventory or a trait.
+        Reach::Scanned { .. } => Reach::Scanned {
+            column: 0,
+            ids: rows.iter().map(|row| row.0).collect(),
+        },
+    };
     let uuids: HashMap<i64, Arc<str>> = rows
         .iter()
         .map(|(id, uuid, ..)| (*id, Arc::clone(uuid)))
@@ -513,44 +534,7 @@ pub(super) async fn trees(
             root_uuid: uuid_of(*root_id)?,
         });
     }
-    let used = store.dialect().int(inventory::USED);
-    // Literal ids (integers the search read), so that the statement's
-    // binds stay the roots alone.
-    let other_classes = if known.is_empty() {
-        String::new()
-    } else {
-        let ids: Vec<String> = known.iter().map(i64::to_string).collect();
-        format!(" AND inv.resource_class_id NOT IN ({})", ids.join(", "))
-    };
-    let (join, root) = tree_root(shape, "inv");
-    let mut inventories = fold_trees(
-        store,
-        reach,
-        &root,
-        7,
-        |tree, extra| {
-            format!(
-                "SELECT inv.resource_provider_id, inv.resource_class_id, inv.total, \
-                 inv.reserved, inv.allocation_ratio, inv.max_unit, {used}{extra} \
-                 FROM inventories inv{join} WHERE {tree}{other_classes}",
-            )
-        },
-        Vec::new(),
-        |inventories, row| {
-            let (total, reserved) = (row.required_int(2)?, row.required_int(3)?);
-            inventories.push(TreeInventory {
-                provider: row.required_int(0)?,
-                class_id: row.required_int(1)?,
-                class: Arc::from(""),
-                capacity: inventory::capacity(total, reserved, row.required_float(4)?),
-                used: row.int(6)?.unwrap_or(0),
-                max_unit: row.required_int(5)?,
-            });
-            Ok(())
-        },
-    )
-    .await?;
-    let class_names: HashMap<i64, Arc<str>> = store
+    let class_names: Arc<HashMap<i64, Arc<str>>> = store
         .fold_rows(
             inventory::CLASS_NAMES.to_owned(),
             Vec::new(),
@@ -560,53 +544,119 @@ pub(super) async fn trees(
         .await?
         .into_iter()
         .map(|(id, name): (i64, String)| (id, Arc::from(name)))
+        .collect::<HashMap<_, _>>()
+        .into();
+    let used = store.dialect().int(inventory::USED);
+    // Literal ids (integers the search read), so that the statement's
+    // binds stay the roots alone. A scan names the other classes, which
+    // the class index finds without reading the known classes' rows.
+    let mut others: Vec<i64> = class_names
+        .keys()
+        .copied()
+        .filter(|id| !known.contains(id))
         .collect();
-    // Read after the inventories: a class named there exists unless it was
-    // deleted since, which needs its inventories deleted first; such an
-    // inventory is left out, as a later read would.
-    inventories.retain_mut(|inv| match class_names.get(&inv.class_id) {
-        Some(name) => {
-            inv.class = Arc::clone(name);
-            true
+    others.sort_unstable();
+    let literal = |ids: &[i64]| {
+        ids.iter()
+            .map(i64::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let classes = match &reach {
+        Reach::Scanned { .. } if others.len() <= MAX_CLASSES_LISTED => {
+            format!("inv.resource_class_id IN ({})", literal(&others))
         }
-        None => false,
-    });
+        _ if known.is_empty() => "1 = 1".to_owned(),
+        _ => format!("inv.resource_class_id NOT IN ({})", literal(known)),
+    };
+    let mut inventories = if others.is_empty() {
+        Vec::new()
+    } else {
+        let names = Arc::clone(&class_names);
+        let (join, root) = tree_root(shape, "inv");
+        fold_trees(
+            store,
+            &reach,
+            &root,
+            |tree| {
+                let (join, tree) = tree.map_or(("", "1 = 1"), |tree| (join.as_str(), tree));
+                format!(
+                    "SELECT inv.resource_provider_id, inv.resource_class_id, inv.total, \
+                     inv.reserved, inv.allocation_ratio, inv.max_unit, {used} \
+                     FROM inventories inv{join} WHERE {tree} AND {classes}",
+                )
+            },
+            Vec::new(),
+            move |inventories: &mut Vec<TreeInventory>, row| {
+                // A class created since its names were read is left out,
+                // as its inventory would be by an earlier read.
+                let class_id = row.required_int(1)?;
+                let Some(class) = names.get(&class_id) else {
+                    return Ok(());
+                };
+                let (total, reserved) = (row.required_int(2)?, row.required_int(3)?);
+                inventories.push(TreeInventory {
+                    provider: row.required_int(0)?,
+                    class_id,
+                    class: Arc::clone(class),
+                    capacity: inventory::capacity(total, reserved, row.required_float(4)?),
+                    used: row.int(6)?.unwrap_or(0),
+                    max_unit: row.required_int(5)?,
+                });
+                Ok(())
+            },
+        )
+        .await?
+    };
     inventories.sort_by_key(|inv| (inv.provider, inv.class_id));
     inventories.dedup_by_key(|inv| (inv.provider, inv.class_id));
     let (join, root) = tree_root(shape, "rpt");
     let mut trait_rows = fold_trees(
         store,
-        reach,
+        &reach,
         &root,
-        3,
-        |tree, extra| {
+        |tree| {
+            let (join, tree) = tree.map_or(("", "1 = 1"), |tree| (join.as_str(), tree));
             format!(
-                "SELECT rpt.resource_provider_id, t.id, t.name{extra} \
-                 FROM resource_provider_traits rpt{join} \
-                 JOIN traits t ON t.id = rpt.trait_id WHERE {tree}",
+                "SELECT rpt.resource_provider_id, rpt.trait_id \
+                 FROM resource_provider_traits rpt{join} WHERE {tree}",
             )
         },
         Vec::new(),
         |rows, row| {
-            rows.push((
-                row.required_int(0)?,
-                row.required_int(1)?,
-                row.required_text(2)?.to_owned(),
-            ));
+            rows.push((row.required_int(0)?, row.required_int(1)?));
             Ok(())
         },
     )
     .await?;
-    trait_rows.sort_by_key(|(provider, trait_id, _)| (*provider, *trait_id));
-    trait_rows.dedup_by_key(|(provider, trait_id, _)| (*provider, *trait_id));
+    trait_rows.sort_unstable();
+    trait_rows.dedup();
+    let mut trait_ids: Vec<i64> = trait_rows.iter().map(|(_, t)| *t).collect();
+    trait_ids.sort_unstable();
+    trait_ids.dedup();
+    let trait_names: HashMap<i64, String> = fold_by_ids(
+        store,
+        &trait_ids,
+        |marks| format!("SELECT id, name FROM traits WHERE id IN ({marks})"),
+        HashMap::new(),
+        |names: &mut HashMap<i64, String>, row| {
+            names.insert(row.required_int(0)?, row.required_text(1)?.to_owned());
+            Ok(())
+        },
+    )
+    .await?;
+    // A trait deleted since its providers' rows were read had left them
+    // first: the provider's row is left out, as a later read would.
     let mut traits: HashMap<i64, Vec<String>> = HashMap::new();
-    for (provider, _, name) in trait_rows {
-        traits.entry(provider).or_default().push(name);
+    for (provider, trait_id) in trait_rows {
+        if let Some(name) = trait_names.get(&trait_id) {
+            traits.entry(provider).or_default().push(name.clone());
+        }
     }
     Ok(Trees {
         providers,
         inventories,
         traits,
-        class_names,
+        class_names: Arc::unwrap_or_clone(class_names),
     })
 }
