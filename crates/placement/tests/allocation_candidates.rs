@@ -1,8 +1,8 @@
 //! `GET /allocation_candidates` over loopback: a single provider, a
 //! sharing provider, a nested tree (NUMA nodes and a PF), granular groups,
 //! traits, aggregates, `in_tree`, `limit`, `root_required`,
-//! `same_subtree`, resourceless groups, the shapes of each version and the
-//! errors with upstream's messages.
+//! `same_subtree`, resourceless groups, trees read listed and scanned, the
+//! shapes of each version and the errors with upstream's messages.
 //!
 //! Each test names its own resource classes and traits (fresh suffixes),
 //! so that it sees only its own providers even on a shared database
@@ -979,4 +979,68 @@ async fn limit_keeps_the_first_of_the_whole_answer() {
         expected.sort();
         assert_eq!(summarized, expected);
     }
+}
+
+/// The summaries of trees read with their roots listed (a few of the
+/// cloud's trees) and read by a scan (most of them; once more with more
+/// than a hundred classes besides the request's, where the scan names
+/// the known classes rather than the others): every inventory, the classes
+/// not asked for included, and every trait, whichever way.
+#[tokio::test]
+async fn tree_summaries_whichever_way_the_trees_are_read() {
+    let s = Server::start().await;
+    let n = Names::new();
+    let (cpu, disk, extra) = (n.class("CPU"), n.class("DISK"), n.class("EXTRA"));
+    classes(&s, &[&cpu, &disk, &extra]).await;
+    let (first, other) = (n.trait_("FIRST"), n.trait_("OTHER"));
+    let mut trees = Vec::new();
+    for i in 0..5 {
+        let (root, child) = (uuid(), uuid());
+        s.provider(&root, None).await;
+        s.provider(&child, Some(&root)).await;
+        s.set_inventories(&root, &[(&cpu, 8), (&extra, 4)]).await;
+        s.set_inventories(&child, &[(&disk, 100)]).await;
+        let tag = if i == 0 { &first } else { &other };
+        traits(&s, &child, &[tag, "HW_NIC_SRIOV"]).await;
+        trees.push((root, child, tag.clone()));
+    }
+    let check = |r: &Resp, trees: &[(String, String, String)]| {
+        assert_eq!(requests(r).len(), trees.len(), "{r:?}");
+        for (root, child, tag) in trees {
+            let summaries = &r.body["provider_summaries"];
+            assert_eq!(
+                summaries[root]["resources"],
+                json!({cpu.clone(): {"capacity": 8, "used": 0}, extra.clone(): {"capacity": 4, "used": 0}}),
+                "{r:?}"
+            );
+            assert_eq!(summaries[root]["traits"], json!([]));
+            assert_eq!(
+                summaries[child]["resources"],
+                json!({disk.clone(): {"capacity": 100, "used": 0}})
+            );
+            let mut expected = vec!["HW_NIC_SRIOV".to_owned(), tag.clone()];
+            let mut got: Vec<String> = summaries[child]["traits"]
+                .as_array()
+                .expect("traits")
+                .iter()
+                .map(|t| t.as_str().expect("a name").to_owned())
+                .collect();
+            expected.sort();
+            got.sort();
+            assert_eq!(got, expected);
+            assert_eq!(summaries[child]["root_provider_uuid"], json!(root));
+        }
+    };
+    let q = format!("resources={cpu}:1,{disk}:10");
+    // One tree of five: listed.
+    let r = candidates(&s, &format!("{q}&required={first}"), "1.39").await;
+    check(&r, &trees[..1]);
+    // Five of five: scanned.
+    let r = candidates(&s, &q, "1.39").await;
+    check(&r, &trees);
+    for i in 0..101 {
+        s.custom_class(&n.class(&format!("MORE{i}"))).await;
+    }
+    let r = candidates(&s, &q, "1.39").await;
+    check(&r, &trees);
 }
