@@ -706,15 +706,16 @@ impl Search<'_> {
                     break 'trees;
                 }
                 let parts: Vec<Part> = idx.iter().zip(&lists).map(|(i, l)| l[*i]).collect();
-                let traits: HashSet<&str> = parts
-                    .iter()
-                    .flat_map(|p| self.traits_of(p.provider))
-                    .map(String::as_str)
-                    .collect();
-                let has_required = g
-                    .required_names
-                    .iter()
-                    .all(|any| any.iter().any(|t| traits.contains(t.as_str())));
+                let has_required = g.required_names.is_empty() || {
+                    let traits: HashSet<&str> = parts
+                        .iter()
+                        .flat_map(|p| self.traits_of(p.provider))
+                        .map(String::as_str)
+                        .collect();
+                    g.required_names
+                        .iter()
+                        .all(|any| any.iter().any(|t| traits.contains(t.as_str())))
+                };
                 if has_required {
                     let mut mappings: Mappings =
                         parts.iter().map(|p| (g.index, p.provider)).collect();
@@ -976,7 +977,7 @@ impl Search<'_> {
         // The totals so far by (provider, class). A combination has a few
         // parts: a list searched in order costs less than a map made for
         // each check.
-        let mut totals: Vec<((i64, i64), i64)> = Vec::new();
+        let mut totals: SmallVec<[((i64, i64), i64); 8]> = SmallVec::new();
         for areq in areqs {
             for part in &areq.parts {
                 let key = (part.provider, part.class);
@@ -1176,7 +1177,7 @@ impl Search<'_> {
         } else {
             self.parents()
         };
-        let mut take = |combo: Vec<&Areq>, out: &mut Vec<Areq>| {
+        let mut take = |combo: Combo<'_>, out: &mut Vec<Areq>| {
             if !self.same_subtree(&combo, &parents) {
                 return;
             }
@@ -1455,6 +1456,9 @@ impl Budget {
     }
 }
 
+/// One request per group, or the first groups' (a few: kept inline).
+type Combo<'a> = SmallVec<[&'a Areq; 8]>;
+
 /// The combinations (one request per group) of one anchor, walked depth
 /// first, skipping every completion of a partial combination that is not
 /// viable.
@@ -1478,7 +1482,7 @@ impl<'a> Combinations<'a> {
         }
     }
 
-    fn prefix(&self, len: usize) -> Vec<&'a Areq> {
+    fn prefix(&self, len: usize) -> Combo<'a> {
         (0..len).map(|i| self.lists[i][self.index[i]]).collect()
     }
 
@@ -1489,7 +1493,7 @@ impl<'a> Combinations<'a> {
         &mut self,
         viable: impl Fn(&[&Areq]) -> bool,
         budget: &mut Budget,
-    ) -> Option<Vec<&'a Areq>> {
+    ) -> Option<Combo<'a>> {
         let n = self.lists.len();
         loop {
             if self.done {
