@@ -372,16 +372,15 @@ enum Reach<'a> {
     Scanned { column: usize, ids: Arc<[i64]> },
 }
 
-/// Folds the rows `reach` keeps of the statement `query(condition)`.
-/// Listed, `condition` is `Some` of the statement's condition on its
-/// rows' roots, `listed_root` `IN` a list of them; scanned, it is `None`
-/// and the statement reads every row (without the joins that finding a
-/// row's root takes).
+/// Folds the rows `reach` keeps of the statement `query(join, condition)`.
+/// Listed, `join` and `condition` come from `(join, root)` (as
+/// [`tree_root`] makes them), the condition `root IN` a list of roots;
+/// scanned, the statement reads every row, without a join.
 async fn fold_trees<A, F>(
     store: &Store,
     reach: &Reach<'_>,
-    listed_root: &str,
-    query: impl Fn(Option<&str>) -> String,
+    (join, root): (String, String),
+    query: impl Fn(&str, &str) -> String,
     init: A,
     mut step: F,
 ) -> Result<A>
@@ -395,7 +394,7 @@ where
             fold_by_ids(
                 store,
                 roots,
-                |marks| query(Some(&format!("{listed_root} IN ({marks})"))),
+                |marks| query(&join, &format!("{root} IN ({marks})")),
                 init,
                 step,
             )
@@ -411,7 +410,9 @@ where
                     Ok(())
                 }
             };
-            store.fold_rows(query(None), Vec::new(), init, keep).await
+            store
+                .fold_rows(query("", "1 = 1"), Vec::new(), init, keep)
+                .await
         }
     }
 }
@@ -482,12 +483,11 @@ pub(super) async fn trees(
     let mut rows = fold_trees(
         store,
         &reach,
-        providers_of,
-        |tree| {
+        (String::new(), providers_of.to_owned()),
+        |_, tree| {
             format!(
                 "SELECT id, uuid, root_provider_id, parent_provider_id \
-                 FROM resource_providers WHERE {}",
-                tree.unwrap_or("1 = 1")
+                 FROM resource_providers WHERE {tree}"
             )
         },
         Vec::new(),
@@ -573,13 +573,11 @@ pub(super) async fn trees(
         Vec::new()
     } else {
         let names = Arc::clone(&class_names);
-        let (join, root) = tree_root(shape, "inv");
         fold_trees(
             store,
             &reach,
-            &root,
-            |tree| {
-                let (join, tree) = tree.map_or(("", "1 = 1"), |tree| (join.as_str(), tree));
+            tree_root(shape, "inv"),
+            |join, tree| {
                 format!(
                     "SELECT inv.resource_provider_id, inv.resource_class_id, inv.total, \
                      inv.reserved, inv.allocation_ratio, inv.max_unit, {used} \
@@ -610,13 +608,11 @@ pub(super) async fn trees(
     };
     inventories.sort_by_key(|inv| (inv.provider, inv.class_id));
     inventories.dedup_by_key(|inv| (inv.provider, inv.class_id));
-    let (join, root) = tree_root(shape, "rpt");
     let mut trait_rows = fold_trees(
         store,
         &reach,
-        &root,
-        |tree| {
-            let (join, tree) = tree.map_or(("", "1 = 1"), |tree| (join.as_str(), tree));
+        tree_root(shape, "rpt"),
+        |join, tree| {
             format!(
                 "SELECT rpt.resource_provider_id, rpt.trait_id \
                  FROM resource_provider_traits rpt{join} WHERE {tree}",
