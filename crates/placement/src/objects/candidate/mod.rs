@@ -332,7 +332,9 @@ pub(crate) async fn search(
             break;
         }
     }
-    let mut by_group: Vec<(String, Vec<Areq>)> = Vec::with_capacity(groups.len());
+    // Each group's candidates, in the groups' order (their suffixes are
+    // `search.suffixes`).
+    let mut by_group: Vec<Vec<Areq>> = Vec::with_capacity(groups.len());
     for (group, g) in groups.iter().zip(resolved) {
         let Ok(g) = g? else {
             return Ok(Candidates::default());
@@ -351,7 +353,7 @@ pub(crate) async fn search(
         for areq in &mut areqs {
             areq.same_provider = group.use_same_provider();
         }
-        by_group.push((group.suffix.clone(), areqs));
+        by_group.push(areqs);
     }
     let mut walk_budget = Budget::new(MAX_SEARCH_WORK);
     let (areqs, summaries) = search.merge(by_group, &mut walk_budget);
@@ -1068,21 +1070,13 @@ impl Search<'_> {
     }
 
     /// Combines the groups' candidates per anchor into whole candidates.
-    fn merge(
-        &self,
-        by_group: Vec<(String, Vec<Areq>)>,
-        budget: &mut Budget,
-    ) -> (Vec<Areq>, Vec<i64>) {
+    fn merge(&self, by_group: Vec<Vec<Areq>>, budget: &mut Budget) -> (Vec<Areq>, Vec<i64>) {
         let out = if self.lone_group
             && !self.shared_across_anchors
             && self.wide.same_subtrees.is_empty()
             && self.wide.strategy == CandidateStrategy::DepthFirst
         {
-            let areqs = by_group
-                .into_iter()
-                .next()
-                .map(|(_, a)| a)
-                .unwrap_or_default();
+            let areqs = by_group.into_iter().next().unwrap_or_default();
             self.lone_group_candidates(areqs, budget)
         } else {
             self.combinations(&by_group, budget)
@@ -1148,12 +1142,12 @@ impl Search<'_> {
     }
 
     /// Walks the combinations of the groups' candidates per anchor.
-    fn combinations(&self, by_group: &[(String, Vec<Areq>)], budget: &mut Budget) -> Vec<Areq> {
+    fn combinations(&self, by_group: &[Vec<Areq>], budget: &mut Budget) -> Vec<Areq> {
         // Anchors in the order first met; per anchor, per group (in the
         // groups' order), the candidates.
         let mut anchors: Vec<i64> = Vec::new();
         let mut lists: HashMap<i64, Vec<Vec<&Areq>>> = HashMap::new();
-        for (n, (_, areqs)) in by_group.iter().enumerate() {
+        for (n, areqs) in by_group.iter().enumerate() {
             for areq in areqs {
                 let entry = lists.entry(areq.anchor).or_insert_with(|| {
                     anchors.push(areq.anchor);
