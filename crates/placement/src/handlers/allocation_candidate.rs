@@ -942,7 +942,7 @@ mod tests {
         };
         let mappings = |list: &[(&str, &[&str])]| {
             list.iter()
-                .map(|(k, v)| ((*k).to_owned(), v.iter().map(|u| Arc::from(*u)).collect()))
+                .map(|(k, v)| (Arc::from(*k), v.iter().map(|u| Arc::from(*u)).collect()))
                 .collect()
         };
         let class = |class: &str, capacity, used| SummaryResource {
@@ -1032,10 +1032,7 @@ mod tests {
             |f| f.summaries[1].uuid = Arc::from("p\\1"),
             |f| f.summaries[0].parent_uuid = Some(Arc::from("p\n")),
             |f| f.requests[1].resources[0].1 = Arc::from("V\tCPU"),
-            |f| {
-                let uuids = f.requests[0].mappings.remove("_X").unwrap();
-                f.requests[0].mappings.insert("_\u{1}".to_owned(), uuids);
-            },
+            |f| f.requests[0].mappings[1].0 = Arc::from("_\u{1}"),
         ];
         for (n, edit) in edits.iter().enumerate() {
             let mut found = found.clone();

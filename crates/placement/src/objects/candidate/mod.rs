@@ -102,9 +102,16 @@ pub(crate) struct RequestWide {
 pub(crate) struct AllocationRequest {
     /// `(provider uuid, class, amount)`, one per provider and class.
     pub(crate) resources: Vec<(Arc<str>, Arc<str>, i64)>,
-    /// Provider uuids by group suffix.
-    pub(crate) mappings: BTreeMap<String, BTreeSet<Arc<str>>>,
+    /// Provider uuids by group suffix, in suffix order, each suffix once
+    /// with its uuids sorted and unique: the order the answer shows.
+    pub(crate) mappings: Vec<GroupProviders>,
 }
+
+/// A group suffix and its providers' uuids. A group maps to one provider
+/// but for the unsuffixed group's several: one uuid is kept inline, so
+/// that a candidate's mappings take one allocation (maps of sets took
+/// two or more, most of a large answer's memory).
+pub(crate) type GroupProviders = (Arc<str>, SmallVec<[Arc<str>; 1]>);
 
 /// One class of a provider summary.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -360,7 +367,7 @@ pub(crate) async fn search(
     warn_if_spent(&[&spread_budget, &walk_budget], groups.len(), areqs.len());
     let (areqs, summaries) = search.exclude_nested(areqs, summaries);
     let (areqs, summaries) = search.limit(areqs, summaries);
-    Ok(search.render(&areqs, &summaries))
+    Ok(search.render(areqs, &summaries))
 }
 
 impl Search<'_> {
@@ -1270,57 +1277,62 @@ impl Search<'_> {
         (areqs, summaries)
     }
 
-    fn render(&self, areqs: &[Areq], summaries: &[i64]) -> Candidates {
-        let uuid = |id: &i64| {
-            self.providers
+    /// The answer, made from what the search found. The search is used
+    /// up: what only the search needed is freed first, and the
+    /// summaries take their providers' data instead of copies, so that a
+    /// large answer is not held twice.
+    fn render(self, areqs: Vec<Areq>, summaries: &[i64]) -> Candidates {
+        let Search {
+            mut providers,
+            class_names,
+            suffixes,
+            rooms,
+            class_rows,
+            ..
+        } = self;
+        drop((rooms, class_rows));
+        let suffixes: Vec<Arc<str>> = suffixes.iter().map(|s| Arc::from(*s)).collect();
+        let uuid = |providers: &HashMap<i64, ProviderInfo>, id: &i64| {
+            providers
                 .get(id)
                 .map_or_else(|| Arc::from(""), |p| p.uuid.clone())
         };
         let requests = areqs
-            .iter()
+            .into_iter()
             .map(|a| AllocationRequest {
                 resources: a
                     .parts
                     .iter()
                     .map(|p| {
                         (
-                            uuid(&p.provider),
-                            self.class_names
+                            uuid(&providers, &p.provider),
+                            class_names
                                 .get(&p.class)
                                 .map_or_else(|| Arc::from(""), Arc::clone),
                             p.amount,
                         )
                     })
                     .collect(),
-                mappings: a.mappings.iter().fold(
-                    BTreeMap::new(),
-                    |mut by_suffix: BTreeMap<String, BTreeSet<Arc<str>>>, (group, id)| {
-                        by_suffix
-                            .entry(self.suffixes[*group].to_owned())
-                            .or_default()
-                            .insert(uuid(id));
-                        by_suffix
-                    },
-                ),
+                mappings: answer_mappings(&a.mappings, &suffixes, |id| uuid(&providers, id)),
             })
             .collect();
         let summaries = summaries
             .iter()
-            .filter_map(|id| self.providers.get(id))
+            .filter_map(|id| providers.remove(id))
             .map(|p| Summary {
-                uuid: p.uuid.clone(),
-                parent_uuid: p.parent_uuid.clone(),
-                root_uuid: p.root_uuid.clone(),
+                uuid: p.uuid,
+                parent_uuid: p.parent_uuid,
+                root_uuid: p.root_uuid,
                 resources: p
                     .resources
-                    .iter()
+                    .into_iter()
                     .map(|(_, class, capacity, used)| SummaryResource {
-                        class: class.clone(),
-                        capacity: *capacity,
-                        used: *used,
+                        class,
+                        capacity,
+                        used,
                     })
                     .collect(),
-                traits: p.traits.clone(),
+                traits: p.traits,
             })
             .collect();
         Candidates {
@@ -1328,6 +1340,34 @@ impl Search<'_> {
             summaries,
         }
     }
+}
+
+/// A candidate's `(group index, provider)` pairs as the answer's mappings:
+/// by suffix (`suffixes`, by group index), in suffix order, each suffix's
+/// uuids sorted and unique.
+fn answer_mappings(
+    mappings: &Mappings,
+    suffixes: &[Arc<str>],
+    uuid: impl Fn(&i64) -> Arc<str>,
+) -> Vec<GroupProviders> {
+    let mut pairs: SmallVec<[(&Arc<str>, Arc<str>); 4]> = mappings
+        .iter()
+        .map(|(group, id)| (&suffixes[*group], uuid(id)))
+        .collect();
+    pairs.sort_unstable_by(|(s1, u1), (s2, u2)| (&**s1, &**u1).cmp(&(&**s2, &**u2)));
+    let groups = 1 + pairs.windows(2).filter(|w| w[0].0 != w[1].0).count();
+    let mut out: Vec<GroupProviders> = Vec::with_capacity(groups);
+    for (suffix, uuid) in pairs {
+        match out.last_mut() {
+            Some((last, uuids)) if **last == **suffix => {
+                if uuids.last() != Some(&uuid) {
+                    uuids.push(uuid);
+                }
+            }
+            _ => out.push((Arc::clone(suffix), smallvec![uuid])),
+        }
+    }
+    out
 }
 
 /// Whether `id` is `top` or below it, by `parents` (child to parent). A
@@ -1602,6 +1642,34 @@ mod tests {
         let looped: HashMap<i64, i64> = [(1, 2), (2, 1)].into_iter().collect();
         assert!(is_within(1, 2, &looped));
         assert!(!is_within(1, 3, &looped));
+    }
+
+    #[test]
+    fn answer_mappings_by_suffix_then_uuid() {
+        // Group 0 is `_NET`, group 1 the unsuffixed group, group 2 `_A`:
+        // the answer orders by suffix, not by group index, and by uuid
+        // within a suffix, not by provider id.
+        let suffixes: Vec<Arc<str>> = ["_NET", "", "_A"].into_iter().map(Arc::from).collect();
+        let uuids = |id: &i64| Arc::from(["", "c", "a", "b"][usize::try_from(*id).unwrap()]);
+        let mappings: Mappings = smallvec![(0, 3), (1, 1), (1, 2), (1, 3), (2, 1)];
+        let got = answer_mappings(&mappings, &suffixes, uuids);
+        let shown: Vec<(&str, Vec<&str>)> = got
+            .iter()
+            .map(|(suffix, uuids)| (&**suffix, uuids.iter().map(|u| &**u).collect()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("", vec!["a", "b", "c"]),
+                ("_A", vec!["c"]),
+                ("_NET", vec!["b"])
+            ]
+        );
+        // Two providers with one uuid (a provider not found shows as "")
+        // are one entry, as a set of uuids would have them.
+        let missing = |_: &i64| Arc::from("");
+        let got = answer_mappings(&smallvec![(1, 5), (1, 6)], &suffixes, missing);
+        assert_eq!(got, [(Arc::from(""), smallvec![Arc::from("")])]);
     }
 
     #[test]
