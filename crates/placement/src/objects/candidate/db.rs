@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use smallvec::SmallVec;
 
 use crate::db::{Bind, Columns, Store, insert_id, placeholder_list};
 use crate::error::{Error, Result};
@@ -444,7 +445,8 @@ pub(super) struct TreeInventory {
 pub(super) struct Trees {
     pub(super) providers: Vec<TreeProvider>,
     pub(super) inventories: Vec<TreeInventory>,
-    pub(super) traits: HashMap<i64, Vec<String>>,
+    /// By provider, in trait id order; alike providers share a list.
+    pub(super) traits: HashMap<i64, Arc<[String]>>,
     /// Every class's name, by id.
     pub(super) class_names: HashMap<i64, Arc<str>>,
 }
@@ -641,13 +643,28 @@ pub(super) async fn trees(
         },
     )
     .await?;
-    // A trait deleted since its providers' rows were read had left them
-    // first: the provider's row is left out, as a later read would.
-    let mut traits: HashMap<i64, Vec<String>> = HashMap::new();
-    for (provider, trait_id) in trait_rows {
-        if let Some(name) = trait_names.get(&trait_id) {
-            traits.entry(provider).or_default().push(name.clone());
+    // Providers with the same traits share one list: a cloud's many
+    // alike providers (NUMA nodes, devices of one model) would otherwise
+    // each hold copies of the same names. A trait deleted since its
+    // providers' rows were read had left them first: the provider's row
+    // is left out, as a later read would.
+    let mut lists: HashMap<SmallVec<[i64; 4]>, Arc<[String]>> = HashMap::new();
+    let mut traits: HashMap<i64, Arc<[String]>> = HashMap::new();
+    for rows in trait_rows.chunk_by(|a, b| a.0 == b.0) {
+        let ids: SmallVec<[i64; 4]> = rows
+            .iter()
+            .map(|(_, id)| *id)
+            .filter(|id| trait_names.contains_key(id))
+            .collect();
+        if ids.is_empty() {
+            continue;
         }
+        let list = lists.entry(ids).or_insert_with_key(|ids| {
+            ids.iter()
+                .filter_map(|id| trait_names.get(id).cloned())
+                .collect()
+        });
+        traits.insert(rows[0].0, Arc::clone(list));
     }
     Ok(Trees {
         providers,

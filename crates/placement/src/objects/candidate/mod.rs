@@ -925,7 +925,7 @@ impl Search<'_> {
                     traits: trees
                         .traits
                         .get(&p.id)
-                        .map_or_else(|| Arc::clone(&no_traits), |t| Arc::from(t.as_slice())),
+                        .map_or_else(|| Arc::clone(&no_traits), Arc::clone),
                     uuid: p.uuid,
                     parent_id: p.parent_id,
                     parent_uuid: p.parent_uuid,
