@@ -15,6 +15,7 @@ use microversion_server::{BodySchemas, BuildError, ServedVersion, VersionedRoute
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value, json};
+use smallvec::SmallVec;
 
 use crate::app::{AppState, MAX_REQUEST_GROUPS};
 use crate::config::CandidateStrategy;
@@ -705,17 +706,21 @@ impl Serialize for RenderedRequest<'_> {
     }
 }
 
+/// `(provider uuid, [(class, amount)])`, as [`by_provider`] groups them.
+type ByProvider<'a> = SmallVec<[(&'a str, SmallVec<[(&'a str, i64); 4]>); 4]>;
+
 /// A request's parts by provider, providers in the order first met, each
 /// with its classes in the order given. The search sums a provider's class
 /// into one part, so a class comes once; were it repeated, the last amount
 /// would count, in the first one's place, as in a JSON object built by
-/// inserting.
-fn by_provider(resources: &[(Arc<str>, Arc<str>, i64)]) -> Vec<(&str, Vec<(&str, i64)>)> {
+/// inserting. A request has a few providers of a few classes each: kept
+/// inline, the grouping costs no allocation.
+fn by_provider(resources: &[(Arc<str>, Arc<str>, i64)]) -> ByProvider<'_> {
     // Past a few parts, where each provider and class is in the lists is
     // kept in maps: a search of the lists for each part would cost the
     // square of the parts.
     const FEW: usize = 16;
-    let mut by_provider: Vec<(&str, Vec<(&str, i64)>)> = Vec::new();
+    let mut by_provider = ByProvider::new();
     let mut provider_at: foldhash::HashMap<&str, usize> = foldhash::HashMap::default();
     let mut class_at: foldhash::HashMap<(&str, &str), usize> = foldhash::HashMap::default();
     let many = resources.len() > FEW;
@@ -727,7 +732,7 @@ fn by_provider(resources: &[(Arc<str>, Arc<str>, i64)]) -> Vec<(&str, Vec<(&str,
             by_provider.iter().position(|(u, _)| *u == uuid)
         };
         let n = found.unwrap_or_else(|| {
-            by_provider.push((uuid, Vec::new()));
+            by_provider.push((uuid, SmallVec::new()));
             if many {
                 provider_at.insert(uuid, by_provider.len() - 1);
             }

@@ -189,9 +189,10 @@ type Mappings = SmallVec<[(usize, i64); 4]>;
 
 impl Areq {
     /// What makes two requests the same (upstream's `__eq__`): the set of
-    /// parts and the mappings, whatever the anchor.
-    fn key(&self) -> (Vec<Part>, Mappings) {
-        let mut parts = self.parts.clone();
+    /// parts and the mappings, whatever the anchor. A request has a few
+    /// parts: kept inline, a key costs no allocation.
+    fn key(&self) -> (SmallVec<[Part; 4]>, Mappings) {
+        let mut parts: SmallVec<[Part; 4]> = SmallVec::from_slice(&self.parts);
         parts.sort_unstable();
         (parts, self.mappings.clone())
     }
@@ -1355,7 +1356,8 @@ fn answer_mappings(
         .map(|(group, id)| (&suffixes[*group], uuid(id)))
         .collect();
     pairs.sort_unstable_by(|(s1, u1), (s2, u2)| (&**s1, &**u1).cmp(&(&**s2, &**u2)));
-    let groups = 1 + pairs.windows(2).filter(|w| w[0].0 != w[1].0).count();
+    // `mappings` is sorted by group index, and each group has its suffix.
+    let groups = 1 + mappings.windows(2).filter(|w| w[0].0 != w[1].0).count();
     let mut out: Vec<GroupProviders> = Vec::with_capacity(groups);
     for (suffix, uuid) in pairs {
         match out.last_mut() {
