@@ -539,30 +539,33 @@ impl Search<'_> {
     /// `(provider, anchor root, class)` of the providers that together
     /// can satisfy every resource of an unsuffixed group, in trees (or
     /// with sharing providers) that have room for all of them.
-    async fn trees_matching_all(&mut self, g: &GroupSearch) -> Result<BTreeSet<(i64, i64, i64)>> {
+    async fn trees_matching_all(&mut self, g: &GroupSearch) -> Result<Vec<(i64, i64, i64)>> {
         let bad_aggregates = if g.forbidden_aggregates.is_empty() {
             HashSet::new()
         } else {
             db::providers_in_aggregates(self.store, std::slice::from_ref(&g.forbidden_aggregates))
                 .await?
         };
-        let mut all: BTreeSet<(i64, i64, i64)> = BTreeSet::new();
+        // Sorted and unique (as a set, in a list: cheaper to build).
+        let mut all: Vec<(i64, i64, i64)> = Vec::new();
         for (class, _) in &g.resources {
-            let mut these: BTreeSet<(i64, i64, i64)> = g.with_resource[class]
+            let mut these: Vec<(i64, i64, i64)> = g.with_resource[class]
                 .iter()
                 .map(|(id, root)| (*id, *root, *class))
                 .collect();
             let sharing = self.sharing_with_room(g, *class);
             if !sharing.is_empty() && g.tree_root.is_none() {
                 for (rp, anchor) in db::anchors_for_sharing(self.store, &sharing).await? {
-                    these.insert((rp, anchor, *class));
+                    these.push((rp, anchor, *class));
                     self.shared_across_anchors = true;
                 }
             }
+            these.sort_unstable();
+            these.dedup();
             if let Some(anchors) = &self.anchor_roots {
                 these.retain(|(_, root, _)| anchors.contains(root));
                 if these.is_empty() {
-                    return Ok(BTreeSet::new());
+                    return Ok(Vec::new());
                 }
             }
             if !g.member_of.is_empty() {
@@ -570,7 +573,7 @@ impl Search<'_> {
                     g.in_aggregates.contains(id) || g.in_aggregates.contains(root)
                 });
                 if these.is_empty() {
-                    return Ok(BTreeSet::new());
+                    return Ok(Vec::new());
                 }
             }
             if !g.forbidden_aggregates.is_empty() {
@@ -578,7 +581,7 @@ impl Search<'_> {
                     !bad_aggregates.contains(id) && !bad_aggregates.contains(root)
                 });
                 if these.is_empty() {
-                    return Ok(BTreeSet::new());
+                    return Ok(Vec::new());
                 }
             }
             if all.is_empty() {
@@ -594,9 +597,11 @@ impl Search<'_> {
                 };
                 all.extend(these);
                 all.retain(|(_, root, _)| trees_in_both.contains(root));
+                all.sort_unstable();
+                all.dedup();
             }
             if all.is_empty() {
-                return Ok(BTreeSet::new());
+                return Ok(Vec::new());
             }
         }
         if (g.required_ids.is_empty() && g.forbidden_ids.is_empty()) || !self.sharing.is_empty() {
@@ -604,12 +609,8 @@ impl Search<'_> {
         }
         // Trees whose providers (those not carrying a forbidden trait)
         // collectively have the required traits.
-        let ids: Vec<i64> = all
-            .iter()
-            .map(|c| c.0)
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
+        let mut ids: Vec<i64> = all.iter().map(|c| c.0).collect();
+        ids.dedup();
         let roots: HashMap<i64, i64> = db::roots_of(self.store, &ids).await?.into_iter().collect();
         let traits = db::trait_ids_of(self.store, &ids).await?;
         let none = HashSet::new();
@@ -663,7 +664,7 @@ impl Search<'_> {
     async fn spread_candidates(
         &mut self,
         g: &GroupSearch,
-        found: &BTreeSet<(i64, i64, i64)>,
+        found: &[(i64, i64, i64)],
         budget: &mut Budget,
     ) -> Result<Vec<Areq>> {
         if found.is_empty() {
