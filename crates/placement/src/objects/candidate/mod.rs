@@ -676,47 +676,58 @@ impl Search<'_> {
             .collect();
         self.summarize(&roots).await?;
         let amounts: HashMap<i64, i64> = g.resources.iter().copied().collect();
-        // By anchor, by class id: the providers.
-        let mut by_tree: BTreeMap<i64, BTreeMap<i64, Vec<i64>>> = BTreeMap::new();
-        for (id, root, class) in found {
-            by_tree
-                .entry(*root)
-                .or_default()
-                .entry(*class)
-                .or_default()
-                .push(*id);
-        }
+        // (anchor, class, provider), sorted: by anchor, by class id, the
+        // providers.
+        let mut by_tree: Vec<(i64, i64, i64)> = found
+            .iter()
+            .map(|(id, root, class)| (*root, *class, *id))
+            .collect();
+        by_tree.sort_unstable();
+        // A tree's parts by class, one class after another (`lists`: each
+        // class's range), reused from tree to tree.
+        let mut class_parts: Vec<Part> = Vec::new();
+        let mut lists: SmallVec<[std::ops::Range<usize>; 4]> = SmallVec::new();
         let mut out = Vec::new();
         let mut seen = HashSet::new();
         // The work of one combination: its parts, and the required traits
         // looked up in their traits.
         let required: usize = g.required_names.iter().map(BTreeSet::len).sum();
-        'trees: for (anchor, classes) in by_tree {
+        'trees: for tree in by_tree.chunk_by(|a, b| a.0 == b.0) {
+            let anchor = tree[0].0;
             if !self.providers.contains_key(&anchor) {
                 continue;
             }
-            let lists: Vec<Vec<Part>> = classes
-                .iter()
-                .map(|(class, ids)| {
-                    ids.iter()
-                        .filter(|id| self.traits_of(**id).all(|t| !g.forbidden_names.contains(t)))
+            class_parts.clear();
+            lists.clear();
+            for rows in tree.chunk_by(|a, b| a.1 == b.1) {
+                let class = rows[0].1;
+                let start = class_parts.len();
+                class_parts.extend(
+                    rows.iter()
+                        .map(|(_, _, id)| *id)
+                        .filter(|id| self.traits_of(*id).all(|t| !g.forbidden_names.contains(t)))
                         .map(|id| Part {
-                            provider: *id,
-                            class: *class,
-                            amount: amounts[class],
-                        })
-                        .collect()
-                })
-                .collect();
-            if lists.iter().any(Vec::is_empty) {
-                continue;
+                            provider: id,
+                            class,
+                            amount: amounts[&class],
+                        }),
+                );
+                // A class no provider of the tree can give: no candidate.
+                if class_parts.len() == start {
+                    continue 'trees;
+                }
+                lists.push(start..class_parts.len());
             }
-            let mut idx = vec![0usize; lists.len()];
+            let mut idx: SmallVec<[usize; 4]> = smallvec![0; lists.len()];
             'product: loop {
                 if !budget.spend(CHECK_WORK + CANDIDATE_WORK * lists.len() + required) {
                     break 'trees;
                 }
-                let parts: Vec<Part> = idx.iter().zip(&lists).map(|(i, l)| l[*i]).collect();
+                let parts: Vec<Part> = idx
+                    .iter()
+                    .zip(&lists)
+                    .map(|(i, range)| class_parts[range.start + i])
+                    .collect();
                 let has_required = g.required_names.is_empty() || {
                     let traits: HashSet<&str> = parts
                         .iter()
