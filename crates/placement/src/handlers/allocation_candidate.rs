@@ -21,6 +21,7 @@ use crate::app::{AppState, MAX_REQUEST_GROUPS};
 use crate::config::CandidateStrategy;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
+use crate::handlers::pieces::Pieces;
 use crate::handlers::query::{self, QueryParams};
 use crate::handlers::util::{cache_headers, check_accept, is_uuid_like, push_int, push_plain_str};
 use crate::handlers::{RequestSchemas, RouterState};
@@ -194,7 +195,7 @@ async fn list(
             SearchError::Other(e) => e,
         })?;
     let body = render(&found, &groups, version);
-    let bytes = body.to_json().map_err(|e| {
+    let answer = body.to_json().map_err(|e| {
         Error::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("cannot serialize the allocation candidates: {e}"),
@@ -206,7 +207,7 @@ async fn list(
             http::header::CONTENT_TYPE,
             http::HeaderValue::from_static("application/json"),
         )],
-        bytes,
+        answer.into_body(),
     ));
     Ok(cache_headers(version, response, Some(SystemTime::now())))
 }
@@ -535,28 +536,29 @@ impl Rendered<'_> {
     /// its escaping pass over every byte when none of the answer's strings
     /// needs escaping, as uuids, class and trait names and group suffixes
     /// never do; otherwise through `serde_json`.
-    fn to_json(&self) -> serde_json::Result<Vec<u8>> {
-        let mut out = Vec::new();
+    fn to_json(&self) -> serde_json::Result<Pieces> {
+        let mut out = Pieces::new();
         match self.write_plain(&mut out) {
             Some(()) => Ok(out),
-            None => serde_json::to_vec(self),
+            None => serde_json::to_vec(self).map(Pieces::from),
         }
     }
 
-    /// [`Self::to_json`]'s direct writing; `None` at the first string that
-    /// needs escaping.
-    fn write_plain(&self, out: &mut Vec<u8>) -> Option<()> {
-        out.extend_from_slice(br#"{"allocation_requests":["#);
-        push_joined(out, &self.found.requests, |out, request| {
+    /// [`Self::to_json`]'s direct writing, a piece for each allocation
+    /// request and summary; `None` at the first string that needs
+    /// escaping.
+    fn write_plain(&self, out: &mut Pieces) -> Option<()> {
+        out.buf().extend_from_slice(br#"{"allocation_requests":["#);
+        out.joined(&self.found.requests, |out, request| {
             self.write_request(request, out)
         })?;
-        out.extend_from_slice(br#"],"provider_summaries":{"#);
-        push_joined(out, &self.found.summaries, |out, summary| {
+        out.buf().extend_from_slice(br#"],"provider_summaries":{"#);
+        out.joined(&self.found.summaries, |out, summary| {
             push_plain_str(out, &summary.uuid)?;
             out.push(b':');
             self.write_summary(summary, out)
         })?;
-        out.extend_from_slice(b"}}");
+        out.buf().extend_from_slice(b"}}");
         Some(())
     }
 
@@ -1002,7 +1004,7 @@ mod tests {
         // Written directly, and through serde_json: the same bytes.
         let text = |minor| {
             let body = render(&found, &groups, Version::new(1, minor));
-            let direct = String::from_utf8(body.to_json().unwrap()).unwrap();
+            let direct = String::from_utf8(body.to_json().unwrap().to_vec()).unwrap();
             assert_eq!(direct, serde_json::to_string(&body).unwrap(), "1.{minor}");
             direct
         };
@@ -1043,7 +1045,7 @@ mod tests {
             let mut found = found.clone();
             edit(&mut found);
             let body = render(&found, &groups, Version::new(1, 39));
-            let direct = String::from_utf8(body.to_json().unwrap()).unwrap();
+            let direct = String::from_utf8(body.to_json().unwrap().to_vec()).unwrap();
             assert_eq!(direct, serde_json::to_string(&body).unwrap(), "edit {n}");
             assert!(direct.contains('\\'), "edit {n}: {direct}");
         }

@@ -4,6 +4,7 @@ pub(crate) mod aggregate;
 pub(crate) mod allocation;
 pub(crate) mod allocation_candidate;
 pub(crate) mod inventory;
+mod pieces;
 pub(crate) mod query;
 pub(crate) mod reshaper;
 pub(crate) mod resource_class;

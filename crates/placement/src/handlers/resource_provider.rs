@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
+use crate::handlers::pieces::Pieces;
 use crate::handlers::query::{self, QueryParams};
 use crate::handlers::util::{
     Path, absolute_url, body_schemas, cache_headers, check_accept, json_response_dated, push_int,
@@ -326,7 +327,7 @@ async fn list(
     let response = (
         StatusCode::OK,
         [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-        listed.finish()?,
+        listed.finish()?.into_body(),
     )
         .into_response();
     Ok(cache_headers(version, response, Some(last_modified)))
@@ -340,7 +341,7 @@ async fn list(
 struct ListBody {
     version: Version,
     links: LinksTemplate,
-    body: Vec<u8>,
+    body: Pieces,
     count: usize,
     /// The latest last-modified text seen: the database's form
     /// (`YYYY-MM-DD HH:MM:SS[.ffffff]`) sorts as the times do, so only the
@@ -353,8 +354,8 @@ struct ListBody {
 
 impl ListBody {
     fn new(version: Version) -> Self {
-        let mut body = Vec::with_capacity(64 * 1024);
-        body.extend_from_slice(br#"{"resource_providers":["#);
+        let mut body = Pieces::new();
+        body.buf().extend_from_slice(br#"{"resource_providers":["#);
         ListBody {
             version,
             links: LinksTemplate::new(version),
@@ -375,14 +376,14 @@ impl ListBody {
         crate::db::parse_timestamp(&self.latest).unwrap_or_else(SystemTime::now)
     }
 
-    fn finish(mut self) -> Result<Vec<u8>> {
+    fn finish(mut self) -> Result<Pieces> {
         if let Some(e) = self.failed {
             return Err(Error::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 format!("cannot serialize a resource provider: {e}"),
             ));
         }
-        self.body.extend_from_slice(b"]}");
+        self.body.buf().extend_from_slice(b"]}");
         Ok(self.body)
     }
 }
@@ -398,16 +399,17 @@ impl provider::ListVisitor for ListBody {
             None => self.undated = true,
         }
         if self.count > 0 {
-            self.body.push(b',');
+            self.body.buf().push(b',');
         }
         self.count += 1;
         let rendered = Rendered {
             provider,
             version: self.version,
         };
-        if let Err(e) = rendered.write_json(&self.links, &mut self.body) {
+        if let Err(e) = rendered.write_json(&self.links, self.body.buf()) {
             self.failed.get_or_insert(e);
         }
+        self.body.item_done();
     }
 }
 
@@ -844,7 +846,7 @@ mod tests {
         });
         let body = listed.finish().unwrap();
         assert_eq!(
-            String::from_utf8(body).unwrap(),
+            String::from_utf8(body.to_vec()).unwrap(),
             serde_json::to_string(&expected).unwrap()
         );
 
@@ -855,7 +857,7 @@ mod tests {
         assert!(undated.last_modified() >= before);
         assert!(ListBody::new(version).last_modified() >= before);
         assert_eq!(
-            ListBody::new(version).finish().unwrap(),
+            ListBody::new(version).finish().unwrap().to_vec(),
             br#"{"resource_providers":[]}"#
         );
     }
