@@ -29,7 +29,6 @@ const ROOM: usize = 8 * 1024;
 pub(crate) struct Pieces {
     done: VecDeque<Bytes>,
     current: Vec<u8>,
-    len: usize,
 }
 
 impl Pieces {
@@ -38,7 +37,6 @@ impl Pieces {
         Pieces {
             done: VecDeque::new(),
             current: Vec::with_capacity(PIECE),
-            len: 0,
         }
     }
 
@@ -52,7 +50,6 @@ impl Pieces {
     pub(crate) fn item_done(&mut self) {
         if self.current.capacity() - self.current.len() < ROOM {
             let full = std::mem::replace(&mut self.current, Vec::with_capacity(PIECE));
-            self.len += full.len();
             self.done.push_back(Bytes::from(full));
         }
     }
@@ -86,13 +83,13 @@ impl Pieces {
     /// The answer as a response body of its exact length.
     pub(crate) fn into_body(mut self) -> axum::body::Body {
         if !self.current.is_empty() {
-            self.len += self.current.len();
             let last = std::mem::take(&mut self.current);
             self.done.push_back(Bytes::from(last));
         }
+        let remaining = self.done.iter().map(|piece| piece.len() as u64).sum();
         axum::body::Body::new(PiecesBody {
             pieces: self.done,
-            remaining: self.len as u64,
+            remaining,
         })
     }
 }
@@ -103,7 +100,6 @@ impl From<Vec<u8>> for Pieces {
         Pieces {
             done: VecDeque::new(),
             current: written,
-            len: 0,
         }
     }
 }
