@@ -649,7 +649,7 @@ pub(super) async fn trees(
     // providers' rows were read had left them first: the provider's row
     // is left out, as a later read would.
     let mut lists: HashMap<SmallVec<[i64; 4]>, Arc<[String]>> = HashMap::new();
-    let mut traits: HashMap<i64, Arc<[String]>> = HashMap::new();
+    let mut traits: HashMap<i64, Arc<[String]>> = HashMap::with_capacity(providers.len());
     for rows in trait_rows.chunk_by(|a, b| a.0 == b.0) {
         let ids: SmallVec<[i64; 4]> = rows
             .iter()

@@ -924,7 +924,18 @@ impl Search<'_> {
         let known: Vec<i64> = self.class_rows.keys().copied().collect();
         let reads = self.tree_reads(new.len()).await?;
         let trees = db::trees(self.store, self.shape(), reads, &new, &known).await?;
-        let mut fresh = HashSet::new();
+        // Sized ahead: a large answer's trees hold thousands of providers
+        // and inventories, and growing the maps rehashed them over and
+        // over.
+        let mut fresh = HashSet::with_capacity(trees.providers.len());
+        self.providers.reserve(trees.providers.len());
+        self.order.reserve(trees.providers.len());
+        let known_rows: usize = self
+            .class_rows
+            .values()
+            .map(|rows| rows.len().min(trees.providers.len()))
+            .sum();
+        self.rooms.reserve(trees.inventories.len() + known_rows);
         let no_traits: Arc<[String]> = Arc::from([]);
         for p in trees.providers {
             if self.providers.contains_key(&p.id) {
@@ -952,7 +963,9 @@ impl Search<'_> {
             if !fresh.contains(&inv.provider) {
                 continue;
             }
-            self.class_names.insert(inv.class_id, inv.class.clone());
+            self.class_names
+                .entry(inv.class_id)
+                .or_insert_with(|| Arc::clone(&inv.class));
             self.rooms.insert(
                 (inv.provider, inv.class_id),
                 Room {
@@ -971,12 +984,16 @@ impl Search<'_> {
             let Some(name) = trees.class_names.get(class) else {
                 continue;
             };
+            let mut named = false;
             for id in &fresh {
                 let Ok(at) = rows.binary_search_by_key(id, |(provider, _)| *provider) else {
                     continue;
                 };
                 let room = rows[at].1;
-                self.class_names.insert(*class, Arc::clone(name));
+                if !named {
+                    self.class_names.insert(*class, Arc::clone(name));
+                    named = true;
+                }
                 self.rooms.insert((*id, *class), room);
                 if let Some(p) = self.providers.get_mut(id) {
                     p.resources
@@ -1024,12 +1041,17 @@ impl Search<'_> {
 
     /// Whether the suffixed groups of `areqs` use distinct providers.
     fn isolated(areqs: &[&Areq]) -> bool {
-        let mut seen = HashSet::new();
+        // A few providers: a list searched in order costs less than a set.
+        let mut seen: SmallVec<[i64; 8]> = SmallVec::new();
         areqs
             .iter()
             .filter(|a| a.same_provider)
             .flat_map(|a| a.mappings.iter().map(|(_, id)| *id))
-            .all(|id| seen.insert(id))
+            .all(|id| {
+                let new = !seen.contains(&id);
+                seen.push(id);
+                new
+            })
     }
 
     /// Whether a partial combination can still become a candidate.
@@ -1401,20 +1423,35 @@ fn is_within(id: i64, top: i64, parents: &HashMap<i64, i64>) -> bool {
     false
 }
 
+/// Up to this many parts, [`consolidate`] finds a part's provider and
+/// class by searching the parts rather than with a map.
+const FEW_PARTS: usize = 16;
+
 /// One request from a combination of the groups' requests: the amounts of
 /// a provider and class added up, the mappings joined.
 fn consolidate(areqs: &[&Areq]) -> Areq {
-    let mut parts: Vec<Part> = Vec::new();
-    // Where each (provider, class) is in `parts`: a search of `parts` for
-    // each part would cost the square of the parts.
-    let mut at: HashMap<(i64, i64), usize> = HashMap::new();
+    let count: usize = areqs.iter().map(|a| a.parts.len()).sum();
+    let mut parts: Vec<Part> = Vec::with_capacity(count);
+    // Where each (provider, class) is in `parts`, for a combination of
+    // many parts (an unsuffixed group over a large tree), where a search
+    // of `parts` for each part would cost the square of the parts. Most
+    // combinations have a few, and the search costs less than a map.
+    let mut at: Option<HashMap<(i64, i64), usize>> =
+        (count > FEW_PARTS).then(|| HashMap::with_capacity(count));
     let mut mappings = Mappings::new();
     for areq in areqs {
         for part in &areq.parts {
-            match at.get(&(part.provider, part.class)) {
-                Some(n) => parts[*n].amount += part.amount,
+            let key = (part.provider, part.class);
+            let found = match &at {
+                Some(at) => at.get(&key).copied(),
+                None => parts.iter().position(|p| (p.provider, p.class) == key),
+            };
+            match found {
+                Some(n) => parts[n].amount += part.amount,
                 None => {
-                    at.insert((part.provider, part.class), parts.len());
+                    if let Some(at) = &mut at {
+                        at.insert(key, parts.len());
+                    }
                     parts.push(*part);
                 }
             }
@@ -1693,5 +1730,34 @@ mod tests {
         assert_eq!(c.parts.len(), 1);
         assert_eq!(c.parts[0].amount, 2);
         assert_eq!(c.mappings.as_slice(), [(0, 1)]);
+    }
+
+    /// A combination of few parts and one of many (past [`FEW_PARTS`])
+    /// consolidate alike: the amounts of a provider and class added up,
+    /// the parts in the order first met.
+    #[test]
+    fn consolidation_of_few_and_many_parts() {
+        for providers in [3, FEW_PARTS as i64 + 5] {
+            // Each provider twice, in two rounds: 1, 2, ..., 1, 2, ...
+            let areqs: Vec<Areq> = (1..=providers)
+                .chain(1..=providers)
+                .map(|p| areq(p, false))
+                .collect();
+            let refs: Vec<&Areq> = areqs.iter().collect();
+            let c = consolidate(&refs);
+            let got: Vec<(i64, i64)> = c.parts.iter().map(|p| (p.provider, p.amount)).collect();
+            let want: Vec<(i64, i64)> = (1..=providers).map(|p| (p, 2)).collect();
+            assert_eq!(got, want, "{providers} providers");
+            assert_eq!(c.mappings.len(), usize::try_from(providers).expect("small"));
+        }
+    }
+
+    #[test]
+    fn isolation_refuses_a_provider_used_by_two_suffixed_groups() {
+        let (a, b, c) = (areq(1, true), areq(2, true), areq(1, true));
+        assert!(Search::isolated(&[&a, &b]));
+        assert!(!Search::isolated(&[&a, &b, &c]));
+        // The unsuffixed group may share a provider with a suffixed one.
+        assert!(Search::isolated(&[&a, &areq(1, false)]));
     }
 }
