@@ -398,7 +398,10 @@ const MAX_JOINED_GROUPS: usize = 16;
 /// The ids of providers that have, in the association `table`, at least
 /// one of each group of `column` values: one join per group, at most
 /// [`MAX_JOINED_GROUPS`] to a statement, the statements' answers
-/// intersected.
+/// intersected. The ids come from the association rows, without a join
+/// to `resource_providers` (a seek per row): on SQLite, whose foreign keys
+/// upstream leaves unenforced, a row left by a removed provider may add
+/// its id, which matches no provider the callers filter.
 pub(crate) async fn providers_having_all(
     store: &Store,
     table: &str,
@@ -416,15 +419,28 @@ pub(crate) async fn providers_having_all(
     };
     let mut having: Option<IdSet> = None;
     for chunk in chunks {
-        let mut query = String::from("SELECT rp.id FROM resource_providers rp");
         let mut binds = Vec::new();
-        for (n, group) in chunk.iter().enumerate() {
-            query.push_str(&format!(
-                " JOIN {table} a{n} ON a{n}.resource_provider_id = rp.id AND a{n}.{column} IN ({})",
-                db::placeholder_list(group.len())
-            ));
-            binds.extend(group.iter().copied().map(Bind::from));
-        }
+        let query = match chunk.split_first() {
+            None => String::from("SELECT rp.id FROM resource_providers rp"),
+            Some((first, others)) => {
+                let mut query = format!("SELECT a0.resource_provider_id FROM {table} a0");
+                for (n, group) in others.iter().enumerate() {
+                    let n = n + 1;
+                    query.push_str(&format!(
+                        " JOIN {table} a{n} ON a{n}.resource_provider_id = a0.resource_provider_id \
+                         AND a{n}.{column} IN ({})",
+                        db::placeholder_list(group.len())
+                    ));
+                    binds.extend(group.iter().copied().map(Bind::from));
+                }
+                query.push_str(&format!(
+                    " WHERE a0.{column} IN ({})",
+                    db::placeholder_list(first.len())
+                ));
+                binds.extend(first.iter().copied().map(Bind::from));
+                query
+            }
+        };
         let these = store
             .fold_rows(query, binds, IdSet::default(), db::insert_id)
             .await?;

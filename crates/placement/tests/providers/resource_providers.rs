@@ -468,6 +468,18 @@ async fn delete_refused_while_allocated() {
     assert_eq!(r.status, 404);
 }
 
+/// The names of a provider list, sorted.
+fn names(r: &crate::support::Resp) -> Vec<String> {
+    let mut n: Vec<String> = r.body["resource_providers"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .map(|p| p["name"].as_str().expect("name").to_owned())
+        .collect();
+    n.sort();
+    n
+}
+
 #[tokio::test]
 async fn list_filters_by_version() {
     let s = Server::start().await;
@@ -476,17 +488,6 @@ async fn list_filters_by_version() {
     let b = s.provider_named(&format!("b-{tag}"), None).await;
     let a_id = a["uuid"].as_str().expect("uuid").to_owned();
     let b_id = b["uuid"].as_str().expect("uuid").to_owned();
-    let names = |r: &crate::support::Resp| -> Vec<String> {
-        let mut n: Vec<String> = r.body["resource_providers"]
-            .as_array()
-            .expect("list")
-            .iter()
-            .map(|p| p["name"].as_str().expect("name").to_owned())
-            .collect();
-        n.sort();
-        n
-    };
-
     let r = s
         .get(&format!("/resource_providers?name=a-{tag}"), "1.0")
         .await;
@@ -611,4 +612,127 @@ async fn list_filters_by_version() {
         .await;
     assert_eq!(r.header("cache-control"), Some("no-cache"));
     assert!(r.header("last-modified").is_some());
+}
+
+/// Trait and aggregate rows whose provider is gone (a database upstream
+/// filled on SQLite, where it leaves foreign keys unenforced, may hold
+/// them) change no answer: `required`, `member_of` and their forbidden
+/// forms list the providers they would without those rows, and a trait
+/// only such a row carries matches nothing.
+#[tokio::test]
+async fn rows_of_a_removed_provider_match_nothing() {
+    use sqlx::Connection as _;
+    let s = Server::start().await;
+    if s.store.dialect() != placement::db::Dialect::Sqlite {
+        // PostgreSQL and MySQL enforce the foreign keys: no such rows.
+        return;
+    }
+    let tag = uuid();
+    let trait_ = format!("CUSTOM_HELD_{}", tag.replace('-', "_").to_uppercase());
+    let stray = format!("CUSTOM_STRAY_{}", tag.replace('-', "_").to_uppercase());
+    let agg = uuid();
+    for name in [&trait_, &stray] {
+        let r = s
+            .call(
+                reqwest::Method::PUT,
+                &format!("/traits/{name}"),
+                Some("1.6"),
+                None,
+            )
+            .await;
+        assert_eq!(r.status, 201);
+    }
+    let mut ids = Vec::new();
+    for name in ["with", "without"] {
+        let p = s.provider_named(&format!("{name}-{tag}"), None).await;
+        let id = p["uuid"].as_str().expect("uuid").to_owned();
+        s.set_inventories(&id, &[("VCPU", 4)]).await;
+        ids.push(id);
+    }
+    let with = ids[0].clone();
+    let r = s
+        .put(
+            &format!("/resource_providers/{with}/traits"),
+            "1.6",
+            &json!({"traits": [&trait_], "resource_provider_generation": 1}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let r = s
+        .put(
+            &format!("/resource_providers/{with}/aggregates"),
+            "1.19",
+            &json!({"aggregates": [&agg], "resource_provider_generation": 2}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+
+    // The rows of a provider id no provider has.
+    let mut conn = s.other_connection().await;
+    sqlx::query("PRAGMA foreign_keys = OFF")
+        .execute(&mut conn)
+        .await
+        .expect("foreign keys off");
+    let gone = 2_000_000_000_i64;
+    sqlx::query(
+        "INSERT INTO resource_provider_traits (resource_provider_id, trait_id) \
+         SELECT ?, id FROM traits WHERE name IN (?, ?)",
+    )
+    .bind(gone)
+    .bind(&trait_)
+    .bind(&stray)
+    .execute(&mut conn)
+    .await
+    .expect("stray trait rows");
+    sqlx::query(
+        "INSERT INTO resource_provider_aggregates (resource_provider_id, aggregate_id) \
+         SELECT ?, id FROM placement_aggregates WHERE uuid = ?",
+    )
+    .bind(gone)
+    .bind(&agg)
+    .execute(&mut conn)
+    .await
+    .expect("stray aggregate row");
+    conn.close().await.expect("close");
+
+    let ours = |r: &crate::support::Resp| -> Vec<String> {
+        names(r)
+            .into_iter()
+            .filter(|name| name.ends_with(&tag))
+            .collect()
+    };
+    let with_name = format!("with-{tag}");
+    let without_name = format!("without-{tag}");
+    let q = format!("/resource_providers?required={trait_}");
+    assert_eq!(ours(&s.get(&q, "1.18").await), vec![with_name.clone()]);
+    let q = format!("/resource_providers?required=!{trait_}");
+    assert_eq!(ours(&s.get(&q, "1.22").await), vec![without_name.clone()]);
+    let q = format!("/resource_providers?member_of={agg}");
+    assert_eq!(ours(&s.get(&q, "1.3").await), vec![with_name.clone()]);
+    let q = format!("/resource_providers?member_of=!{agg}");
+    assert_eq!(ours(&s.get(&q, "1.32").await), vec![without_name]);
+    let q = format!("/resource_providers?required={stray}");
+    assert!(names(&s.get(&q, "1.18").await).is_empty());
+
+    let candidates = |query: String| {
+        let s = &s;
+        async move {
+            let r = s
+                .get(&format!("/allocation_candidates?{query}"), "1.39")
+                .await;
+            assert_eq!(r.status, 200, "{:?}", r.body);
+            let mut providers: Vec<String> = r.body["provider_summaries"]
+                .as_object()
+                .expect("summaries")
+                .keys()
+                .cloned()
+                .collect();
+            providers.sort();
+            providers
+        }
+    };
+    let q = format!("resources=VCPU:1&required={trait_}&member_of={agg}");
+    assert_eq!(candidates(q).await, vec![with.clone()]);
+    let q = format!("resources=VCPU:1&required={stray}");
+    assert!(candidates(q).await.is_empty());
 }
