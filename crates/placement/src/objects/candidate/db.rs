@@ -265,11 +265,13 @@ pub(super) async fn providers_in_aggregates(
 
 /// `(sharing provider, anchor root)` for each of `sharing`: the roots of
 /// every tree holding a provider in an aggregate with it (its own tree
-/// included, when it is in any aggregate).
+/// included, when it is in any aggregate). The root is the provider's
+/// `root_provider_id`, which names a provider: joining the root's row
+/// would cost a seek per provider for nothing.
 pub(super) async fn anchors_for_sharing(store: &Store, sharing: &[i64]) -> Result<Vec<(i64, i64)>> {
     id_pairs_by_ids(store, sharing, |marks| {
         format!(
-            "SELECT DISTINCT sps.id, rps.id \
+            "SELECT DISTINCT sps.id, shr_with_sps.root_provider_id \
              FROM resource_providers sps \
              JOIN resource_provider_aggregates shr_aggs \
                ON sps.id = shr_aggs.resource_provider_id \
@@ -277,7 +279,6 @@ pub(super) async fn anchors_for_sharing(store: &Store, sharing: &[i64]) -> Resul
                ON shr_aggs.aggregate_id = shr_with_sps_aggs.aggregate_id \
              JOIN resource_providers shr_with_sps \
                ON shr_with_sps_aggs.resource_provider_id = shr_with_sps.id \
-             JOIN resource_providers rps ON shr_with_sps.root_provider_id = rps.id \
              WHERE sps.id IN ({marks})"
         )
     })
