@@ -301,7 +301,6 @@ impl Server {
             .expect("generation")
     }
 
-    /// `text` with the placeholders of the server's database.
     /// `text` with its `?` placeholders written for the server's database.
     pub fn sql(&self, text: &str) -> String {
         match self.store.dialect() {
