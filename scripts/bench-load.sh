@@ -411,9 +411,13 @@ CONF
   start_servers() {
     conf "$work/$1/up" "$up_url" "$2" "$3"
     conf "$work/$1/ours" "$ours_url" "$2" "$3"
+    # --timeout: gunicorn aborts a sync worker whose request runs past 30 s
+    # (its default) and answers its own 500 page; row e's request alone
+    # takes upstream 15 s on a quiet machine and over 30 s breadth-first
+    # on one at 60 % of that speed.
     start_gunicorn() {
       OS_PLACEMENT_CONFIG_DIR=$work/$1/up "${server[@]}" "$venv/bin/gunicorn" --bind "127.0.0.1:$UP" \
-        --workers "$2" --worker-class sync --no-control-socket placement.wsgi.api:application \
+        --workers "$2" --worker-class sync --timeout 600 --no-control-socket placement.wsgi.api:application \
         >>"$work/$1/upstream.log" 2>&1 &
       up_pid=$!; pids+=($up_pid)
       wait_port "$UP" "$up_pid" 60 || { cat "$work/$1/upstream.log" >&2; exit 1; }
