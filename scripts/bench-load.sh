@@ -413,8 +413,8 @@ CONF
     conf "$work/$1/ours" "$ours_url" "$2" "$3"
     # --timeout: gunicorn aborts a sync worker whose request runs past 30 s
     # (its default) and answers its own 500 page; row e's request alone
-    # takes upstream 15 s on a quiet machine and over 30 s breadth-first
-    # on one at 60 % of that speed.
+    # took upstream 15 s depth-first on a quiet machine, 25.6 s on one at
+    # 60 % of that speed, and breadth-first takes longer still.
     start_gunicorn() {
       OS_PLACEMENT_CONFIG_DIR=$work/$1/up "${server[@]}" "$venv/bin/gunicorn" --bind "127.0.0.1:$UP" \
         --workers "$2" --worker-class sync --timeout 600 --no-control-socket placement.wsgi.api:application \
