@@ -161,8 +161,9 @@ pub(super) async fn providers_with_resource(
     let columns = "inv.total, inv.reserved, inv.allocation_ratio, \
                    inv.min_unit, inv.max_unit, inv.step_size";
     let mut query = match shape {
+        // A flat provider is its own root: its id is read once.
         Shape::Flat => format!(
-            "SELECT inv.resource_provider_id, inv.resource_provider_id, {columns}, {used} \
+            "SELECT inv.resource_provider_id, {columns}, {used} \
              FROM inventories inv WHERE inv.resource_class_id = ?"
         ),
         Shape::Trees => format!(
@@ -187,9 +188,15 @@ pub(super) async fn providers_with_resource(
     let mut found = store
         .fold_rows(query, binds, init, move |out, row| {
             let int = |column| row.required_int(column);
-            let (id, root) = (int(0)?, int(1)?);
-            let (total, reserved, ratio) = (int(2)?, int(3)?, row.required_float(4)?);
-            let (min_unit, max_unit, step_size, used) = (int(5)?, int(6)?, int(7)?, int(8)?);
+            let id = int(0)?;
+            let (root, first) = match shape {
+                Shape::Flat => (id, 1),
+                Shape::Trees => (int(1)?, 2),
+            };
+            let at = |offset: usize| first + offset;
+            let (total, reserved, ratio) = (int(at(0))?, int(at(1))?, row.required_float(at(2))?);
+            let (min_unit, max_unit, step_size) = (int(at(3))?, int(at(4))?, int(at(5))?);
+            let used = int(at(6))?;
             let fits = (used.saturating_add(amount)) as f64 <= (total - reserved) as f64 * ratio
                 && min_unit <= amount
                 && max_unit >= amount
