@@ -598,13 +598,14 @@ fi
 python3 - "$out" "$ROUNDS" "$PART" "$DATABASE" <<'PY'
 import os, re, statistics, sys
 out, rounds, part, database = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+# wrk writes a latency of a minute or more in minutes (and hours).
 def ms(v, u):
-    return float(v) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[u]
+    return float(v) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0, "h": 3_600_000.0}[u]
 def read(path):
     text = open(path).read()
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
-    p50 = ms(*re.search(r"50%\s+([\d.]+)(us|ms|s)\b", text).groups())
-    p99 = ms(*re.search(r"99%\s+([\d.]+)(us|ms|s)\b", text).groups())
+    p50 = ms(*re.search(r"50%\s+([\d.]+)(us|ms|s|m|h)\b", text).groups())
+    p99 = ms(*re.search(r"99%\s+([\d.]+)(us|ms|s|m|h)\b", text).groups())
     total = int(re.search(r"(\d+) requests in", text).group(1))
     bad = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
     sock = re.search(r"Socket errors: (.*)", text)
