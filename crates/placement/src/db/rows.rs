@@ -202,24 +202,15 @@ impl Columns for rusqlite::Row<'_> {
         match self.get_ref(column)? {
             ValueRef::Integer(i) => Ok(Some(i)),
             ValueRef::Null => Ok(None),
-            other => Err(rusqlite::Error::FromSqlConversionFailure(
-                column,
-                other.data_type(),
-                "not an integer".into(),
-            )
-            .into()),
+            other => Err(wrong_type(column, other, "not an integer".into())),
         }
     }
 
     fn text(&self, column: usize) -> Result<Option<&str>> {
-        self.get_ref(column)?.as_str_or_null().map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(
-                column,
-                rusqlite::types::Type::Text,
-                Box::new(e),
-            )
-            .into()
-        })
+        let value = self.get_ref(column)?;
+        value
+            .as_str_or_null()
+            .map_err(|e| wrong_type(column, value, Box::new(e)))
     }
 
     fn float(&self, column: usize) -> Result<Option<f64>> {
@@ -230,14 +221,19 @@ impl Columns for rusqlite::Row<'_> {
             ValueRef::Real(f) => Ok(Some(f)),
             // SQLite keeps a whole number written as an integer as one.
             ValueRef::Integer(i) => Ok(Some(i as f64)),
-            other => Err(rusqlite::Error::FromSqlConversionFailure(
-                column,
-                other.data_type(),
-                "not a number".into(),
-            )
-            .into()),
+            other => Err(wrong_type(column, other, "not a number".into())),
         }
     }
+}
+
+/// The error for an SQLite column holding `found` where another type was
+/// expected: it names the column and the type found.
+fn wrong_type(
+    column: usize,
+    found: rusqlite::types::ValueRef<'_>,
+    what: Box<dyn std::error::Error + Send + Sync>,
+) -> crate::error::Error {
+    rusqlite::Error::FromSqlConversionFailure(column, found.data_type(), what).into()
 }
 
 impl Store {
@@ -322,16 +318,23 @@ mod tests {
     use super::*;
     use rusqlite::types::Type;
 
-    /// SQLite's integer columns: a value, NULL as `None`, and any other
-    /// type an error naming the column and the type found.
+    /// SQLite's columns: an integer, NULL as `None`, and a value of
+    /// another type than the one read an error naming the column and the
+    /// type found.
     #[test]
-    fn sqlite_int_columns() {
+    fn sqlite_typed_columns() {
         let conn = rusqlite::Connection::open_in_memory().expect("in-memory SQLite");
         let sql = "SELECT 7, NULL, -9223372036854775808, 2.5, 'x'";
         let read = fold_sqlite(&conn, sql, &[], Vec::new(), |out, row| {
             out.extend([row.int(0)?, row.int(1)?, row.int(2)?]);
-            for (column, found) in [(3, Type::Real), (4, Type::Text)] {
-                match row.int(column) {
+            let wrong = [
+                (3, Type::Real, row.int(3).map(|_| ())),
+                (4, Type::Text, row.int(4).map(|_| ())),
+                (0, Type::Integer, row.text(0).map(|_| ())),
+                (4, Type::Text, row.float(4).map(|_| ())),
+            ];
+            for (column, found, read) in wrong {
+                match read {
                     Err(crate::error::Error::Sqlite(
                         rusqlite::Error::FromSqlConversionFailure(at, ty, _),
                     )) => assert_eq!((at, ty), (column, found)),
