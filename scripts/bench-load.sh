@@ -599,13 +599,16 @@ python3 - "$out" "$ROUNDS" "$PART" "$DATABASE" <<'PY'
 import os, re, statistics, sys
 out, rounds, part, database = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 # wrk writes a latency of a minute or more in minutes (and hours).
-def ms(v, u):
-    return float(v) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0, "h": 3_600_000.0}[u]
+MS_PER_UNIT = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0, "h": 3_600_000.0}
+UNIT = "|".join(MS_PER_UNIT)
+def percentile_ms(text, pct):
+    value, unit = re.search(rf"{pct}%\s+([\d.]+)({UNIT})\b", text).groups()
+    return float(value) * MS_PER_UNIT[unit]
 def read(path):
     text = open(path).read()
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
-    p50 = ms(*re.search(r"50%\s+([\d.]+)(us|ms|s|m|h)\b", text).groups())
-    p99 = ms(*re.search(r"99%\s+([\d.]+)(us|ms|s|m|h)\b", text).groups())
+    p50 = percentile_ms(text, 50)
+    p99 = percentile_ms(text, 99)
     total = int(re.search(r"(\d+) requests in", text).group(1))
     bad = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
     sock = re.search(r"Socket errors: (.*)", text)
