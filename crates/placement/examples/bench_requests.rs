@@ -48,6 +48,12 @@ use placement::app::AppState;
 use placement::config::{CandidateStrategy, Config};
 use tower::ServiceExt;
 
+/// The allocator placement-api runs on, so that the allocations measured
+/// here cost what they cost in the service.
+#[cfg(feature = "jemalloc")]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 const PROVIDERS: usize = 1000;
 const CONSUMERS: usize = 50;
 const PROJECT: &str = "6b9fb5b6-51cd-4c7a-8a52-5c7a1c0c0b50";
