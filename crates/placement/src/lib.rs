@@ -25,6 +25,7 @@ pub mod policy;
 pub mod requestlog;
 
 use anyhow::Context as _;
+use axum::serve::ListenerExt as _;
 
 use crate::app::AppState;
 use crate::config::Config;
@@ -109,6 +110,7 @@ pub async fn serve(config: Config) -> anyhow::Result<Stopped> {
         "placement-api listening on http://{}",
         listener.local_addr()?
     );
+    let listener = without_nagle(listener);
     let (signalled, on_signal) = tokio::sync::oneshot::channel();
     let router = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
     let server = axum::serve(listener, router)
@@ -154,6 +156,23 @@ pub async fn serve(config: Config) -> anyhow::Result<Stopped> {
 /// timeout ran out.
 const POOL_CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// `listener`, with Nagle's algorithm off on each connection it accepts
+/// (as gunicorn does for upstream). An answer of more than one piece ends
+/// with a short write, which Nagle's algorithm holds until the client
+/// acknowledges the piece before; Linux clients delay that ACK by up to
+/// 40 ms, which tripled a large candidate answer's time for a share of
+/// requests.
+fn without_nagle(
+    listener: tokio::net::TcpListener,
+) -> axum::serve::TapIo<tokio::net::TcpListener, fn(&mut tokio::net::TcpStream)> {
+    fn set_nodelay(tcp: &mut tokio::net::TcpStream) {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::warn!("cannot set TCP_NODELAY on an accepted connection: {e}");
+        }
+    }
+    listener.tap_io(set_nodelay)
+}
+
 async fn shutdown_signal() {
     let interrupt = tokio::signal::ctrl_c();
     #[cfg(unix)]
@@ -171,4 +190,26 @@ async fn shutdown_signal() {
     }
     #[cfg(not(unix))]
     let _ = interrupt.await;
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::serve::Listener as _;
+
+    /// Every connection the API's listener accepts has Nagle's algorithm
+    /// off.
+    #[tokio::test]
+    async fn accepted_connections_have_nodelay() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a loopback port");
+        let address = listener.local_addr().expect("its address");
+        let mut listener = super::without_nagle(listener);
+        for _ in 0..2 {
+            let client = tokio::net::TcpStream::connect(address);
+            let ((accepted, _), client) = tokio::join!(listener.accept(), client);
+            client.expect("the client connects");
+            assert!(accepted.nodelay().expect("the socket's option"));
+        }
+    }
 }
