@@ -318,9 +318,8 @@ mod tests {
     use super::*;
     use rusqlite::types::Type;
 
-    /// SQLite's columns: an integer, NULL as `None`, and a value of
-    /// another type than the one read an error naming the column and the
-    /// type found.
+    /// SQLite's columns: an integer, NULL as `None`; reading a value as
+    /// another type is an error naming the column and the type found.
     #[test]
     fn sqlite_typed_columns() {
         let conn = rusqlite::Connection::open_in_memory().expect("in-memory SQLite");
