@@ -30,6 +30,7 @@ use std::sync::{Arc, Mutex};
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use axum::{Json, Router};
 use clap::Parser;
 use http::StatusCode;
@@ -481,6 +482,12 @@ async fn main() -> std::process::ExitCode {
             args.max,
             listener.local_addr()?
         );
+        // As in the crate's example: no answer waits on Nagle's algorithm.
+        let listener = listener.tap_io(|tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                eprintln!("demo: TCP_NODELAY not set on a connection: {e}");
+            }
+        });
         axum::serve(listener, router).await?;
         Ok::<(), Box<dyn std::error::Error>>(())
     }
