@@ -413,11 +413,18 @@ impl Search<'_> {
                 None => return Ok(Err(NoneFound)),
             }
         }
+        // The classes are read at once: each read waits for a thread of
+        // its own, and one after another they left a core idle while a
+        // search ran alone on it. A class that finds nothing still ends
+        // the group, as upstream, whatever the later classes found.
+        let shape = self.shape();
+        let reads = resources.iter().map(|(class, amount)| {
+            db::providers_with_resource(store, shape, *class, *amount, tree_root)
+        });
+        let read = futures_util::future::join_all(reads).await;
         let mut with_resource = HashMap::new();
-        for (class, amount) in &resources {
-            let found =
-                db::providers_with_resource(store, self.shape(), *class, *amount, tree_root)
-                    .await?;
+        for ((class, _), found) in resources.iter().zip(read) {
+            let found = found?;
             if tree_root.is_none() && !self.class_rows.contains_key(class) {
                 self.class_rows.insert(*class, found.all);
             }
