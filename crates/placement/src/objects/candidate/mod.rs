@@ -262,6 +262,10 @@ struct GroupSearch {
     with_resource: HashMap<i64, Vec<(i64, i64)>>,
 }
 
+/// The providers with room for `(class, amount, tree)`, as read for the
+/// groups asking that amount of the class (in that provider tree).
+type ClassReads = HashMap<(i64, i64, Option<i64>), crate::error::Result<db::ClassInventories>>;
+
 /// The id of the trait `name`, or `TraitNotFound`.
 async fn trait_id(store: &Store, name: &str) -> Result<i64> {
     crate::objects::traits::id_of(store, store.reader(), name)
@@ -331,15 +335,7 @@ pub(crate) async fn search(
     // so that the trees' read leaves out all of their classes. A group
     // that finds nothing, or fails, still ends the search before the
     // groups after it are searched, as upstream.
-    let mut resolved = Vec::with_capacity(groups.len());
-    for (index, group) in groups.iter().enumerate() {
-        let g = search.group(index, group).await;
-        let complete = matches!(g, Ok(Ok(_)));
-        resolved.push(g);
-        if !complete {
-            break;
-        }
-    }
+    let resolved = search.groups(groups).await;
     // Each group's candidates, in the groups' order (their suffixes are
     // `search.suffixes`).
     let mut by_group: Vec<Vec<Areq>> = Vec::with_capacity(groups.len());
@@ -372,10 +368,68 @@ pub(crate) async fn search(
 }
 
 impl Search<'_> {
-    /// Resolves a group's names and reads the providers with room for each
-    /// of its resources (upstream's order of checks).
-    async fn group(
+    /// Resolves each group's names and reads the providers with room for
+    /// each of its resources (upstream's order of checks), in the groups'
+    /// order up to the first group that ends the search (finds nothing or
+    /// fails), which is the last one returned.
+    async fn groups(
         &mut self,
+        groups: &[Group],
+    ) -> Vec<Result<std::result::Result<GroupSearch, NoneFound>>> {
+        let mut filtered = Vec::with_capacity(groups.len());
+        for (index, group) in groups.iter().enumerate() {
+            let g = self.group_filters(index, group).await;
+            let complete = matches!(g, Ok(Ok(_)));
+            filtered.push(g);
+            if !complete {
+                break;
+            }
+        }
+        // Every group's classes are read at once: each read waits for a
+        // thread of its own, and one after another they left a core idle
+        // while a search ran alone on it. Groups asking the same amount of
+        // a class in the same place share one read.
+        let shape = self.shape();
+        let mut keys: Vec<(i64, i64, Option<i64>)> = filtered
+            .iter()
+            .filter_map(|g| g.as_ref().ok()?.as_ref().ok())
+            .flat_map(|g| g.resources.iter().map(|(c, a)| (*c, *a, g.tree_root)))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let reads = keys.iter().map(|(class, amount, tree_root)| {
+            db::providers_with_resource(self.store, shape, *class, *amount, *tree_root)
+        });
+        let mut read: ClassReads = keys
+            .iter()
+            .copied()
+            .zip(futures_util::future::join_all(reads).await)
+            .collect();
+        // Checked in the groups' order: a group whose class finds nothing
+        // ends the search, as upstream, whatever the later ones found.
+        let mut resolved = Vec::with_capacity(filtered.len());
+        for g in filtered {
+            let g = match g {
+                Ok(Ok(g)) => g,
+                ended => {
+                    resolved.push(ended);
+                    break;
+                }
+            };
+            let g = self.with_resources(g, &mut read);
+            let complete = matches!(g, Ok(Ok(_)));
+            resolved.push(g);
+            if !complete {
+                break;
+            }
+        }
+        resolved
+    }
+
+    /// A group's names resolved and its aggregates and tree read: all
+    /// of [`GroupSearch`] but the providers with room.
+    async fn group_filters(
+        &self,
         index: usize,
         group: &Group,
     ) -> Result<std::result::Result<GroupSearch, NoneFound>> {
@@ -413,26 +467,6 @@ impl Search<'_> {
                 None => return Ok(Err(NoneFound)),
             }
         }
-        // The classes are read at once: each read waits for a thread of
-        // its own, and one after another they left a core idle while a
-        // search ran alone on it. A class that finds nothing still ends
-        // the group, as upstream, whatever the later classes found.
-        let shape = self.shape();
-        let reads = resources.iter().map(|(class, amount)| {
-            db::providers_with_resource(store, shape, *class, *amount, tree_root)
-        });
-        let read = futures_util::future::join_all(reads).await;
-        let mut with_resource = HashMap::new();
-        for ((class, _), found) in resources.iter().zip(read) {
-            let found = found?;
-            if tree_root.is_none() && !self.class_rows.contains_key(class) {
-                self.class_rows.insert(*class, found.all);
-            }
-            if found.with_room.is_empty() {
-                return Ok(Err(NoneFound));
-            }
-            with_resource.insert(*class, found.with_room);
-        }
         Ok(Ok(GroupSearch {
             index,
             same_provider: group.use_same_provider(),
@@ -445,8 +479,35 @@ impl Search<'_> {
             forbidden_names: group.forbidden_traits.clone(),
             forbidden_ids,
             tree_root,
-            with_resource,
+            with_resource: HashMap::new(),
         }))
+    }
+
+    /// `g` with the providers that have room for each of its classes,
+    /// taken from `read` (copied: a later group may share the read).
+    fn with_resources(
+        &mut self,
+        mut g: GroupSearch,
+        read: &mut ClassReads,
+    ) -> Result<std::result::Result<GroupSearch, NoneFound>> {
+        for (class, amount) in &g.resources {
+            let key = (*class, *amount, g.tree_root);
+            let Some(Ok(found)) = read.get_mut(&key) else {
+                return match read.remove(&key) {
+                    Some(Err(error)) => Err(error.into()),
+                    _ => unreachable!("every class of a group is read once"),
+                };
+            };
+            if g.tree_root.is_none() && !self.class_rows.contains_key(class) {
+                self.class_rows
+                    .insert(*class, std::mem::take(&mut found.all));
+            }
+            if found.with_room.is_empty() {
+                return Ok(Err(NoneFound));
+            }
+            g.with_resource.insert(*class, found.with_room.clone());
+        }
+        Ok(Ok(g))
     }
 
     /// How to read `roots` trees: scanned where they are at least a quarter
