@@ -43,6 +43,8 @@ pub struct AppState {
     /// peak under 16 clients of a NUMA-tree search, one per core 73 MiB,
     /// at the same requests per second).
     pub(crate) candidate_searches: Arc<tokio::sync::Semaphore>,
+    /// The cores this process may run on.
+    pub(crate) cores: usize,
 }
 
 impl AppState {
@@ -64,6 +66,7 @@ impl AppState {
             .map(crate::auth::keystone_layer)
             .transpose()?;
         let store = Store::connect(&config.database).await?;
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
         let discovery = discovery()?;
         // As the handler serialized it per request before: through a
         // `Value`, so the bytes stay the same.
@@ -84,9 +87,8 @@ impl AppState {
             versions_body: versions_body.into(),
             keystone,
             metrics,
-            candidate_searches: Arc::new(tokio::sync::Semaphore::new(
-                std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
-            )),
+            candidate_searches: Arc::new(tokio::sync::Semaphore::new(cores)),
+            cores,
         })
     }
 

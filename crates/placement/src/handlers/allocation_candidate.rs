@@ -181,6 +181,7 @@ async fn list(
     wide.nested_aware = NESTED.contains(version);
     wide.max_candidates = usize::try_from(state.config.max_allocation_candidates).ok();
     wide.strategy = state.config.allocation_candidates_strategy;
+    wide.reads_at_once = state.cores;
     // Held until the answer is serialized; the semaphore is never closed.
     let _running = state.candidate_searches.acquire().await.ok();
     let found = candidate::search(&state.store, &groups, &wide)
@@ -270,6 +271,7 @@ fn request_wide(params: &QueryParams) -> Result<RequestWide> {
         nested_aware: true,
         max_candidates: None,
         strategy: CandidateStrategy::DepthFirst,
+        reads_at_once: 1,
     })
 }
 
