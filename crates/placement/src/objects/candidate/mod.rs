@@ -635,7 +635,13 @@ impl Search<'_> {
                     self.shared_across_anchors = true;
                 }
             }
-            these.sort_unstable();
+            // `sort`, not `sort_unstable`, here and below: these lists
+            // are a few sorted runs (the class's providers, the sharing
+            // providers' anchors; the classes before and this one), which
+            // the stable sort finds and merges and the unstable one sorts
+            // anew (row d: 4 % of a request's instructions). Equal
+            // elements are equal integers: the order is the same.
+            these.sort();
             these.dedup();
             if let Some(anchors) = &self.anchor_roots {
                 these.retain(|(_, root, _)| anchors.contains(root));
@@ -672,7 +678,7 @@ impl Search<'_> {
                 };
                 all.extend(these);
                 all.retain(|(_, root, _)| trees_in_both.contains(root));
-                all.sort_unstable();
+                all.sort();
                 all.dedup();
             }
             if all.is_empty() {
@@ -757,7 +763,7 @@ impl Search<'_> {
             .iter()
             .map(|(id, root, class)| (*root, *class, *id))
             .collect();
-        by_tree.sort_unstable();
+        by_tree.sort();
         // A tree's parts by class, one class after another (`lists`: each
         // class's range), reused from tree to tree.
         let mut class_parts: Vec<Part> = Vec::new();
