@@ -336,8 +336,8 @@ pub(crate) async fn search(
     let mut spread_budget = Budget::new(MAX_SEARCH_WORK);
     // Every group's inventories are read before the first group's trees,
     // so that the trees' read leaves out all of their classes. A group
-    // that finds nothing, or fails, still ends the search before the
-    // groups after it are searched, as upstream.
+    // that finds nothing, or fails, still ends the search, as upstream:
+    // what the groups after it found is not looked at.
     let resolved = search.groups(groups).await;
     // Each group's candidates, in the groups' order (their suffixes are
     // `search.suffixes`).
@@ -635,7 +635,7 @@ impl Search<'_> {
                     self.shared_across_anchors = true;
                 }
             }
-            // `sort`, not `sort_unstable`, here and below: these lists
+            // `sort`, not `sort_unstable`, here and for `all`: these lists
             // are a few sorted runs (the class's providers, the sharing
             // providers' anchors; the classes before and this one), which
             // the stable sort finds and merges and the unstable one sorts
@@ -758,7 +758,10 @@ impl Search<'_> {
         self.summarize(&roots).await?;
         let amounts: HashMap<i64, i64> = g.resources.iter().copied().collect();
         // (anchor, class, provider), sorted: by anchor, by class id, the
-        // providers.
+        // providers. `found` is in provider order, so most of this list
+        // is already in anchor order (the roots' own rows, each sharing
+        // provider's anchors): the stable sort merges those runs (row d
+        // 1.3 % of a request's instructions against `sort_unstable`).
         let mut by_tree: Vec<(i64, i64, i64)> = found
             .iter()
             .map(|(id, root, class)| (*root, *class, *id))
