@@ -2,7 +2,6 @@
 //! the layer, the extractors and the router.
 
 use std::fmt;
-use std::sync::Arc;
 
 use http::{HeaderMap, HeaderName, HeaderValue};
 use microversion::{
@@ -14,7 +13,14 @@ use crate::deprecation::Deprecation;
 use crate::error::BuildError;
 
 /// The versioning of one API: its service type, supported range and
-/// profile. Cheap to clone (an `Arc`).
+/// profile. Cheap to clone (a reference).
+///
+/// A description lives until the process ends: [`MicroversionsBuilder::build`]
+/// never frees it, so that the layer reads it on every request without
+/// counting references, a count shared by every request being a cache line
+/// that moves between cores on each one (BENCHMARKS.md, "Measured
+/// choices"). Build one per process, as a service does; each build keeps a
+/// few kilobytes.
 ///
 /// ```
 /// use microversion::VersionRange;
@@ -29,7 +35,7 @@ use crate::error::BuildError;
 /// ```
 #[derive(Clone)]
 pub struct Microversions {
-    inner: Arc<Inner>,
+    inner: &'static Inner,
 }
 
 struct Inner {
@@ -438,7 +444,8 @@ impl MicroversionsBuilder {
         self
     }
 
-    /// Checks the configuration and builds it.
+    /// Checks the configuration and builds it, for the rest of the
+    /// process (see [`Microversions`]).
     ///
     /// # Errors
     ///
@@ -468,12 +475,15 @@ impl MicroversionsBuilder {
         } else {
             Vec::new()
         };
-        let standard_values = versions.iter().map(|&v| codec.encode(v)).collect();
+        let standard_values = versions
+            .iter()
+            .map(|&v| crate::kept::header_value(codec.encode(v)))
+            .collect();
         let legacy_values = versions
             .iter()
-            .map(|&v| VersionHeader::encode_legacy(v))
+            .map(|&v| crate::kept::header_value(VersionHeader::encode_legacy(v)))
             .collect();
-        let vary = vary_value(&rules);
+        let vary = crate::kept::header_value(vary_value(&rules));
         // A valid service type has no white space or comma; were it to
         // have one, the common form would not be read on its own.
         let common_prefix = if codec
@@ -486,7 +496,7 @@ impl MicroversionsBuilder {
             format!("{} ", codec.service_type()).into_bytes().into()
         };
         Ok(Microversions {
-            inner: Arc::new(Inner {
+            inner: Box::leak(Box::new(Inner {
                 range,
                 profile: self.profile,
                 neutral_paths: self.neutral_paths,
@@ -495,8 +505,8 @@ impl MicroversionsBuilder {
                 standard_values,
                 legacy_values,
                 range_values: (
-                    VersionHeader::encode_legacy(min),
-                    VersionHeader::encode_legacy(max),
+                    crate::kept::header_value(VersionHeader::encode_legacy(min)),
+                    crate::kept::header_value(VersionHeader::encode_legacy(max)),
                 ),
                 vary,
                 common_prefix,
@@ -506,7 +516,7 @@ impl MicroversionsBuilder {
                 count_requests: self.count_requests,
                 rules,
                 codec,
-            }),
+            })),
         })
     }
 }

@@ -93,6 +93,7 @@ mod error;
 mod extract;
 pub mod guide;
 pub mod history;
+mod kept;
 mod layer;
 #[cfg(feature = "openapi")]
 pub mod openapi;
