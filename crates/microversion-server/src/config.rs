@@ -188,19 +188,33 @@ impl Microversions {
     /// version answered with 406 (tests/alloc.rs checks it).
     #[must_use]
     pub fn negotiate(&self, headers: &HeaderMap) -> NegotiationOutcome {
-        let inner = &self.inner;
-        let standard = headers.get_all(OPENSTACK_API_VERSION);
-        if let Some(version) = self.common_form(&standard) {
-            return match inner.range.resolve(RequestedVersion::Exact(version)) {
+        let mut standard = headers.get_all(OPENSTACK_API_VERSION).iter();
+        let lone = match (standard.next(), standard.next()) {
+            (Some(value), None) => Some(value),
+            _ => None,
+        };
+        self.negotiate_found(lone, headers)
+    }
+
+    /// [`Microversions::negotiate`] for a caller that has looked for the
+    /// standard header already: `lone` is its value when the request has
+    /// exactly one, `None` when it has none or several.
+    pub(crate) fn negotiate_found(
+        &self,
+        lone: Option<&HeaderValue>,
+        headers: &HeaderMap,
+    ) -> NegotiationOutcome {
+        if let Some(version) = lone.and_then(|value| self.common_form(value)) {
+            return match self.inner.range.resolve(RequestedVersion::Exact(version)) {
                 Ok(v) => NegotiationOutcome::Served(v),
                 Err(e) => NegotiationOutcome::Unsupported(e.requested()),
             };
         }
-        self.negotiate_general(standard, headers)
+        self.negotiate_general(headers.get_all(OPENSTACK_API_VERSION), headers)
     }
 
-    /// The version of a request whose only standard header is in the
-    /// common form, `<service type> <major>.<minor>` with the service type
+    /// The version a request's only standard header asks for when it is in
+    /// the common form, `<service type> <major>.<minor>` with the service type
     /// spelled as configured, one space, and numbers of at most nine
     /// digits without leading zeros: the version the general decoder would
     /// read from it, for fewer instructions and no allocation
@@ -212,12 +226,7 @@ impl Microversions {
     /// not `latest` and which the grammar (`^([1-9][0-9]*)\.([1-9][0-9]*|0)$`)
     /// accepts, without overflow; and an entry in the standard header
     /// makes the legacy header irrelevant.
-    fn common_form(&self, standard: &http::header::GetAll<'_, HeaderValue>) -> Option<Version> {
-        let mut values = standard.iter();
-        let value = values.next()?;
-        if values.next().is_some() {
-            return None;
-        }
+    fn common_form(&self, value: &HeaderValue) -> Option<Version> {
         let prefix = &*self.inner.common_prefix;
         if prefix.is_empty() {
             return None;
@@ -707,6 +716,9 @@ mod tests {
                     let general =
                         api.negotiate_general(headers.get_all(OPENSTACK_API_VERSION), &headers);
                     assert_eq!(api.negotiate(&headers), general, "{headers:?}");
+                    // As the layer reads the headers.
+                    let found = crate::layer::RequestHeaders::read(&headers).lone_version;
+                    assert_eq!(api.negotiate_found(found, &headers), general);
                 }
             }
         }
@@ -714,7 +726,7 @@ mod tests {
         let api = api(Profile::Placement);
         let h = headers(&[("openstack-api-version", "placement 1.20")]);
         assert_eq!(
-            api.common_form(&h.get_all(OPENSTACK_API_VERSION)),
+            api.common_form(&HeaderValue::from_static("placement 1.20")),
             Some(Version::new(1, 20))
         );
         assert_eq!(
