@@ -2,12 +2,11 @@
 //! counting references.
 //!
 //! A reference count that every request touches is a cache line that moves
-//! between cores on each one; on a busy server with two cores the layer's
-//! counts cost about as much as its negotiation (BENCHMARKS.md, "Measured
-//! choices"). What a service describes once (its versions, their header
-//! values, its route table) is therefore kept for the life of the process.
-//! Values are kept once however often they are asked for, so building the
-//! same API again (test suites do) keeps nothing more.
+//! between cores on each one (BENCHMARKS.md, "Measured choices"). What a
+//! service describes once (its versions' header values, its route
+//! templates) is therefore kept for the life of the process, once however
+//! often it is asked for, so that building the same API again (test
+//! suites do) keeps nothing more.
 
 use std::collections::BTreeSet;
 use std::sync::{Mutex, PoisonError};

@@ -320,8 +320,6 @@ where
     }
 
     /// Checks every operation for overlapping ranges and builds the router.
-    /// The route table lives until the process ends (as a
-    /// [`Microversions`](crate::Microversions) does): build it once.
     ///
     /// # Errors
     ///
@@ -377,9 +375,7 @@ where
                     unavailable,
                 });
             }
-            // Kept until the process ends: axum clones the handler twice
-            // a request (`crate::kept`).
-            let operations: &'static [Operation<S>] = Box::leak(operations.into_boxed_slice());
+            let operations: Arc<[Operation<S>]> = operations.into();
             let every_version = self.every_version.contains(&path);
             // One handler for every method of the path: whether a method
             // is missing (405) or the whole path is (404) depends on the
@@ -424,18 +420,18 @@ impl<S> Operation<S> {
 ///
 /// A [`Handler`] of its own rather than a closure: axum boxes a closure's
 /// future, and the chosen handler's future is boxed already.
-struct Dispatch<S: 'static> {
-    operations: &'static [Operation<S>],
+struct Dispatch<S> {
+    operations: Arc<[Operation<S>]>,
     every_version: bool,
     /// The path, for the responses an `HttpMetricsLayer` counts.
     #[cfg(feature = "metrics")]
     template: crate::telemetry::RouteTemplate,
 }
 
-impl<S: 'static> Clone for Dispatch<S> {
+impl<S> Clone for Dispatch<S> {
     fn clone(&self) -> Self {
         Dispatch {
-            operations: self.operations,
+            operations: Arc::clone(&self.operations),
             every_version: self.every_version,
             #[cfg(feature = "metrics")]
             template: self.template.clone(),
@@ -456,10 +452,10 @@ where
             .get::<crate::telemetry::Observed>()
             .is_some()
         {
-            let dispatched = dispatch(self.operations, self.every_version, state, req);
+            let dispatched = dispatch(&self.operations, self.every_version, state, req);
             return Dispatched::Labelled(Box::new(dispatched), Some(self.template));
         }
-        dispatch(self.operations, self.every_version, state, req)
+        dispatch(&self.operations, self.every_version, state, req)
     }
 }
 
