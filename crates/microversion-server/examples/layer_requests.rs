@@ -18,6 +18,22 @@
 //! Instructions per request: the difference of the two totals divided by
 //! 1,000. Each run first sends 16 requests that warm what is made on
 //! first use.
+//!
+//! With a third argument, THREADS, the requests are sent from that many
+//! threads at once, COUNT on each, and timed: what the layer's shared
+//! state costs when cores serve requests side by side, which counting
+//! instructions cannot see (a reference count that moves between cores).
+//! Each thread has its own single-threaded runtime and its own clone of
+//! the route, as each connection has under `axum::serve`; the run prints
+//! the wall time per request on each thread. Timings move with the
+//! machine: compare builds and routes in alternating runs.
+//!
+//! ```text
+//! target/release/examples/layer_requests wrapped-versioned 100000 2
+//! target/release/examples/layer_requests bare-headers 100000 2
+//! ```
+
+use std::time::Instant;
 
 use axum::Router;
 use axum::body::Body;
@@ -41,9 +57,11 @@ async fn handler_with_headers() -> impl axum::response::IntoResponse {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let usage = "usage: layer_requests bare|bare-headers|layered|versioned|wrapped-layered|wrapped-versioned COUNT";
+    let usage = "usage: layer_requests bare|bare-headers|layered|versioned|wrapped-layered|wrapped-versioned COUNT [THREADS]";
     let kind = args.next().ok_or(usage)?;
-    let count: usize = args.next().ok_or(usage)?.parse()?;
+    let count: u32 = args.next().ok_or(usage)?.parse()?;
+    let threads: Option<u32> = args.next().map(|t| t.parse()).transpose()?;
+
     let api = Microversions::builder("placement", VersionRange::from_static("1.0", "1.39"))
         .profile(Profile::Placement)
         .build()?;
@@ -60,35 +78,71 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .build()
     };
     match kind.as_str() {
-        "bare" => send(&plain().with_state(()), count),
+        "bare" => send(&plain().with_state(()), count, threads),
         "bare-headers" => send(
             &Router::new()
                 .route("/resource", get(handler_with_headers))
                 .with_state(()),
             count,
+            threads,
         ),
-        "layered" => send(&plain().layer(layer).with_state(()), count),
-        "versioned" => send(&versioned()?.layer(layer).with_state(()), count),
-        "wrapped-layered" => send(&layer.layer(plain().with_state(())), count),
-        "wrapped-versioned" => send(&layer.layer(versioned()?.with_state(())), count),
+        "layered" => send(&plain().layer(layer).with_state(()), count, threads),
+        "versioned" => send(&versioned()?.layer(layer).with_state(()), count, threads),
+        "wrapped-layered" => send(&layer.layer(plain().with_state(())), count, threads),
+        "wrapped-versioned" => send(&layer.layer(versioned()?.with_state(())), count, threads),
         _ => Err(usage.into()),
     }
 }
 
-fn send<S>(app: &S, count: usize) -> Result<(), Box<dyn std::error::Error>>
+/// Sends `count` requests (after 16 that warm up) on this thread, or
+/// `count` on each of `threads` threads at once, timed.
+fn send<S>(app: &S, count: u32, threads: Option<u32>) -> Result<(), Box<dyn std::error::Error>>
+where
+    S: tower::Service<Request<Body>, Response = axum::response::Response> + Clone + Send + 'static,
+    S::Future: Send,
+    S::Error: std::error::Error,
+{
+    let Some(threads) = threads else {
+        return Ok(requests(app, 16 + count)?);
+    };
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                let app = app.clone();
+                scope.spawn(move || requests(&app, count))
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().unwrap_or_else(|_| Err("a thread panicked".into())))
+            .collect::<Result<Vec<()>, String>>()
+    })?;
+    let nanos = started.elapsed().as_secs_f64() * 1e9 / f64::from(count);
+    println!("{threads} threads: {nanos:.0} ns a request on each thread");
+    Ok(())
+}
+
+/// `count` requests, one after another, on a runtime of this thread.
+fn requests<S>(app: &S, count: u32) -> Result<(), String>
 where
     S: tower::Service<Request<Body>, Response = axum::response::Response> + Clone,
-    S::Error: std::error::Error + 'static,
+    S::Error: std::error::Error,
 {
-    let runtime = tokio::runtime::Builder::new_current_thread().build()?;
-    for _ in 0..16 + count {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .map_err(|e| e.to_string())?;
+    for _ in 0..count {
         let request = Request::get("/resource")
             .header("host", "127.0.0.1:8080")
             .header("openstack-api-version", "placement 1.20")
-            .body(Body::empty())?;
-        let response = runtime.block_on(app.clone().oneshot(request))?;
+            .body(Body::empty())
+            .map_err(|e| e.to_string())?;
+        let response = runtime
+            .block_on(app.clone().oneshot(request))
+            .map_err(|e| e.to_string())?;
         if response.status() != StatusCode::OK {
-            return Err(format!("answered {}", response.status()).into());
+            return Err(format!("answered {}", response.status()));
         }
     }
     Ok(())
