@@ -1097,34 +1097,6 @@ impl Search<'_> {
         Ok(())
     }
 
-    /// Whether `areqs` together stay within every capacity and max_unit.
-    fn fits(&self, areqs: &[&Areq]) -> bool {
-        // The totals so far by (provider, class). A combination has a few
-        // parts: a list searched in order costs less than a map made for
-        // each check.
-        let mut totals: SmallVec<[((i64, i64), i64); 8]> = SmallVec::new();
-        for areq in areqs {
-            for part in &areq.parts {
-                let key = (part.provider, part.class);
-                let total = match totals.iter_mut().find(|(k, _)| *k == key) {
-                    Some((_, total)) => total,
-                    None => {
-                        totals.push((key, 0));
-                        &mut totals.last_mut().expect("just pushed").1
-                    }
-                };
-                *total += part.amount;
-                let Some(room) = self.rooms.get(&key) else {
-                    return false;
-                };
-                if room.used + *total > room.capacity || *total > room.max_unit {
-                    return false;
-                }
-            }
-        }
-        true
-    }
-
     /// Whether the suffixed groups of `areqs` use distinct providers.
     fn isolated(areqs: &[&Areq]) -> bool {
         // A few providers: a list searched in order costs less than a set.
@@ -1140,12 +1112,12 @@ impl Search<'_> {
             })
     }
 
-    /// Whether a partial combination whose leading requests (all but the
-    /// last) can still become a candidate together, as
-    /// [`Combinations::next`] asks, still can with the last: only the last
-    /// request's providers and parts can make it fail (isolation where
-    /// asked, room). Checking every part again for each prefix the walk
-    /// extends cost row c 1 % more instructions.
+    /// Whether a partial combination can still become a candidate, when
+    /// its leading requests (all but the last) can together, as
+    /// [`Combinations::next`] asks: only the last request's providers and
+    /// parts can make it fail (isolation where asked, room). Checking
+    /// every part again for each prefix the walk extends cost row c 1 %
+    /// more instructions.
     fn viable_with_last(&self, areqs: &[&Areq]) -> bool {
         let Some((last, earlier)) = areqs.split_last() else {
             return true;
@@ -1167,10 +1139,12 @@ impl Search<'_> {
                 .all(|(_, id)| !in_last(*id))
     }
 
-    /// [`Self::fits`] of `earlier` and `last`, where `earlier` fits: the
-    /// totals of the classes `last` asks of its providers, with what the
-    /// earlier requests ask of the same, within room. (Amounts are
-    /// positive, so a total within room was within it at every step.)
+    /// Whether `earlier` and `last` together stay within every capacity
+    /// and max_unit, where `earlier` does: the totals of the classes
+    /// `last` asks of its providers, with what the earlier requests ask of
+    /// the same, within room. (Amounts are positive, so a total within
+    /// room was within it at every step.) A request has a few parts:
+    /// searching them costs less than a map made for each check.
     fn fits_with(&self, earlier: &[&Areq], last: &Areq) -> bool {
         last.parts.iter().all(|part| {
             let key = (part.provider, part.class);
@@ -1300,7 +1274,7 @@ impl Search<'_> {
             if !budget.spend(CHECK_WORK + areq.parts.len()) {
                 break;
             }
-            if !self.fits(&[&areq]) {
+            if !self.fits_with(&[], &areq) {
                 continue;
             }
             if enough.is_some_and(|m| out.len() >= m) || !budget.spend(candidate_work(&[&areq])) {
