@@ -118,9 +118,6 @@ where
             .cloned()
             .unwrap_or_else(RequestId::generate);
         let read = RequestHeaders::read(req.headers());
-        let neutral = self.api.is_version_neutral(req.uri().path());
-        let outcome =
-            (!neutral).then(|| self.api.negotiate_found(read.lone_version, req.headers()));
         #[cfg(feature = "metrics")]
         let observed = req
             .extensions()
@@ -136,14 +133,14 @@ where
             #[cfg(feature = "metrics")]
             observed,
         };
-        let Some(outcome) = outcome else {
+        if self.api.is_version_neutral(req.uri().path()) {
             req.extensions_mut().insert(Negotiated {
                 request_id: finish.request_id.clone(),
                 served: None,
             });
             return ResponseFuture::inner(self.inner.call(req), finish, tracing::Span::none());
-        };
-        match outcome {
+        }
+        match self.api.negotiate_found(read.lone_version, req.headers()) {
             NegotiationOutcome::Served(version) => {
                 crate::telemetry::record(
                     &self.api,
