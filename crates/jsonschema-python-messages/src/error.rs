@@ -66,6 +66,9 @@ struct ErrorParts {
     keyword: Option<String>,
     schema_path: Vec<PathItem>,
     path: Vec<PathItem>,
+    /// The paths of the `anyOf` or `oneOf` failures `best_match` descended
+    /// through to this one, from the root: instance, then schema.
+    above: (Vec<PathItem>, Vec<PathItem>),
     schema: Value,
     instance: Value,
     /// `str()` of the error, written when the error is made: a reader of
@@ -80,6 +83,7 @@ impl PythonSchemaError {
         keyword: Option<&str>,
         schema_path: Vec<PathItem>,
         path: Vec<PathItem>,
+        above: (Vec<PathItem>, Vec<PathItem>),
         schema: &Value,
         instance: Value,
     ) -> Self {
@@ -89,6 +93,7 @@ impl PythonSchemaError {
             keyword: keyword.map(str::to_owned),
             schema_path,
             path,
+            above,
             schema: schema.clone(),
             instance,
             text,
@@ -108,16 +113,34 @@ impl PythonSchemaError {
         self.0.keyword.as_deref()
     }
 
-    /// Where in the instance (`error.relative_path`).
+    /// Where in the instance (`error.relative_path`): for an error found
+    /// inside an `anyOf` or `oneOf`, relative to the part of the instance
+    /// that keyword checked, as the error's text writes it.
     #[must_use]
     pub fn instance_path(&self) -> &[PathItem] {
         &self.0.path
     }
 
-    /// Where in the schema, keyword included (`error.relative_schema_path`).
+    /// Where in the schema, keyword included (`error.relative_schema_path`):
+    /// for an error found inside an `anyOf` or `oneOf`, relative to that
+    /// keyword's list, as the error's text writes it.
     #[must_use]
     pub fn schema_path(&self) -> &[PathItem] {
         &self.0.schema_path
+    }
+
+    /// Where in the instance, from its root (`error.absolute_path`): the
+    /// field to name to a user.
+    #[must_use]
+    pub fn absolute_instance_path(&self) -> Vec<PathItem> {
+        [&self.0.above.0[..], &self.0.path].concat()
+    }
+
+    /// Where in the schema, from its root, keyword included
+    /// (`error.absolute_schema_path`).
+    #[must_use]
+    pub fn absolute_schema_path(&self) -> Vec<PathItem> {
+        [&self.0.above.1[..], &self.0.schema_path].concat()
     }
 
     /// The (sub)schema holding the keyword.

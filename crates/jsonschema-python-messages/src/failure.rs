@@ -58,18 +58,6 @@ impl<'s, 'i> Failure<'s, 'i> {
         }
     }
 
-    /// The error, worded; `root` is the schema the tree was compiled from.
-    pub(crate) fn into_public(self, root: &Value) -> PythonSchemaError {
-        PythonSchemaError::new(
-            self.message,
-            self.keyword,
-            self.schema_path.into(),
-            self.path.into(),
-            self.node.schema(root),
-            self.instance.into_owned(),
-        )
-    }
-
     /// `jsonschema.exceptions.relevance(error)`, to be maximised.
     fn relevance(&self) -> Relevance<'_> {
         Relevance {
@@ -89,11 +77,42 @@ struct Relevance<'a> {
     not_matches_type: bool,
 }
 
+/// The failure `best_match` chose, with the paths of the failures it
+/// descended through (a failure in a context has paths relative to the
+/// `anyOf` or `oneOf` holding it, as in Python).
+pub(crate) struct Best<'s, 'i> {
+    failure: Failure<'s, 'i>,
+    path_above: Vec<PathItem>,
+    schema_path_above: Vec<PathItem>,
+}
+
+impl Best<'_, '_> {
+    /// The error, worded; `root` is the schema the tree was compiled from.
+    pub(crate) fn into_public(self, root: &Value) -> PythonSchemaError {
+        let Best {
+            failure,
+            path_above,
+            schema_path_above,
+        } = self;
+        PythonSchemaError::new(
+            failure.message,
+            failure.keyword,
+            failure.schema_path.into(),
+            failure.path.into(),
+            (path_above, schema_path_above),
+            failure.node.schema(root),
+            failure.instance.into_owned(),
+        )
+    }
+}
+
 /// `jsonschema.exceptions.best_match`: the most relevant error (the first
 /// of equals), then into its context while one error there is the least
 /// relevant alone.
-pub(crate) fn best_match<'s, 'i>(errors: Vec<Failure<'s, 'i>>) -> Option<Failure<'s, 'i>> {
+pub(crate) fn best_match<'s, 'i>(errors: Vec<Failure<'s, 'i>>) -> Option<Best<'s, 'i>> {
     let mut best = first_max(errors)?;
+    let mut path_above = Vec::new();
+    let mut schema_path_above = Vec::new();
     while !best.context.is_empty() {
         let context = std::mem::take(&mut best.context);
         let mut smallest: Option<usize> = None;
@@ -113,11 +132,17 @@ pub(crate) fn best_match<'s, 'i>(errors: Vec<Failure<'s, 'i>>) -> Option<Failure
         }
         if tie {
             best.context = context;
-            return Some(best);
+            break;
         }
+        path_above.extend(best.path.drain(..));
+        schema_path_above.extend(best.schema_path.drain(..));
         best = context.into_iter().nth(smallest?)?;
     }
-    Some(best)
+    Some(Best {
+        failure: best,
+        path_above,
+        schema_path_above,
+    })
 }
 
 /// Python's `max(errors, key=relevance)`: the first of the maximal ones.

@@ -84,7 +84,7 @@ impl PythonSchema {
         let failures = self.tree.descend(self.cx(), instance, None, None);
         match best_match(failures) {
             None => Ok(()),
-            Some(failure) => Err(failure.into_public(&self.schema)),
+            Some(best) => Err(best.into_public(&self.schema)),
         }
     }
 

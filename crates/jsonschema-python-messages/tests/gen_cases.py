@@ -1,4 +1,4 @@
-# Makes cases.json, the expected texts of python_cases.rs: Python's own
+# Makes cases.json, the expected texts and absolute paths of python_cases.rs: Python's own
 # jsonschema (4.26.0 here) on each case. Run it with a Python that has
 # jsonschema installed: python gen_cases.py > cases.json
 import json, sys
@@ -84,6 +84,8 @@ cases = [
  ("unicode", {"type":"string","maxLength":1}, "\u00e9\u00a0\u2028x"),
  ("float_repr", {"type":"integer"}, 1e+16),
  ("float_small", {"maximum":0}, 0.00001),
+ ("anyof_in_property", {"type":"object","properties":{"kind":{"enum":["A",None]},"parent":{"anyOf":[{"type":"string","format":"uuid"},{"type":"null"}]}}}, {"kind":"B","parent":"ab"}),
+ ("oneof_in_items", {"type":"array","items":{"oneOf":[{"type":"integer","minimum":3},{"type":"string"}]}}, [5,1]),
  ("nested_index", {"type":"object","properties":{"a":{"type":"array","items":{"type":"object","required":["x"]}}}}, {"a":[{"x":1},{"y":2}]}),
 ]
 out = []
@@ -94,5 +96,7 @@ for name, schema, inst in cases:
     cls = jsonschema.validators.validator_for(schema)
     v = cls(schema, format_checker=FormatChecker())
     err = jsonschema.exceptions.best_match(v.iter_errors(inst))
-    out.append({"name": name, "schema": s_text, "instance": i_text, "expected": None if err is None else str(err)})
+    out.append({"name": name, "schema": s_text, "instance": i_text, "expected": None if err is None else str(err),
+                "absolute_path": None if err is None else list(err.absolute_path),
+                "absolute_schema_path": None if err is None else list(err.absolute_schema_path)})
 json.dump(out, sys.stdout, indent=1, ensure_ascii=False)

@@ -50,6 +50,14 @@ fn the_schema_of_an_error_is_the_subschema_that_failed() {
         e.schema_path(),
         [PathItem::Index(1), PathItem::Key("minimum".into())]
     );
+    assert_eq!(
+        e.absolute_schema_path(),
+        [
+            PathItem::Key("anyOf".into()),
+            PathItem::Index(1),
+            PathItem::Key("minimum".into())
+        ]
+    );
     let schema = PythonSchema::new(&json!({
         "if": {"type": "integer"},
         "then": {"maximum": 1},
