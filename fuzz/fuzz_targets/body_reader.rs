@@ -130,7 +130,7 @@ fuzz_target!(|data: &[u8]| {
             assert!(!RICH_VALIDATOR.is_valid(value));
             assert!(!e.message().is_empty());
             assert!(e.to_string().starts_with(e.message()), "{e}");
-            let part = at(value, &e.absolute_instance_path());
+            let part = at(value, e.absolute_instance_path());
             let path = e.absolute_schema_path();
             if path.contains(&PathItem::Key("propertyNames".into())) {
                 // As in Python, the instance is the name, the path its object's.

@@ -55,6 +55,34 @@ pub(crate) fn format_as_index(container: &str, indices: &[PathItem]) -> String {
     out
 }
 
+/// A path from the root, and where the part relative to the `anyOf` or
+/// `oneOf` failures `best_match` descended through begins (0 when it
+/// descended through none).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ErrorPath {
+    items: Vec<PathItem>,
+    relative_from: usize,
+}
+
+impl ErrorPath {
+    /// `relative` under `above`.
+    pub(crate) fn new(
+        mut above: Vec<PathItem>,
+        relative: impl IntoIterator<Item = PathItem>,
+    ) -> Self {
+        let relative_from = above.len();
+        above.extend(relative);
+        ErrorPath {
+            items: above,
+            relative_from,
+        }
+    }
+
+    fn relative(&self) -> &[PathItem] {
+        &self.items[self.relative_from..]
+    }
+}
+
 /// Python's refusal of an instance: `str()` of it is the text of
 /// `jsonschema.ValidationError`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,11 +92,8 @@ pub struct PythonSchemaError(Box<ErrorParts>);
 struct ErrorParts {
     message: String,
     keyword: Option<String>,
-    schema_path: Vec<PathItem>,
-    path: Vec<PathItem>,
-    /// The paths of the `anyOf` or `oneOf` failures `best_match` descended
-    /// through to this one, from the root: instance, then schema.
-    above: (Vec<PathItem>, Vec<PathItem>),
+    schema_path: ErrorPath,
+    path: ErrorPath,
     schema: Value,
     instance: Value,
     /// `str()` of the error, written when the error is made: a reader of
@@ -81,19 +106,24 @@ impl PythonSchemaError {
     pub(crate) fn new(
         message: String,
         keyword: Option<&str>,
-        schema_path: Vec<PathItem>,
-        path: Vec<PathItem>,
-        above: (Vec<PathItem>, Vec<PathItem>),
+        schema_path: ErrorPath,
+        path: ErrorPath,
         schema: &Value,
         instance: Value,
     ) -> Self {
-        let text = error_text(&message, keyword, &schema_path, &path, schema, &instance);
+        let text = error_text(
+            &message,
+            keyword,
+            schema_path.relative(),
+            path.relative(),
+            schema,
+            &instance,
+        );
         PythonSchemaError(Box::new(ErrorParts {
             message,
             keyword: keyword.map(str::to_owned),
             schema_path,
             path,
-            above,
             schema: schema.clone(),
             instance,
             text,
@@ -118,7 +148,7 @@ impl PythonSchemaError {
     /// that keyword checked, as the error's text writes it.
     #[must_use]
     pub fn instance_path(&self) -> &[PathItem] {
-        &self.0.path
+        self.0.path.relative()
     }
 
     /// Where in the schema, keyword included (`error.relative_schema_path`):
@@ -126,21 +156,21 @@ impl PythonSchemaError {
     /// keyword's list, as the error's text writes it.
     #[must_use]
     pub fn schema_path(&self) -> &[PathItem] {
-        &self.0.schema_path
+        self.0.schema_path.relative()
     }
 
     /// Where in the instance, from its root (`error.absolute_path`): the
     /// field to name to a user.
     #[must_use]
-    pub fn absolute_instance_path(&self) -> Vec<PathItem> {
-        [&self.0.above.0[..], &self.0.path].concat()
+    pub fn absolute_instance_path(&self) -> &[PathItem] {
+        &self.0.path.items
     }
 
     /// Where in the schema, from its root, keyword included
     /// (`error.absolute_schema_path`).
     #[must_use]
-    pub fn absolute_schema_path(&self) -> Vec<PathItem> {
-        [&self.0.above.1[..], &self.0.schema_path].concat()
+    pub fn absolute_schema_path(&self) -> &[PathItem] {
+        &self.0.schema_path.items
     }
 
     /// The (sub)schema holding the keyword.

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 
 use serde_json::Value;
 
-use crate::error::{PathItem, PythonSchemaError};
+use crate::error::{ErrorPath, PathItem, PythonSchemaError};
 use crate::node::Node;
 
 /// A failure while validating; `'s` is the compiled schema's lifetime,
@@ -97,9 +97,8 @@ impl Best<'_, '_> {
         PythonSchemaError::new(
             failure.message,
             failure.keyword,
-            failure.schema_path.into(),
-            failure.path.into(),
-            (path_above, schema_path_above),
+            ErrorPath::new(schema_path_above, failure.schema_path),
+            ErrorPath::new(path_above, failure.path),
             failure.node.schema(root),
             failure.instance.into_owned(),
         )

@@ -43,9 +43,12 @@ fn every_case_reads_as_python_wrote_it() {
         let error = compiled.validate(&instance).err();
         let got = error.as_ref().map(ToString::to_string);
         assert_eq!(got, case.expected, "case {}", case.name);
-        let paths = error
-            .as_ref()
-            .map(|e| (e.absolute_instance_path(), e.absolute_schema_path()));
+        let paths = error.as_ref().map(|e| {
+            (
+                e.absolute_instance_path().to_vec(),
+                e.absolute_schema_path().to_vec(),
+            )
+        });
         let expected_paths = case
             .absolute_path
             .as_deref()
