@@ -216,8 +216,11 @@ impl FromStr for Profile {
 }
 
 /// Which version headers the layer's own 400 and 406 answers carry.
+///
+/// A closed set, like [`Messages`] and [`ErrorFormat`]: the server crate
+/// matches every variant, so one added here is a compile error there
+/// until it is implemented.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
 pub enum VersionErrorHeaders {
     /// `Vary` only: no version was served.
     VaryOnly,
@@ -229,8 +232,10 @@ pub enum VersionErrorHeaders {
 }
 
 /// The wording of the layer's own version errors.
+///
+/// A closed set: the server crate words each one, and a variant added
+/// here is a compile error there until it is worded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
 pub enum Messages {
     /// "Version 1.999 is not supported by the API. Minimum is 1.0 and
     /// maximum is 1.39." and "Invalid OpenStack-API-Version header: ...".
@@ -249,8 +254,10 @@ pub enum Messages {
 }
 
 /// The shape of error bodies.
+///
+/// A closed set: the server crate renders each one, and a variant added
+/// here is a compile error there until it is rendered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
 pub enum ErrorFormat {
     /// API-SIG: `{"errors": [{"status", "title", "detail", ...}]}`.
     ApiSig,
