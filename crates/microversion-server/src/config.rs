@@ -318,7 +318,7 @@ impl Microversions {
         let rules = &self.inner.rules;
         let malformed = |error: &InvalidVersion| VersionRefused {
             status: rules.malformed_status,
-            detail: crate::layer::malformed_detail(rules, error),
+            detail: crate::dialect::malformed_detail(rules, error),
             malformed: true,
         };
         let value = format!("{} {}", self.service_type(), text.trim());
@@ -334,7 +334,7 @@ impl Microversions {
                     Err(error) => malformed(&error),
                     Ok(version) => VersionRefused {
                         status: http::StatusCode::NOT_ACCEPTABLE,
-                        detail: crate::layer::unsupported_detail(rules, self.range(), version),
+                        detail: crate::dialect::unsupported_detail(rules, self.range(), version),
                         malformed: false,
                     },
                 });
@@ -345,7 +345,7 @@ impl Microversions {
             NegotiationOutcome::Malformed(error) => Err(malformed(&error)),
             NegotiationOutcome::Unsupported(version) => Err(VersionRefused {
                 status: http::StatusCode::NOT_ACCEPTABLE,
-                detail: crate::layer::unsupported_detail(rules, self.range(), version),
+                detail: crate::dialect::unsupported_detail(rules, self.range(), version),
                 malformed: false,
             }),
         }

@@ -7,14 +7,15 @@ use std::task::{Context, Poll, ready};
 
 use http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, Entry, VARY};
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
-use microversion::profile::{Messages, VersionErrorHeaders};
+use microversion::profile::VersionErrorHeaders;
 use microversion::{InvalidVersion, OPENSTACK_API_VERSION, Version};
 use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use crate::config::{Microversions, NegotiationOutcome, REQUEST_ID, canonical};
-use crate::error::{ApiError, ErrorContext, render};
+use crate::config::{Microversions, NegotiationOutcome, REQUEST_ID};
+use crate::dialect::{ErrorContext, malformed_detail, render, unsupported_detail};
+use crate::error::ApiError;
 use crate::extract::{Negotiated, RequestId};
 
 /// Applies [`Microversion`] to a service.
@@ -341,22 +342,6 @@ fn append_vary(headers: &mut HeaderMap, ours: &HeaderValue) {
     }
 }
 
-/// What the layer says of a malformed version, in the profile's words.
-pub(crate) fn malformed_detail(rules: &microversion::Rules, error: &InvalidVersion) -> String {
-    let raw = error.input_lossy();
-    match rules.messages {
-        Messages::Placement => placement_malformed(error),
-        Messages::Nova => format!(
-            "API Version String {raw} is of invalid format. Must be of format MajorNum.MinorNum."
-        ),
-        Messages::Ironic => match &rules.legacy_header {
-            Some(name) => format!("Invalid value for {} header", canonical(name.as_str())),
-            None => "Invalid value for OpenStack-API-Version header".to_owned(),
-        },
-        _ => format!("Invalid OpenStack-API-Version header: {error}"),
-    }
-}
-
 /// The layer's answer to a malformed version.
 fn malformed<B: From<String>>(
     api: &Microversions,
@@ -373,112 +358,6 @@ fn malformed<B: From<String>>(
     response
 }
 
-/// Upstream Placement's message for a malformed version: microversion_parse
-/// splits the version at its first dot and reads each part with Python's
-/// `int()`, and quotes the exception it meets (the header's text is read
-/// as ISO-8859-1, as WSGI servers hand it on). Where `int()` would have
-/// read both parts (`01.2`, `+1.2`, `1_0.2`, which the grammar here
-/// refuses), the message says what the grammar wants instead.
-fn placement_malformed(error: &InvalidVersion) -> String {
-    let text = crate::webob::latin1(error.input());
-    let (major, minor) = match text.split_once('.') {
-        Some((major, minor)) => (major, Some(minor)),
-        None => (text.as_str(), None),
-    };
-    let python = match [Some(major), minor]
-        .into_iter()
-        .flatten()
-        .find(|part| !python_int_reads(part))
-    {
-        Some(part) => Some(format!(
-            "invalid literal for int() with base 10: {}",
-            python_repr(part)
-        )),
-        None if minor.is_none() => {
-            Some("Version.__new__() missing 1 required positional argument: 'minor'".to_owned())
-        }
-        None => None,
-    };
-    match python {
-        Some(why) => format!("Invalid microversion: invalid version string: {text}; {why}"),
-        None => format!(
-            "Invalid microversion: invalid version string: {text}; {}; {}",
-            error.reason(),
-            InvalidVersion::expected()
-        ),
-    }
-}
-
-/// Whether Python's `int(part)` reads `part` (of ISO-8859-1 characters):
-/// optional white space around an optional sign and ASCII digits, single
-/// underscores allowed between digits.
-fn python_int_reads(part: &str) -> bool {
-    let is_space = |c: char| matches!(c, '\t'..='\r' | '\u{1c}'..='\u{20}' | '\u{85}' | '\u{a0}');
-    let digits = part.trim_matches(is_space);
-    let digits = digits.strip_prefix(['+', '-']).unwrap_or(digits);
-    !digits.is_empty()
-        && digits
-            .split('_')
-            .all(|run| !run.is_empty() && run.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// Python's `repr()` of a string of ISO-8859-1 characters (a header's
-/// text). jsonschema-python-messages has the whole of Unicode; this crate
-/// needs it only behind its `json-schema` feature.
-fn python_repr(text: &str) -> String {
-    let quote = if text.contains('\'') && !text.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push(quote);
-    for c in text.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            // Control characters, and the two Latin-1 characters Python
-            // does not print (no-break space, soft hyphen).
-            c if c.is_control() || c == '\u{a0}' || c == '\u{ad}' => {
-                out.push_str(&format!("\\x{:02x}", u32::from(c)));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
-}
-
-/// What the layer says of a well-formed version outside the range, in
-/// the profile's words.
-pub(crate) fn unsupported_detail(
-    rules: &microversion::Rules,
-    range: microversion::VersionRange,
-    requested: Version,
-) -> String {
-    let (min, max) = (range.min(), range.max());
-    match rules.messages {
-        Messages::Placement => {
-            format!("Invalid microversion: Unacceptable version header: {requested}")
-        }
-        Messages::Ironic if requested.major() != max.major() => format!(
-            "Mutually exclusive versions requested. Version {requested} requested but not supported by this service. The supported version range is: [{min}, {max}]."
-        ),
-        Messages::Ironic => format!(
-            "Version {requested} was requested but the minor version is not supported by this service. The supported version range is: [{min}, {max}]."
-        ),
-        _ => format!(
-            "Version {requested} is not supported by the API. Minimum is {min} and maximum is {max}."
-        ),
-    }
-}
-
 /// The layer's answer to a well-formed version outside the range.
 fn unsupported<B: From<String>>(
     api: &Microversions,
@@ -491,15 +370,21 @@ fn unsupported<B: From<String>>(
     let error = ApiError::new(StatusCode::NOT_ACCEPTABLE, detail);
     let mut response = finish.error_response(&error, Some(range));
     let headers = response.headers_mut();
+    // Exhaustive: a new choice of headers does not compile until it is
+    // made here.
     match rules.version_error_headers {
-        VersionErrorHeaders::VaryOnly if rules.vary => append_vary(headers, api.vary_value()),
+        VersionErrorHeaders::VaryOnly => {
+            if rules.vary {
+                append_vary(headers, api.vary_value());
+            }
+        }
         VersionErrorHeaders::RejectedVersion => {
             set_version_headers(api, requested, headers);
             if rules.vary {
                 append_vary(headers, api.vary_value());
             }
         }
-        _ => {}
+        VersionErrorHeaders::None => {}
     }
     set_range_headers(api, headers);
     response
@@ -585,6 +470,7 @@ impl<F, B> std::fmt::Debug for ResponseFuture<F, B> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::canonical;
 
     #[test]
     fn canonical_header_names() {
@@ -610,73 +496,5 @@ mod tests {
         );
         append_vary(&mut h, &ours);
         assert_eq!(h.get_all(VARY).iter().count(), 1);
-    }
-
-    /// Upstream's texts, read from Placement 16.0.0 (microversion_parse
-    /// 2.1.0) answering the same headers.
-    #[test]
-    fn placement_malformed_versions_read_as_python_reads_them() {
-        let message = |raw: &[u8]| {
-            let error = Version::try_from(raw).expect_err("malformed");
-            placement_malformed(&error)
-        };
-        let prefix = "Invalid microversion: invalid version string: ";
-        for (raw, why) in [
-            (
-                &b"1.a"[..],
-                "1.a; invalid literal for int() with base 10: 'a'",
-            ),
-            (b"a.1", "a.1; invalid literal for int() with base 10: 'a'"),
-            (
-                b"1.2.3",
-                "1.2.3; invalid literal for int() with base 10: '2.3'",
-            ),
-            (
-                b"1..2",
-                "1..2; invalid literal for int() with base 10: '.2'",
-            ),
-            (b".", ".; invalid literal for int() with base 10: ''"),
-            (b"1.", "1.; invalid literal for int() with base 10: ''"),
-            (
-                b"1",
-                "1; Version.__new__() missing 1 required positional argument: 'minor'",
-            ),
-            (
-                b"LATEST",
-                "LATEST; invalid literal for int() with base 10: 'LATEST'",
-            ),
-            (
-                "\u{e9}.1".as_bytes(),
-                "\u{c3}\u{a9}.1; invalid literal for int() with base 10: '\u{c3}\u{a9}'",
-            ),
-            (
-                b"1.it's",
-                "1.it's; invalid literal for int() with base 10: \"it's\"",
-            ),
-            (
-                b"1.a\tb\\",
-                "1.a\tb\\; invalid literal for int() with base 10: 'a\\tb\\\\'",
-            ),
-        ] {
-            assert_eq!(message(raw), format!("{prefix}{why}"));
-        }
-        // int() reads these; the strict grammar does not.
-        assert_eq!(
-            message(b"01.2"),
-            format!(
-                "{prefix}01.2; a number has a leading zero; {}",
-                InvalidVersion::expected()
-            )
-        );
-        for part in ["1", " 1 ", "+1", "-1", "1_000", "\u{a0}7"] {
-            assert!(python_int_reads(part), "{part:?}");
-        }
-        for part in ["", "_1", "1_", "1__0", "+", "1 1", "\u{b2}", "0x1"] {
-            assert!(!python_int_reads(part), "{part:?}");
-        }
-        assert_eq!(
-            python_repr("a\u{a0}\u{ad}\u{85}\u{ff}"),
-            "'a\\xa0\\xad\\x85\u{ff}'"
-        );
     }
 }

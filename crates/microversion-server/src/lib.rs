@@ -88,11 +88,13 @@
 
 mod config;
 pub mod deprecation;
+mod dialect;
 pub mod discovery;
 mod error;
 mod extract;
 pub mod guide;
 pub mod history;
+mod html;
 mod kept;
 mod layer;
 #[cfg(feature = "openapi")]
@@ -100,7 +102,6 @@ pub mod openapi;
 pub mod routing;
 pub mod schema;
 pub mod telemetry;
-mod webob;
 
 pub use crate::config::{
     Microversions, MicroversionsBuilder, NegotiationOutcome, REQUEST_ID, VersionRefused,

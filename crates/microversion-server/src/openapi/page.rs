@@ -11,7 +11,7 @@ use http::{HeaderValue, header};
 use microversion::Version;
 
 use super::ApiDescription;
-use crate::webob::html_escape;
+use crate::html::escape as html_escape;
 
 /// What the page allows the browser to load: its own files, the
 /// documents from the same server, nothing else. Swagger UI sets inline

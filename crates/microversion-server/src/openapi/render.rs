@@ -408,7 +408,9 @@ pub(super) fn error_schema(rules: &Rules) -> Value {
             },
             "required": ["error_message"]
         }),
-        _ => json!({
+        // Placement's JSON errors are API-SIG's shape. Exhaustive: a new
+        // format does not compile until its schema is written here.
+        ErrorFormat::ApiSig | ErrorFormat::Placement => json!({
             "type": "object",
             "properties": {
                 "errors": {

@@ -13,33 +13,33 @@
 //! is the `detail` of a 404 whose message is `No such resource class
 //! CUSTOM_X.`, and a message's own newlines are spaces there.
 
-use std::fmt::Write as _;
-
 use http::StatusCode;
+
+use crate::html::escape as html_escape;
 
 /// One error as webob renders it.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct WebobPage<'a> {
-    pub(crate) status: StatusCode,
+pub(super) struct WebobPage<'a> {
+    pub(super) status: StatusCode,
     /// The error's own message (webob's `detail`), empty for none.
-    pub(crate) message: &'a str,
+    pub(super) message: &'a str,
     /// The request's method (`REQUEST_METHOD`).
-    pub(crate) method: &'a str,
+    pub(super) method: &'a str,
     /// The request's `Accept` as upstream's request log leaves it
     /// (`HTTP_ACCEPT`).
-    pub(crate) accept: &'a str,
+    pub(super) accept: &'a str,
     /// The request's `Content-Type` (`CONTENT_TYPE`), if it has one.
-    pub(crate) content_type: Option<&'a str>,
+    pub(super) content_type: Option<&'a str>,
 }
 
 impl WebobPage<'_> {
     /// The `detail` of Placement's JSON error body.
-    pub(crate) fn json_detail(&self) -> String {
+    pub(super) fn json_detail(&self) -> String {
         strip_tags(&self.body(str::to_owned))
     }
 
     /// The `text/plain` body.
-    pub(crate) fn plain(&self) -> String {
+    pub(super) fn plain(&self) -> String {
         format!(
             "{} {}\n\n{}",
             self.status.as_u16(),
@@ -49,7 +49,7 @@ impl WebobPage<'_> {
     }
 
     /// The `text/html` body.
-    pub(crate) fn html(&self) -> String {
+    pub(super) fn html(&self) -> String {
         let status = format!("{} {}", self.status.as_u16(), title(self.status));
         format!(
             "<html>\n <head>\n  <title>{status}</title>\n </head>\n <body>\n  <h1>{status}</h1>\n  {}\n </body>\n</html>",
@@ -89,7 +89,7 @@ impl WebobPage<'_> {
 
 /// webob's title of a status: its own names where they differ from the
 /// current reason phrases (`Request Entity Too Large`).
-pub(crate) fn title(status: StatusCode) -> &'static str {
+pub(super) fn title(status: StatusCode) -> &'static str {
     match status.as_u16() {
         413 => "Request Entity Too Large",
         414 => "Request-URI Too Long",
@@ -144,7 +144,7 @@ fn explanation(status: StatusCode) -> &'static str {
 
 /// A header's text as a WSGI server hands it on: each byte one character
 /// (ISO-8859-1).
-pub(crate) fn latin1(bytes: &[u8]) -> String {
+pub(super) fn latin1(bytes: &[u8]) -> String {
     bytes.iter().map(|&b| char::from(b)).collect()
 }
 
@@ -194,27 +194,6 @@ fn find_tag_start(text: &str, breaks_only: bool) -> Option<usize> {
                 .get(i + 1..i + 3)
                 .is_some_and(|b| b.eq_ignore_ascii_case(b"br"))
         })
-}
-
-/// webob's `html_escape`: Python's `html.escape` with quotes, then every
-/// character outside ASCII as a decimal character reference. Safe in
-/// HTML text and quoted attributes, so the reference page uses it too.
-pub(crate) fn html_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#x27;"),
-            c if c.is_ascii() => out.push(c),
-            c => {
-                let _ = write!(out, "&#{};", u32::from(c));
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]
