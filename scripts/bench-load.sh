@@ -312,7 +312,7 @@ CONF
   start_upstream 2
   OURS=$(free_port 18140-18159)
   "${server[@]}" "$work/placement-api" --bind "127.0.0.1:$OURS" --database "$ours_url" \
-    --policy legacy >"$work/ours.log" 2>&1 &
+    --policy legacy --auth-strategy noauth2 >"$work/ours.log" 2>&1 &
   ours_pid=$!; pids+=($ours_pid)
   wait_port "$OURS" "$ours_pid" 60 || { cat "$work/ours.log" >&2; exit 1; }
 
@@ -549,7 +549,8 @@ if [ "$PART" = keystone ]; then
   }
   ours_db=sqlite:///$work/ours.db
   NOAUTH=$(free_port 18140-18159)
-  start ours-noauth2 "$NOAUTH" "$work/placement-api" --bind "127.0.0.1:$NOAUTH" --database "$ours_db" --policy legacy
+  start ours-noauth2 "$NOAUTH" "$work/placement-api" --bind "127.0.0.1:$NOAUTH" --database "$ours_db" --policy legacy \
+    --auth-strategy noauth2
   conf "$work/ours-keystone" keystone "$ours_db"
   # Upstream: seeded with noauth2 (one worker: see the placement part),
   # then served behind keystonemiddleware.

@@ -89,7 +89,7 @@ start_instances() {
     mport=$(free_port "${MV_PORTS:-}" "${taken[@]}" "$port") || return 1
     taken+=("$port" "$mport")
     i=$((i + 1))
-    "$binary" --bind "127.0.0.1:$port" --metrics-bind "127.0.0.1:$mport" --database "$u" --policy legacy \
+    "$binary" --bind "127.0.0.1:$port" --metrics-bind "127.0.0.1:$mport" --database "$u" --policy legacy --auth-strategy noauth2 \
       >"$work/api-$i.log" 2>&1 &
     pids+=($!)
     metrics+=("http://127.0.0.1:$mport/metrics")

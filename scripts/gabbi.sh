@@ -111,12 +111,12 @@ start_server() {
       port=$next_port
       next_port=$((next_port + 1))
       [ "$next_port" -le "$port_last" ] || next_port=$port_first
-      "$binary" --bind "127.0.0.1:$port" --database "$url" --policy "$policy" "$@" >"$log" 2>&1 &
+      "$binary" --bind "127.0.0.1:$port" --database "$url" --policy "$policy" --auth-strategy noauth2 "$@" >"$log" 2>&1 &
       server_pid=$!
       wait_port "$port" "$server_pid" 60 && return 0
     else
       : >"$log"
-      "$binary" --bind 127.0.0.1:0 --database "$url" --policy "$policy" "$@" >"$log" 2>&1 &
+      "$binary" --bind 127.0.0.1:0 --database "$url" --policy "$policy" --auth-strategy noauth2 "$@" >"$log" 2>&1 &
       server_pid=$!
       local tries=600
       port=

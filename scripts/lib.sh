@@ -74,7 +74,7 @@ CONF
 }
 
 # start_placement_api BINARY URL LOG [FIRST-LAST|PORT]: placement-api
-# (the legacy policy) on the database URL, its output in LOG, listening
+# (noauth2, the legacy policy) on the database URL, its output in LOG, listening
 # on a free port (of the range when given), or on PORT. Sets server_pid
 # and server_port.
 start_placement_api() {
@@ -83,7 +83,7 @@ start_placement_api() {
     *-*|'') server_port=$(free_port "${4:-}") || return 1 ;;
     *) server_port=$4 ;;
   esac
-  "$1" --bind "127.0.0.1:$server_port" --database "$2" --policy legacy >"$3" 2>&1 &
+  "$1" --bind "127.0.0.1:$server_port" --database "$2" --policy legacy --auth-strategy noauth2 >"$3" 2>&1 &
   server_pid=$!
   wait_port "$server_port" "$server_pid" 60
 }

@@ -62,7 +62,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 printf '[openapi]\nenabled = true\nreference_page = true\n' >"$work/placement.conf"
-"$binary" --bind "127.0.0.1:$port" --database "sqlite:///$work/placement.db" \
+"$binary" --bind "127.0.0.1:$port" --database "sqlite:///$work/placement.db" --auth-strategy noauth2 \
   --config-file "$work/placement.conf" >"$work/server.log" 2>&1 &
 server=$!
 if ! wait_port "$port" "$server" 60; then

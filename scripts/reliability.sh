@@ -93,7 +93,7 @@ fi
 if has load; then
   echo "== load ($requests requests, 64 connections, SQLite)"
   port=$(free_port "${MV_PORTS:-}")
-  "$binary" --bind "127.0.0.1:$port" --database "sqlite:///$work/load.db" --policy legacy \
+  "$binary" --bind "127.0.0.1:$port" --database "sqlite:///$work/load.db" --policy legacy --auth-strategy noauth2 \
     >"$work/load-server.log" 2>&1 &
   pids+=($!)
   wait_port "$port" "$!" 60 || { cat "$work/load-server.log"; exit 1; }

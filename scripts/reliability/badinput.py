@@ -142,7 +142,8 @@ def main():
     args = p.parse_args()
     log = open(args.log, "ab")
     proc = subprocess.Popen([args.binary, "--bind", f"127.0.0.1:{args.port}", "--database",
-                             args.database, "--policy", "legacy", "--max-body-size", str(LIMIT)],
+                             args.database, "--policy", "legacy", "--max-body-size", str(LIMIT),
+                             "--auth-strategy", "noauth2"],
                             stdout=log, stderr=log)
     try:
         return run(args, proc)

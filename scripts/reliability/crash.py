@@ -62,7 +62,7 @@ class Client:
 def start(args, log):
     proc = subprocess.Popen(
         [args.binary, "--bind", f"127.0.0.1:{args.port}", "--database", args.database,
-         "--policy", "legacy"], stdout=log, stderr=log)
+         "--policy", "legacy", "--auth-strategy", "noauth2"], stdout=log, stderr=log)
     for _ in range(300):
         try:
             c = Client(args.port)

@@ -45,7 +45,7 @@ use axum::body::Body;
 use http::{Method, Request, StatusCode};
 use http_body_util::BodyExt;
 use placement::app::AppState;
-use placement::config::{CandidateStrategy, Config};
+use placement::config::{AuthStrategy, CandidateStrategy, Config};
 use tower::ServiceExt;
 
 /// The allocator placement-api runs on, so that the allocations measured
@@ -132,6 +132,7 @@ async fn app(db: &str, row: &str) -> Router {
         database: database_url(db),
         enforce_new_defaults: false,
         enforce_scope: false,
+        auth_strategy: AuthStrategy::Noauth2,
         ..Config::default()
     };
     // The wide tree's rows run with the load benchmark's bound.

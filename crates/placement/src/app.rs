@@ -12,7 +12,7 @@ use microversion_server::{
 };
 use tower::ServiceBuilder;
 
-use crate::config::Config;
+use crate::config::{AuthStrategy, Config, NOAUTH2_WARNING};
 use crate::context::RequestContext;
 use crate::db::Store;
 use crate::error::Error;
@@ -50,21 +50,32 @@ pub struct AppState {
 impl AppState {
     /// Connects to the configured database and loads the policy.
     ///
+    /// With the keystone strategy (the default) the `[keystone_authtoken]`
+    /// settings are required: without them the service refuses to start
+    /// rather than serve open. noauth2 is logged at warning level.
+    ///
     /// # Errors
     ///
-    /// Fails when the database cannot be reached or the policy file is
-    /// invalid.
+    /// Fails when the keystone strategy has no settings, the database
+    /// cannot be reached or the policy file is invalid.
     pub async fn new(config: Config) -> anyhow::Result<AppState> {
+        config.check_auth()?;
+        let keystone = match config.auth_strategy {
+            AuthStrategy::Keystone => config
+                .keystone
+                .as_ref()
+                .map(crate::auth::keystone_layer)
+                .transpose()?,
+            AuthStrategy::Noauth2 => {
+                tracing::warn!("{NOAUTH2_WARNING}");
+                None
+            }
+        };
         let policy = LivePolicy::load(
             config.enforce_new_defaults,
             config.enforce_scope,
             config.policy_file.as_deref(),
         )?;
-        let keystone = config
-            .keystone
-            .as_ref()
-            .map(crate::auth::keystone_layer)
-            .transpose()?;
         let store = Store::connect(&config.database).await?;
         let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
         let discovery = discovery()?;

@@ -22,9 +22,10 @@ pub struct Cli {
     /// Address to listen on.
     #[arg(long, env = "PLACEMENT_BIND", global = true)]
     bind: Option<SocketAddr>,
-    /// Database URL, in upstream's forms: `sqlite:///PATH` (default
-    /// `sqlite:///placement.db`), `postgresql://USER@HOST/DB`,
-    /// `mysql+pymysql://USER:PASSWORD@HOST/DB`.
+    /// Database URL, in upstream's forms: `sqlite:///PATH`,
+    /// `postgresql://USER@HOST/DB`, `mysql+pymysql://USER:PASSWORD@HOST/DB`.
+    /// Overrides `[placement_database] connection`; without either, and
+    /// without a config file, `sqlite:///placement.db` (development only).
     #[arg(long, env = "PLACEMENT_DATABASE", global = true)]
     database: Option<String>,
     /// Upstream's `placement.conf` to read (database connection, auth
@@ -38,7 +39,9 @@ pub struct Cli {
     /// A policy file (oslo.policy YAML) overriding default rules.
     #[arg(long, env = "PLACEMENT_POLICY_FILE", global = true)]
     policy_file: Option<PathBuf>,
-    /// Authentication strategy.
+    /// Authentication strategy: keystone (the default, as upstream's;
+    /// needs `[keystone_authtoken]` in the config file) or noauth2, which
+    /// trusts every caller (development and tests only).
     #[arg(long, env = "PLACEMENT_AUTH_STRATEGY", value_enum, global = true)]
     auth_strategy: Option<AuthStrategy>,
     /// The largest request body accepted, in bytes (default 1 MiB); a
@@ -142,6 +145,14 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // A service that could not authenticate is a configuration error, said
+    // before anything starts (db sync needs no auth).
+    if matches!(cli.command, Some(Command::Serve) | None) {
+        if let Err(e) = config.check_auth() {
+            eprintln!("placement-api: {e:#}");
+            return ExitCode::from(2);
+        }
+    }
     // Before the runtime's threads start: the local time offset of the
     // log lines can only be read while the process has one thread.
     if let Err(e) = crate::logging::init(&config) {

@@ -40,15 +40,42 @@ pub enum PolicyDefaults {
 }
 
 /// How requests are authenticated.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum AuthStrategy {
     /// Upstream's `noauth2`: the token `user[:project]` names the caller;
-    /// the user `admin` has the admin role.
+    /// the user `admin` has the admin role. Nothing is verified, so it is
+    /// only ever used when asked for (development and tests).
     Noauth2,
     /// Keystone tokens, validated as keystonemiddleware does with the
-    /// settings of `[keystone_authtoken]`.
+    /// settings of `[keystone_authtoken]` (the default, as upstream's).
+    #[default]
     Keystone,
 }
+
+impl AuthStrategy {
+    /// Reads `[api] auth_strategy`'s values.
+    fn from_conf(value: &str) -> Option<AuthStrategy> {
+        match value.trim() {
+            "noauth2" => Some(AuthStrategy::Noauth2),
+            "keystone" => Some(AuthStrategy::Keystone),
+            _ => None,
+        }
+    }
+}
+
+/// Why the service refuses to start with the keystone strategy and no
+/// `[keystone_authtoken]` settings: it says what to write, and how to ask
+/// for the open strategy instead.
+pub const KEYSTONE_NEEDS_SETTINGS: &str = "auth strategy keystone (the default, as upstream's) \
+    needs the [keystone_authtoken] section of a placement.conf: auth_type, auth_url, username, \
+    password, project_name, user_domain_name, project_domain_name. For development without \
+    Keystone, ask for noauth2, which trusts every caller: --auth-strategy noauth2, \
+    PLACEMENT_AUTH_STRATEGY=noauth2 or [api] auth_strategy = noauth2";
+
+/// What the service logs at warning level on start with noauth2.
+pub const NOAUTH2_WARNING: &str = "auth strategy noauth2: requests are not authenticated \
+    (the token names the caller, and the token admin is an administrator); for development \
+    and tests only, use keystone in a cloud";
 
 /// The settings the service runs with.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -116,6 +143,10 @@ pub struct Config {
     /// `[metrics] bind` (`--metrics-bind`): where to serve Prometheus
     /// metrics at `/metrics`; off when unset (upstream has no such key).
     pub metrics_bind: Option<SocketAddr>,
+    /// What loading the settings noticed that the operator should hear
+    /// (a development default in force, say): logged at warning level
+    /// when the service starts, once the log is set up.
+    pub warnings: Vec<String>,
 }
 
 /// oslo.config's boolean spellings.
@@ -145,7 +176,7 @@ impl Default for Config {
                 .parse()
                 .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 8778))),
             database: DEFAULT_DATABASE.to_owned(),
-            auth_strategy: AuthStrategy::Noauth2,
+            auth_strategy: AuthStrategy::Keystone,
             keystone: None,
             enforce_new_defaults: true,
             enforce_scope: true,
@@ -165,6 +196,7 @@ impl Default for Config {
             log_json: false,
             log_stderr: false,
             metrics_bind: None,
+            warnings: Vec::new(),
         }
     }
 }
@@ -199,10 +231,20 @@ pub struct Overrides {
 impl Config {
     /// Reads `config_file` (if any) and applies `overrides`.
     ///
+    /// The auth strategy is keystone unless noauth2 is asked for (by the
+    /// file, a flag or its environment variable); the keystone settings
+    /// are read here and required when the service starts
+    /// ([`crate::app::AppState::new`]), so that `db sync` needs none. A
+    /// file must name the database (`[placement_database] connection`,
+    /// or `--database`), as upstream refuses to start without one; with
+    /// neither a file nor `--database`, the embedded SQLite file of
+    /// [`DEFAULT_DATABASE`] is used, with a warning that it is for
+    /// development only.
+    ///
     /// # Errors
     ///
-    /// Fails when the file cannot be read or holds an invalid value,
-    /// naming the file, section and key.
+    /// Fails when the file cannot be read, holds an invalid value (naming
+    /// the file, section and key), or names no database.
     pub fn load(config_file: Option<&Path>, overrides: Overrides) -> anyhow::Result<Config> {
         let mut config = Config::default();
         let file = match config_file {
@@ -217,8 +259,24 @@ impl Config {
         if let Some(bind) = overrides.bind {
             config.bind = bind;
         }
-        if let Some(database) = overrides.database {
-            config.database = database;
+        let file_names_database = file.as_ref().is_some_and(|(ini, _)| {
+            ini.section(Some("placement_database"))
+                .and_then(|s| s.get("connection"))
+                .is_some_and(|c| !c.trim().is_empty())
+        });
+        match (overrides.database, &file) {
+            (Some(database), _) => config.database = database,
+            (None, Some((_, path))) if !file_names_database => bail!(
+                "{}: [placement_database] connection is not set: name the database there \
+                 (mysql+pymysql://USER:PASSWORD@HOST/placement, postgresql://USER@HOST/placement \
+                 or sqlite:////PATH) or with --database",
+                path.display()
+            ),
+            (None, Some(_)) => {}
+            (None, None) => config.warnings.push(format!(
+                "no configuration file and no --database: serving the embedded SQLite database \
+                 {DEFAULT_DATABASE} (placement.db in the working directory), for development only"
+            )),
         }
         if let Some(auth) = overrides.auth_strategy {
             config.auth_strategy = auth;
@@ -244,18 +302,28 @@ impl Config {
         if let Some(bind) = overrides.metrics_bind {
             config.metrics_bind = Some(bind);
         }
-        if config.auth_strategy == AuthStrategy::Keystone {
-            let section = file
-                .as_ref()
-                .and_then(|(ini, path)| Some((ini.section(Some("keystone_authtoken"))?, *path)));
-            let Some((section, path)) = section else {
-                bail!(
-                    "auth strategy keystone needs the [keystone_authtoken] section of a placement.conf (--config-file): auth_type, auth_url, username, password, project_name, user_domain_name, project_domain_name"
-                );
-            };
+        let keystone_section = file
+            .as_ref()
+            .and_then(|(ini, path)| Some((ini.section(Some("keystone_authtoken"))?, *path)));
+        if let (AuthStrategy::Keystone, Some((section, path))) =
+            (config.auth_strategy, keystone_section)
+        {
             config.keystone = Some(KeystoneAuthtoken::read(section, path)?);
         }
         Ok(config)
+    }
+
+    /// Whether the service can authenticate as configured: the keystone
+    /// strategy needs the `[keystone_authtoken]` settings.
+    ///
+    /// # Errors
+    ///
+    /// [`KEYSTONE_NEEDS_SETTINGS`] when they are missing.
+    pub fn check_auth(&self) -> anyhow::Result<()> {
+        if self.auth_strategy == AuthStrategy::Keystone && self.keystone.is_none() {
+            bail!(KEYSTONE_NEEDS_SETTINGS);
+        }
+        Ok(())
     }
 
     fn read_file(&mut self, ini: &ini::Ini, path: &Path) -> anyhow::Result<()> {
@@ -263,15 +331,19 @@ impl Config {
         if let Some(connection) = get("placement_database", "connection") {
             self.database = connection.trim().to_owned();
         }
-        if let Some(strategy) = get("api", "auth_strategy") {
-            match strategy.trim() {
-                "noauth2" => self.auth_strategy = AuthStrategy::Noauth2,
-                "keystone" => self.auth_strategy = AuthStrategy::Keystone,
-                other => bail!(
-                    "{}: [api] auth_strategy = {other} is not supported; the accepted values are keystone and noauth2",
-                    path.display()
-                ),
-            }
+        // `[DEFAULT] auth_strategy` is the option's old place, read when
+        // `[api]` does not set it (as oslo.config's deprecated group).
+        let strategy = [("api", "auth_strategy"), ("DEFAULT", "auth_strategy")]
+            .into_iter()
+            .find_map(|(section, key)| Some((section, get(section, key)?)));
+        if let Some((section, strategy)) = strategy {
+            self.auth_strategy = AuthStrategy::from_conf(strategy).with_context(|| {
+                format!(
+                    "{}: [{section}] auth_strategy = {} is not supported; the accepted values are keystone and noauth2",
+                    path.display(),
+                    strategy.trim()
+                )
+            })?;
         }
         let boolean = |key: &str| -> anyhow::Result<Option<bool>> {
             match get("oslo_policy", key).map(|v| v.trim().to_ascii_lowercase()) {
@@ -473,6 +545,15 @@ impl Config {
 mod tests {
     use super::*;
 
+    /// Writes a placement.conf that names a database (a file must), then
+    /// `text`.
+    fn write_conf(path: &Path, text: &str) -> std::io::Result<()> {
+        std::fs::write(
+            path,
+            format!("[placement_database]\nconnection = sqlite://\n{text}"),
+        )
+    }
+
     #[test]
     fn file_then_overrides() {
         let dir = std::env::temp_dir().join(format!("placement-conf-{}", std::process::id()));
@@ -521,20 +602,20 @@ mod tests {
         .unwrap();
         assert!(!c.enforce_new_defaults && c.enforce_scope);
 
-        std::fs::write(&path, "[api]\nauth_strategy = keystone2\n").unwrap();
+        write_conf(&path, "[api]\nauth_strategy = keystone2\n").unwrap();
         let err = Config::load(Some(&path), Overrides::default()).unwrap_err();
         assert!(
             err.to_string()
                 .contains("accepted values are keystone and noauth2"),
             "{err}"
         );
-        std::fs::write(&path, "[placement]\nallocation_conflict_retry_count = -1\n").unwrap();
+        write_conf(&path, "[placement]\nallocation_conflict_retry_count = -1\n").unwrap();
         let err = Config::load(Some(&path), Overrides::default()).unwrap_err();
         assert!(
             err.to_string().contains("not a non-negative integer"),
             "{err}"
         );
-        std::fs::write(&path, "[oslo_policy]\nenforce_scope = maybe\n").unwrap();
+        write_conf(&path, "[oslo_policy]\nenforce_scope = maybe\n").unwrap();
         let err = Config::load(Some(&path), Overrides::default()).unwrap_err();
         assert!(err.to_string().contains("not a boolean"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
@@ -545,10 +626,10 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("placement-cors-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("placement.conf");
-        std::fs::write(&path, "[cors]\nallow_headers = a\n").unwrap();
+        write_conf(&path, "[cors]\nallow_headers = a\n").unwrap();
         let c = Config::load(Some(&path), Overrides::default()).unwrap();
         assert_eq!(c.cors, None, "no allowed_origin: off");
-        std::fs::write(
+        write_conf(
             &path,
             "[cors]\nallowed_origin = http://a.example, http://b.example\n\
              allow_headers = openstack-api-version\nmax_age = 0\nallow_credentials = false\n",
@@ -564,7 +645,7 @@ mod tests {
         assert_eq!(cors.max_age, 0);
         assert!(!cors.allow_credentials);
         assert_eq!(cors.allow_methods, CorsConfig::default().allow_methods);
-        std::fs::write(&path, "[cors]\nallowed_origin = x\nmax_age = soon\n").unwrap();
+        write_conf(&path, "[cors]\nallowed_origin = x\nmax_age = soon\n").unwrap();
         assert!(Config::load(Some(&path), Overrides::default()).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -575,7 +656,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("placement.conf");
         let load = |text: &str| {
-            std::fs::write(&path, text).unwrap();
+            write_conf(&path, text).unwrap();
             Config::load(Some(&path), Overrides::default())
         };
         let c = load("[placement_database]\nconnection = sqlite://\n").unwrap();
@@ -610,7 +691,7 @@ mod tests {
             "{err:#}"
         );
         // Flags override the file.
-        std::fs::write(&path, "[DEFAULT]\nlog_file = a.log\n").unwrap();
+        write_conf(&path, "[DEFAULT]\nlog_file = a.log\n").unwrap();
         let c = Config::load(
             Some(&path),
             Overrides {
@@ -633,20 +714,20 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("placement-openapi-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("placement.conf");
-        std::fs::write(&path, "[openapi]\nenabled = True\n").unwrap();
+        write_conf(&path, "[openapi]\nenabled = True\n").unwrap();
         assert!(
             Config::load(Some(&path), Overrides::default())
                 .unwrap()
                 .openapi
         );
-        std::fs::write(&path, "[openapi]\nenabled = maybe\n").unwrap();
+        write_conf(&path, "[openapi]\nenabled = maybe\n").unwrap();
         assert!(Config::load(Some(&path), Overrides::default()).is_err());
         assert!(!Config::default().openapi);
         assert!(!Config::default().reference_page);
-        std::fs::write(&path, "[openapi]\nenabled = true\nreference_page = yes\n").unwrap();
+        write_conf(&path, "[openapi]\nenabled = true\nreference_page = yes\n").unwrap();
         let c = Config::load(Some(&path), Overrides::default()).unwrap();
         assert!(c.openapi && c.reference_page);
-        std::fs::write(&path, "[openapi]\nreference_page = true\n").unwrap();
+        write_conf(&path, "[openapi]\nreference_page = true\n").unwrap();
         let err = Config::load(Some(&path), Overrides::default()).unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -656,13 +737,122 @@ mod tests {
                 path.display()
             )
         );
-        std::fs::write(&path, "[openapi]\nenabled = true\nreference_page = sure\n").unwrap();
+        write_conf(&path, "[openapi]\nenabled = true\nreference_page = sure\n").unwrap();
         let err = Config::load(Some(&path), Overrides::default()).unwrap_err();
         assert!(
             err.to_string()
                 .ends_with("[openapi] reference_page = sure is not a boolean; use true or false"),
             "{err}"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn keystone_unless_noauth2_is_asked_for() {
+        let dir = std::env::temp_dir().join(format!("placement-auth-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("placement.conf");
+        let load = |text: &str, overrides: Overrides| {
+            write_conf(&path, text).unwrap();
+            Config::load(Some(&path), overrides)
+        };
+        // No [api] section, as kolla-ansible, OpenStack-Ansible and helm
+        // write it: keystone, with the settings read for the start.
+        let c = load(
+            "[keystone_authtoken]\nauth_type = password\nauth_url = http://k/v3\nusername = placement\n\
+             password = p\nproject_name = service\nuser_domain_name = Default\nproject_domain_name = Default\n",
+            Overrides::default(),
+        )
+        .unwrap();
+        assert_eq!(c.auth_strategy, AuthStrategy::Keystone);
+        assert!(c.keystone.is_some());
+        // Without [keystone_authtoken] the loader still answers (db sync
+        // needs no auth); the service's start refuses (AppState::new).
+        let c = load("", Overrides::default()).unwrap();
+        assert_eq!(
+            (c.auth_strategy, c.keystone),
+            (AuthStrategy::Keystone, None)
+        );
+        // The old place of the option, and [api] winning over it.
+        let c = load("[DEFAULT]\nauth_strategy = noauth2\n", Overrides::default()).unwrap();
+        assert_eq!(c.auth_strategy, AuthStrategy::Noauth2);
+        let c = load(
+            "[DEFAULT]\nauth_strategy = noauth2\n[api]\nauth_strategy = keystone\n",
+            Overrides::default(),
+        )
+        .unwrap();
+        assert_eq!(c.auth_strategy, AuthStrategy::Keystone);
+        let err = load("[DEFAULT]\nauth_strategy = none\n", Overrides::default()).unwrap_err();
+        assert_eq!(
+            format!("{err:#}"),
+            format!(
+                "{}: [DEFAULT] auth_strategy = none is not supported; the accepted values are keystone and noauth2",
+                path.display()
+            )
+        );
+        // The flag (or its environment variable) asks for noauth2.
+        let noauth2 = Overrides {
+            auth_strategy: Some(AuthStrategy::Noauth2),
+            ..Overrides::default()
+        };
+        let c = load("", noauth2.clone()).unwrap();
+        assert_eq!(c.auth_strategy, AuthStrategy::Noauth2);
+        // With no file at all: keystone still, on the development database.
+        let c = Config::load(None, Overrides::default()).unwrap();
+        assert_eq!(c.auth_strategy, AuthStrategy::Keystone);
+        let c = Config::load(None, noauth2).unwrap();
+        assert_eq!(c.auth_strategy, AuthStrategy::Noauth2);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_file_must_name_the_database() {
+        let dir = std::env::temp_dir().join(format!("placement-db-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("placement.conf");
+        for text in [
+            "[api]\nauth_strategy = noauth2\n",
+            "[placement_database]\nconnection =\n",
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let err = Config::load(Some(&path), Overrides::default()).unwrap_err();
+            assert!(
+                err.to_string().starts_with(&format!(
+                    "{}: [placement_database] connection is not set: name the database there",
+                    path.display()
+                )),
+                "{err}"
+            );
+            // --database (or PLACEMENT_DATABASE) names it instead.
+            let c = Config::load(
+                Some(&path),
+                Overrides {
+                    database: Some("sqlite:///x.db".into()),
+                    ..Overrides::default()
+                },
+            )
+            .unwrap();
+            assert_eq!(c.database, "sqlite:///x.db");
+            assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        }
+        // No file and no --database: the development default, said so.
+        let c = Config::load(None, Overrides::default()).unwrap();
+        assert_eq!(c.database, DEFAULT_DATABASE);
+        assert_eq!(c.warnings.len(), 1);
+        assert!(
+            c.warnings[0].contains("for development only"),
+            "{:?}",
+            c.warnings
+        );
+        let c = Config::load(
+            None,
+            Overrides {
+                database: Some("sqlite:///y.db".into()),
+                ..Overrides::default()
+            },
+        )
+        .unwrap();
+        assert!(c.warnings.is_empty());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

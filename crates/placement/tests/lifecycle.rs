@@ -41,6 +41,8 @@ impl Service {
             addr.to_string(),
             "--database".to_owned(),
             database,
+            "--auth-strategy".to_owned(),
+            "noauth2".to_owned(),
         ];
         all.extend(args.iter().map(|a| (*a).to_owned()));
         Service::spawn(&all, addr, dir)
@@ -367,7 +369,7 @@ fn the_systemd_units_command_serves_and_stops_with_0() {
     std::fs::write(
         &config,
         format!(
-            "[placement_database]\nconnection = sqlite:///{}\n",
+            "[api]\nauth_strategy = noauth2\n[placement_database]\nconnection = sqlite:///{}\n",
             dir.join("placement.db").display()
         ),
     )

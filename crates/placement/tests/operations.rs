@@ -15,6 +15,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use microversion_test_support::Scratch;
+use placement::config::{KEYSTONE_NEEDS_SETTINGS, NOAUTH2_WARNING};
 
 /// A running `placement-api`, killed when dropped.
 struct Service {
@@ -44,6 +45,7 @@ impl Service {
         let mut child = Command::new(env!("CARGO_BIN_EXE_placement-api"))
             .args(["--config-file", conf_path.to_str().unwrap()])
             .args(["--bind", "127.0.0.1:0", "--policy", "legacy"])
+            .args(["--auth-strategy", "noauth2"])
             .args(args)
             .env_remove("RUST_LOG")
             .stdin(Stdio::null())
@@ -472,12 +474,19 @@ async fn metrics_count_a_known_sequence_and_the_text_log_is_upstreams() {
         );
     }
 
-    // The log: one line per request, in order, upstream's text; nothing
-    // on standard output.
+    // The log: noauth2's warning at the start, then one line per request,
+    // in order, upstream's text; nothing on standard output.
     let lines = std::fs::read_to_string(&log).unwrap();
     let lines: Vec<&str> = lines.lines().collect();
-    assert_eq!(lines.len(), sent.len(), "{lines:#?}");
+    assert_eq!(lines.len(), sent.len() + 1, "{lines:#?}");
     let pid = service.pid().to_string();
+    let (warning, lines) = lines.split_first().unwrap();
+    assert!(
+        warning.ends_with(&format!(
+            " {pid} WARNING placement.app [-] {NOAUTH2_WARNING}"
+        )),
+        "{warning}"
+    );
     for (line, sent) in lines.iter().zip(&sent) {
         // `2026-11-24 07:41:10.162 16449 ` then the rest.
         let (stamp, rest) = line.split_at(24);
@@ -570,6 +579,10 @@ fn a_log_file_that_cannot_be_opened_is_a_usage_error() {
             conf.to_str().unwrap(),
             "--bind",
             "127.0.0.1:0",
+            "--database",
+            "sqlite://",
+            "--auth-strategy",
+            "noauth2",
         ])
         .output()
         .unwrap();
@@ -589,5 +602,136 @@ fn a_log_file_that_cannot_be_opened_is_a_usage_error() {
     assert!(
         stderr.contains("[metrics] bind = localhost is not an address and port"),
         "{stderr}"
+    );
+}
+
+/// Runs the binary in `dir` (where the development database would be
+/// created) with `args` and no auth strategy from the environment, to
+/// its exit; one that is still running after 60 s (serving, where it
+/// should have refused) is killed and fails the test.
+fn run_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    let child = Command::new(env!("CARGO_BIN_EXE_placement-api"))
+        .current_dir(dir)
+        .args(["--bind", "127.0.0.1:0"])
+        .args(args)
+        .env_remove("PLACEMENT_AUTH_STRATEGY")
+        .env_remove("PLACEMENT_DATABASE")
+        .env_remove("PLACEMENT_CONFIG_FILE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("placement-api runs");
+    let pid = child.id();
+    let (done, exited) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(child.wait_with_output());
+    });
+    match exited.recv_timeout(Duration::from_secs(60)) {
+        Ok(output) => output.expect("placement-api's output is read"),
+        Err(_) => {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+            panic!("placement-api {args:?} was still running after 60 s");
+        }
+    }
+}
+
+#[test]
+fn it_refuses_to_serve_open_unless_noauth2_is_asked_for() {
+    let dir = Scratch::new("placement-operations-secure");
+    // No configuration at all: keystone, which has no settings.
+    let out = run_in(dir.path(), &[]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("placement-api: {KEYSTONE_NEEDS_SETTINGS}\n")
+    );
+    assert!(
+        !dir.join("placement.db").exists(),
+        "nothing is created before the refusal"
+    );
+    // A file as kolla-ansible, OpenStack-Ansible and openstack-helm write
+    // it (no [api] section) but without [keystone_authtoken]: the same.
+    let conf = dir.join("placement.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "[DEFAULT]\ndebug = false\n[placement_database]\nconnection = sqlite:///{}\n",
+            dir.join("p.db").display()
+        ),
+    )
+    .unwrap();
+    let out = run_in(dir.path(), &["--config-file", conf.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(KEYSTONE_NEEDS_SETTINGS),
+        "{out:?}"
+    );
+    // A file that names no database is refused, as upstream refuses it.
+    std::fs::write(&conf, "[api]\nauth_strategy = noauth2\n").unwrap();
+    let out = run_in(dir.path(), &["--config-file", conf.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("[placement_database] connection is not set"),
+        "{out:?}"
+    );
+    // db sync needs no auth: it creates the schema of the named database.
+    let db = dir.join("synced.db");
+    let out = run_in(
+        dir.path(),
+        &[
+            "--database",
+            &format!("sqlite:///{}", db.display()),
+            "db",
+            "sync",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "database created\n");
+    assert!(db.exists());
+}
+
+#[test]
+fn noauth2_on_the_development_database_says_so_when_asked_for() {
+    let dir = Scratch::new("placement-operations-dev");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_placement-api"))
+        .current_dir(dir.path())
+        .args(["--bind", "127.0.0.1:0", "--auth-strategy", "noauth2"])
+        .env_remove("PLACEMENT_DATABASE")
+        .env_remove("PLACEMENT_CONFIG_FILE")
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("placement-api starts");
+    let mut said = String::new();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    for line in stderr.lines().map_while(Result::ok) {
+        said.push_str(&line);
+        said.push('\n');
+        if line.starts_with("placement-api listening on ") {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let mut log = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut log).unwrap();
+    let _ = child.wait();
+    assert!(said.contains("placement-api listening on "), "{said}");
+    assert!(
+        said.contains(
+            "placement-api: warning: no configuration file and no --database: serving the \
+             embedded SQLite database sqlite:///placement.db (placement.db in the working \
+             directory), for development only\n"
+        ),
+        "{said}"
+    );
+    assert!(dir.join("placement.db").exists());
+    // The log (standard output) carries both warnings.
+    assert!(log.contains("for development only"), "{log}");
+    assert!(
+        log.contains(&format!(" WARNING placement.app [-] {NOAUTH2_WARNING}")),
+        "{log}"
     );
 }

@@ -14,7 +14,7 @@ use std::net::SocketAddr;
 
 use microversion_test_support::{Scratch, serve_on};
 use placement::app::AppState;
-use placement::config::Config;
+use placement::config::{AuthStrategy, Config};
 use placement::db::Store;
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -137,6 +137,7 @@ impl Server {
             database: database.clone(),
             enforce_new_defaults: false,
             enforce_scope: false,
+            auth_strategy: AuthStrategy::Noauth2,
             ..Config::default()
         };
         configure(&mut config);
