@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The `placement` command (crates/microversion-cli) against upstream
+# The `placement` command (crates/placement-cli) against upstream
 # Placement 16.0.0 and placement-api, each on a new SQLite database with
 # noauth2, and beside the real `openstack` client with osc-placement
 # (pinned: scripts/requirements/osc.txt):
@@ -75,7 +75,7 @@ if [ -z "$binary" ]; then
   binary=${CARGO_TARGET_DIR:-$root/target}/debug/placement-api
 fi
 if [ -z "$client" ]; then
-  cargo build --quiet -p microversion-cli --bin placement || exit 1
+  cargo build --quiet -p placement-cli --bin placement || exit 1
   client=${CARGO_TARGET_DIR:-$root/target}/debug/placement
 fi
 

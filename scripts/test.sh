@@ -136,6 +136,7 @@ eval "$(bash scripts/keystone-catalog.sh start --port "$keystone_port" "${catalo
 trap 'bash scripts/keystone-catalog.sh stop; bash scripts/keystone.sh stop --port "$keystone_port"; rm -rf "$bin_dir"' EXIT
 built_tests microversion-client --test real_keystone -- --test-threads=1
 built_tests microversion-cli --test real_keystone -- --test-threads=1
+built_tests placement-cli --test real_keystone -- --test-threads=1
 echo "== token renewal with 8-second Keystone tokens"
 bash scripts/keystone.sh stop --port "$keystone_port"
 eval "$(bash scripts/keystone.sh start --port "$keystone_port" --token-expiration 8)"

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use microversion::{Profile, VersionRequest};
+use microversion_client::cli::{CloudArgs, parse_seconds};
 
 /// The exit codes, shown at the end of every `--help`.
 const EXIT_CODES: &str = "\
@@ -180,152 +181,6 @@ pub(crate) struct CheckArgs {
     pub(crate) cloud: CloudArgs,
 }
 
-/// osc's options naming the cloud and its credentials. Each one's
-/// `OS_*` variable (`--os-password`: `OS_PASSWORD`) is read from the
-/// environment when the option is not given; options win over variables,
-/// which win over clouds.yaml.
-#[derive(Debug, Default, Args)]
-#[command(next_help_heading = "Cloud options (osc's; each also read from its OS_* variable)")]
-pub(crate) struct CloudArgs {
-    /// The cloud of clouds.yaml (./, ~/.config/openstack/, /etc/openstack/,
-    /// or OS_CLIENT_CONFIG_FILE), with secure.yaml merged [env: OS_CLOUD].
-    #[arg(long, value_name = "NAME")]
-    pub(crate) os_cloud: Option<String>,
-    /// password, v3applicationcredential, token, admin_token or none
-    /// [env: OS_AUTH_TYPE].
-    #[arg(long, value_name = "TYPE")]
-    pub(crate) os_auth_type: Option<String>,
-    /// Keystone's URL [env: OS_AUTH_URL].
-    #[arg(long, value_name = "URL")]
-    pub(crate) os_auth_url: Option<String>,
-    /// [env: OS_USERNAME]
-    #[arg(long, value_name = "NAME")]
-    pub(crate) os_username: Option<String>,
-    /// [env: OS_USER_ID]
-    #[arg(long, value_name = "ID")]
-    pub(crate) os_user_id: Option<String>,
-    /// [env: OS_PASSWORD]
-    #[arg(long, value_name = "PASSWORD")]
-    pub(crate) os_password: Option<String>,
-    /// [env: OS_PROJECT_NAME]
-    #[arg(long, value_name = "NAME")]
-    pub(crate) os_project_name: Option<String>,
-    /// [env: OS_PROJECT_ID]
-    #[arg(long, value_name = "ID")]
-    pub(crate) os_project_id: Option<String>,
-    /// [env: OS_USER_DOMAIN_NAME]
-    #[arg(long, value_name = "NAME")]
-    pub(crate) os_user_domain_name: Option<String>,
-    /// [env: OS_USER_DOMAIN_ID]
-    #[arg(long, value_name = "ID")]
-    pub(crate) os_user_domain_id: Option<String>,
-    /// [env: OS_PROJECT_DOMAIN_NAME]
-    #[arg(long, value_name = "NAME")]
-    pub(crate) os_project_domain_name: Option<String>,
-    /// [env: OS_PROJECT_DOMAIN_ID]
-    #[arg(long, value_name = "ID")]
-    pub(crate) os_project_domain_id: Option<String>,
-    /// Domain scope, or with a project the default of both domains
-    /// [env: OS_DOMAIN_NAME].
-    #[arg(long, value_name = "NAME")]
-    pub(crate) os_domain_name: Option<String>,
-    /// [env: OS_DOMAIN_ID]
-    #[arg(long, value_name = "ID")]
-    pub(crate) os_domain_id: Option<String>,
-    /// System scope: all [env: OS_SYSTEM_SCOPE].
-    #[arg(long, value_name = "all")]
-    pub(crate) os_system_scope: Option<String>,
-    /// [env: OS_APPLICATION_CREDENTIAL_ID]
-    #[arg(long, value_name = "ID")]
-    pub(crate) os_application_credential_id: Option<String>,
-    /// [env: OS_APPLICATION_CREDENTIAL_NAME]
-    #[arg(long, value_name = "NAME")]
-    pub(crate) os_application_credential_name: Option<String>,
-    /// [env: OS_APPLICATION_CREDENTIAL_SECRET]
-    #[arg(long, value_name = "SECRET")]
-    pub(crate) os_application_credential_secret: Option<String>,
-    /// A token: for auth types token and admin_token [env: OS_TOKEN].
-    #[arg(long, value_name = "TOKEN")]
-    pub(crate) os_token: Option<String>,
-    /// The endpoint of auth types admin_token and none [env: OS_ENDPOINT].
-    #[arg(long, value_name = "URL")]
-    pub(crate) os_endpoint: Option<String>,
-    /// [env: OS_REGION_NAME]
-    #[arg(long, value_name = "REGION")]
-    pub(crate) os_region_name: Option<String>,
-    /// public (default), internal or admin [env: OS_INTERFACE].
-    #[arg(long, value_name = "INTERFACE")]
-    pub(crate) os_interface: Option<String>,
-    /// CA certificates (PEM) to trust [env: OS_CACERT].
-    #[arg(long, value_name = "FILE")]
-    pub(crate) os_cacert: Option<String>,
-    /// Do not verify TLS certificates.
-    #[arg(long)]
-    pub(crate) insecure: bool,
-}
-
-impl CloudArgs {
-    /// The options given, as clouds.yaml keys and values.
-    pub(crate) fn options(&self) -> Vec<(&'static str, &str)> {
-        let all = [
-            ("auth_type", &self.os_auth_type),
-            ("auth_url", &self.os_auth_url),
-            ("username", &self.os_username),
-            ("user_id", &self.os_user_id),
-            ("password", &self.os_password),
-            ("project_name", &self.os_project_name),
-            ("project_id", &self.os_project_id),
-            ("user_domain_name", &self.os_user_domain_name),
-            ("user_domain_id", &self.os_user_domain_id),
-            ("project_domain_name", &self.os_project_domain_name),
-            ("project_domain_id", &self.os_project_domain_id),
-            ("domain_name", &self.os_domain_name),
-            ("domain_id", &self.os_domain_id),
-            ("system_scope", &self.os_system_scope),
-            (
-                "application_credential_id",
-                &self.os_application_credential_id,
-            ),
-            (
-                "application_credential_name",
-                &self.os_application_credential_name,
-            ),
-            (
-                "application_credential_secret",
-                &self.os_application_credential_secret,
-            ),
-            ("token", &self.os_token),
-            ("endpoint", &self.os_endpoint),
-            ("region_name", &self.os_region_name),
-            ("interface", &self.os_interface),
-            ("cacert", &self.os_cacert),
-        ];
-        let mut options: Vec<(&'static str, &str)> = all
-            .into_iter()
-            .filter_map(|(key, value)| value.as_deref().map(|v| (key, v)))
-            .collect();
-        if self.insecure {
-            options.push(("insecure", "true"));
-        }
-        options
-    }
-
-    /// Whether the command line names a cloud or a credential.
-    pub(crate) fn given(&self) -> bool {
-        self.os_cloud.is_some() || !self.options().is_empty()
-    }
-}
-
-/// A positive, finite number of seconds.
-pub(crate) fn parse_seconds(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Ok(s),
-        _ => Err(format!(
-            "expected a number of seconds above 0 and at most 86400, got {text:?}"
-        )),
-    }
-}
-
 /// Where a `-d @FILE` body comes from.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum BodySource {
@@ -356,14 +211,6 @@ mod tests {
     #[test]
     fn the_command_line_is_consistent() {
         Cli::command().debug_assert();
-    }
-
-    #[test]
-    fn seconds() {
-        assert_eq!(parse_seconds("2.5"), Ok(2.5));
-        for bad in ["0", "-1", "nan", "inf", "1e9", "soon", ""] {
-            assert!(parse_seconds(bad).is_err(), "{bad:?}");
-        }
     }
 
     #[test]

@@ -4,12 +4,10 @@
 
 use std::time::Duration;
 
-use microversion_client::cloud::Cloud;
-use microversion_client::config::ConfigLoader;
-
-use crate::args::CloudArgs;
 use crate::error::Error;
 use crate::net::USER_AGENT;
+use microversion_client::cli::CloudArgs;
+use microversion_client::cloud::Cloud;
 
 /// Variables that, alone, say a cloud is configured.
 const CLOUD_VARS: &[&str] = &["OS_CLOUD", "OS_AUTH_URL", "OS_AUTH_TYPE", "OS_ENDPOINT"];
@@ -39,14 +37,8 @@ pub(crate) fn load(
     if !args.given() && !from_env {
         return Ok(None);
     }
-    let mut loader = ConfigLoader::from_env();
-    if let Some(name) = &args.os_cloud {
-        loader = loader.cloud(name);
-    }
-    for (key, value) in args.options() {
-        loader = loader.option(key, value);
-    }
-    let config = loader
+    let config = args
+        .loader()
         .load()
         .map_err(|e| Error::new(format!("invalid cloud configuration: {e}")))?;
     let http = Cloud::http_client_builder(&config)

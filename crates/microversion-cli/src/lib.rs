@@ -12,8 +12,8 @@
 //!   profiles of [`microversion::Profile`] ([`check`]).
 //!
 //! This library is the binary's logic; `main` only calls [`run`]. The
-//! checker is also usable from Rust ([`check::Check`]). The crate's second
-//! binary, `placement`, a client of the Placement API, is [`placement`].
+//! checker is also usable from Rust ([`check::Check`]). The `placement`
+//! command, a client of the Placement API, is the `placement-cli` crate.
 //!
 //! # Exit codes
 //!
@@ -55,7 +55,6 @@ mod cloud;
 mod cloud_list;
 mod error;
 mod net;
-pub mod placement;
 mod request;
 mod table;
 mod version_list;

@@ -8,6 +8,11 @@
 //! negotiated version and fails naming the span. [`api_version_arg`] is the
 //! `--os-<service>-api-version` option of the OpenStack CLIs.
 //!
+//! What such commands share besides: [`CloudArgs`], osc's `--os-cloud`,
+//! `--os-auth-url`, `--os-token`... options feeding a
+//! [`ConfigLoader`](crate::config::ConfigLoader); [`parse_seconds`] for
+//! `--timeout`; [`error_chain`], an error and its causes on one line.
+//!
 //! ```
 //! use clap::{Arg, Command};
 //! use microversion::Version;
@@ -42,6 +47,12 @@
 //! assert!(versions.validate(&matches, Version::new(1, 14)).is_ok());
 //! # Ok::<(), microversion_client::Error>(())
 //! ```
+
+mod cloud_args;
+mod error_chain;
+
+pub use self::cloud_args::{CloudArgs, parse_seconds};
+pub use self::error_chain::error_chain;
 
 use clap::parser::ValueSource;
 use clap::{Arg, ArgMatches, Command};

@@ -501,17 +501,7 @@ pub fn run_in(
     args: &[&str],
     vars: &[(&str, &str)],
 ) -> Run {
-    run_binary_in(env!("CARGO_BIN_EXE_microversion"), dir, args, vars)
-}
-
-/// [`run_in`] for another binary of the crate (`placement`).
-pub fn run_binary_in(
-    binary: &str,
-    dir: &microversion_test_support::Scratch,
-    args: &[&str],
-    vars: &[(&str, &str)],
-) -> Run {
-    let mut cmd = std::process::Command::new(binary);
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_microversion"));
     cmd.args(args).current_dir(dir.path());
     for (name, _) in std::env::vars_os() {
         let name = name.to_string_lossy().into_owned();

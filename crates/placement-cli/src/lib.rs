@@ -1,6 +1,9 @@
 //! The `placement` command: a client of the Placement API with
 //! osc-placement's commands, options and columns, built on the client
-//! crate.
+//! crate (`microversion-client`).
+//!
+//! This library is the binary's logic: `main` only calls [`main`], which
+//! runs [`run`] on the process's arguments.
 //!
 //! Each command and option carries the API versions it exists at
 //! ([`microversion_client::cli::CliVersions`]), shown in `--help`. Without
@@ -19,7 +22,9 @@
 //! | 2 | a usage, input, version, configuration or connection error, before or instead of the request |
 
 mod args;
+mod cloud;
 mod commands;
+mod error;
 mod output;
 
 use std::ffi::OsString;
@@ -34,9 +39,15 @@ use microversion_client::cloud::Cloud;
 use microversion_client::{Client, DiskCache};
 use serde_json::Value;
 
-use crate::cloud::{self, Need};
 use crate::error::Error;
-use crate::{EXIT_ERROR, EXIT_FAILURES, EXIT_SUCCESS};
+
+/// Exit code: success.
+pub const EXIT_SUCCESS: u8 = 0;
+/// Exit code: the server refused a request, or Keystone refused the
+/// credentials.
+pub const EXIT_FAILURES: u8 = 1;
+/// Exit code: a usage, input, version, configuration or connection error.
+pub const EXIT_ERROR: u8 = 2;
 
 /// The versions this client knows: Placement 1.0 to 1.39.
 pub(crate) const CLIENT_RANGE: (Version, Version) = (Version::new(1, 0), Version::new(1, 39));
@@ -64,6 +75,13 @@ impl From<Error> for Failure {
     fn from(e: Error) -> Self {
         Failure::Local(e)
     }
+}
+
+/// Runs the `placement` command on the process's arguments and returns
+/// its exit code.
+#[must_use]
+pub fn main() -> ExitCode {
+    run(std::env::args_os())
 }
 
 /// Runs the `placement` command line `args` (the program name first),
@@ -138,7 +156,7 @@ where
     }
 
     let timeout = Duration::from_secs_f64(cli.timeout);
-    let cloud = cloud::load(&cli.cloud, Need::Environment, timeout)?.ok_or_else(|| {
+    let cloud = cloud::load(&cli.cloud, timeout)?.ok_or_else(|| {
         Error::new(
             "no Placement endpoint: give --os-endpoint URL and --os-token TOKEN (OS_ENDPOINT, \
              OS_TOKEN) for a service without Keystone, or a cloud: --os-cloud NAME (OS_CLOUD) \

@@ -5,9 +5,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use microversion::{VersionRequest, VersionSpan};
-use microversion_client::cli::CliVersions;
-
-use crate::args::CloudArgs;
+use microversion_client::cli::{CliVersions, CloudArgs};
 
 /// The exit codes, shown at the end of every `--help`.
 pub(crate) const EXIT_CODES: &str = "\
@@ -35,7 +33,7 @@ pub(crate) struct Cli {
 
     /// Time limit of each HTTP request, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0,
-          value_parser = crate::args::parse_seconds)]
+          value_parser = microversion_client::cli::parse_seconds)]
     pub(crate) timeout: f64,
 
     /// Ask the server for its versions, not the on-disk cache.

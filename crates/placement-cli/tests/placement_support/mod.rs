@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 
 use microversion_test_support::{Scratch, serve_on};
 use placement::app::AppState;
-use placement::config::Config;
+use placement::config::{AuthStrategy, Config};
 
 /// A running placement-api.
 pub struct Service {
@@ -33,6 +33,7 @@ impl Service {
             runtime.block_on(async move {
                 let config = Config {
                     database,
+                    auth_strategy: AuthStrategy::Noauth2,
                     enforce_new_defaults: false,
                     enforce_scope: false,
                     ..Config::default()
@@ -79,12 +80,13 @@ pub fn placement(endpoint: &str, cache: &Path, args: &[&str]) -> Run {
 }
 
 /// Runs `placement ARGS` in `dir` (its cache there too) with the
-/// variables `env` and no other OS_* variable.
+/// variables `env` and no other OS_* or proxy variable.
 pub fn run_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     let (cache, args) = (dir, args);
     let mut command = Command::new(env!("CARGO_BIN_EXE_placement"));
     for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("OS_") {
+        let text = name.to_string_lossy();
+        if text.starts_with("OS_") || text.to_ascii_lowercase().ends_with("_proxy") {
             command.env_remove(name);
         }
     }

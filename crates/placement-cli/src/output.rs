@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value};
 
-use super::args::Format;
+use crate::args::Format;
 use crate::error::Error;
 
 /// A command's result.

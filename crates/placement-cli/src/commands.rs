@@ -6,14 +6,14 @@ use http::Method;
 use microversion::VersionSpan;
 use serde_json::{Map, Value, json};
 
-use super::args::{
+use crate::args::{
     Aggregate, Allocation, Candidate, Class, ConsumerAllocation, INVENTORY_FIELDS, Inventory,
     InventoryClass, Output, Provider, ProviderTrait, ProviderUsage, Resource, ResourceUsage, Top,
     Trait,
 };
-use super::output::Shown;
-use super::{Api, CLIENT_RANGE, Failure};
 use crate::error::Error;
+use crate::output::Shown;
+use crate::{Api, CLIENT_RANGE, Failure};
 
 const ALL: VersionSpan = VersionSpan::ALL;
 const V1_12: VersionSpan = VersionSpan::from_static("1.12 - latest");
@@ -581,8 +581,8 @@ async fn candidates(
                     .map(|(class, v)| {
                         format!(
                             "{class}={}/{}",
-                            super::output::text(&field(v, "used")),
-                            super::output::text(&field(v, "capacity"))
+                            crate::output::text(&field(v, "used")),
+                            crate::output::text(&field(v, "capacity"))
                         )
                     })
                     .collect::<Vec<_>>()
@@ -593,7 +593,7 @@ async fn candidates(
         let names: Vec<String> = summary
             .get("traits")
             .and_then(Value::as_array)
-            .map(|t| t.iter().map(super::output::text).collect())
+            .map(|t| t.iter().map(crate::output::text).collect())
             .unwrap_or_default();
         traits.insert(rp.clone(), json!(names.join(",")));
     }
@@ -602,7 +602,7 @@ async fn candidates(
             .and_then(Value::as_object)
             .map(|r| {
                 r.iter()
-                    .map(|(class, n)| format!("{class}={}", super::output::text(n)))
+                    .map(|(class, n)| format!("{class}={}", crate::output::text(n)))
                     .collect::<Vec<_>>()
                     .join(",")
             })
@@ -627,7 +627,7 @@ async fn candidates(
                 for a in list {
                     let rp = a
                         .pointer("/resource_provider/uuid")
-                        .map(super::output::text)
+                        .map(crate::output::text)
                         .unwrap_or_default();
                     per_provider.push((rp, amounts(a.get("resources"))));
                 }
@@ -872,7 +872,7 @@ async fn inventories(command: &Inventory, api: &Api) -> Result<Option<Shown>, Fa
             };
             let mut rows = Vec::new();
             for provider in providers {
-                let uuid = super::output::text(&field(&provider, "uuid"));
+                let uuid = crate::output::text(&field(&provider, "uuid"));
                 let path = format!("resource_providers/{uuid}/inventories");
                 let mut payload = if a.amend {
                     api.get(&path, &[]).await?
