@@ -34,11 +34,9 @@ use serde_json::{Value, json};
 use tower::ServiceExt as _;
 
 use crate::app::{AppState, router};
-use crate::config::Config;
+use crate::config::{AuthStrategy, Config};
 use crate::cors::CorsConfig;
-use crate::error::Error;
-use crate::handlers::query::{self, QueryParams};
-use crate::handlers::util::is_uuid_like;
+use crate::query::{self, InvalidQuery, QueryParams, is_uuid_like};
 
 /// The body type of the requests [`Harness`] sends.
 pub use axum::body::Body;
@@ -71,24 +69,12 @@ fn ensure(holds: bool, message: impl FnOnce() -> String) -> Result<(), Violation
     }
 }
 
-/// A refusal of a parser must be an answer for the client: a 400 with a
-/// detail, never a database error.
-fn refusal(what: &str, raw: &str, e: &Error) -> Result<(), Violation> {
-    match e {
-        Error::Api(api) => ensure(
-            api.status() == StatusCode::BAD_REQUEST && !api.detail().is_empty(),
-            || {
-                format!(
-                    "{what} of {raw:?}: refused with {} {:?}",
-                    api.status(),
-                    api.detail()
-                )
-            },
-        ),
-        other => Err(Violation::new(format!(
-            "{what} of {raw:?}: a non-API error {other}"
-        ))),
-    }
+/// A refusal of a parser must be an answer for the client (a 400): with
+/// a detail.
+fn refusal(what: &str, raw: &str, e: &InvalidQuery) -> Result<(), Violation> {
+    ensure(!e.detail().is_empty(), || {
+        format!("{what} of {raw:?}: refused without a detail")
+    })
 }
 
 /// `target` (bytes a client might put after the method) as a valid
@@ -343,15 +329,16 @@ pub fn check_candidate_query(version: Version, raw: &str) -> Result<(), Violatio
     }
     if let Some(value) = params.get_all("root_required").first() {
         match query::traits_value(value, true, false) {
-            Ok((required, forbidden)) => {
+            Ok(traits) => {
                 ensure(
-                    required.iter().all(|any| any.len() == 1)
-                        && required
+                    traits.required.iter().all(|any| any.len() == 1)
+                        && traits
+                            .required
                             .iter()
                             .flatten()
-                            .chain(&forbidden)
+                            .chain(&traits.forbidden)
                             .all(|t| !t.is_empty() && !t.starts_with('!')),
-                    || format!("{raw:?}: root_required read as {required:?} / {forbidden:?}"),
+                    || format!("{raw:?}: root_required read as {traits:?}"),
                 )?;
             }
             Err(e) => refusal("root_required", raw, &e)?,
@@ -943,11 +930,13 @@ impl Drop for Harness {
     }
 }
 
-/// The service's settings: the legacy policy (upstream's tests' default),
-/// a small body limit, CORS for one origin.
+/// The service's settings: no Keystone (`noauth2`: the token is the
+/// user), the legacy policy (upstream's tests' default), a small body
+/// limit, CORS for one origin.
 fn config(file: &Path) -> Config {
     Config {
         database: format!("sqlite:///{}", file.display()),
+        auth_strategy: AuthStrategy::Noauth2,
         enforce_new_defaults: false,
         enforce_scope: false,
         max_body_size: BODY_LIMIT,

@@ -22,13 +22,14 @@ use crate::config::CandidateStrategy;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
 use crate::handlers::pieces::Pieces;
-use crate::handlers::query::{self, QueryParams};
+use crate::handlers::query::{invalid, query_schemas, validate};
 use crate::handlers::util::{cache_headers, check_accept, is_uuid_like, push_int, push_plain_str};
 use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::candidate::{
     self, AllocationRequest, Candidates, Group, RequestWide, SearchError, Summary, SummaryResource,
 };
 use crate::policy::Action;
+use crate::query::{self, QueryParams};
 
 pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router.get(
@@ -114,7 +115,7 @@ fn list_query_schemas() -> std::result::Result<BodySchemas<Value>, BuildError> {
     };
     let three = ["resources", "required", "member_of"];
     let four = ["resources", "required", "member_of", "in_tree"];
-    query::query_schemas("GET /allocation_candidates query")
+    query_schemas("GET /allocation_candidates query")
         .json_schema(VersionSpan::from_static("1.10 - 1.15"), &plain(&[]))
         .json_schema(
             VersionSpan::from_static("1.16 - 1.16"),
@@ -167,7 +168,7 @@ async fn list(
     state.authorize(&ctx, Action::AllocationCandidatesList)?;
     let version = *version;
     let params = QueryParams::parse(raw.as_deref())?;
-    params.validate(&schemas.allocation_candidate.query, version)?;
+    validate(&params, &schemas.allocation_candidate.query, version)?;
     let mut wide = request_wide(&params)?;
     let groups = request_groups(&params, version, &wide.same_subtrees)?;
     let policy = params.get_all("group_policy").first().copied();
@@ -221,9 +222,7 @@ fn request_wide(params: &QueryParams) -> Result<RequestWide> {
         Some(text) => Some(
             query::python_int(text)
                 .and_then(|n| usize::try_from(n).ok())
-                .ok_or_else(|| {
-                    query::invalid(&format!("'{text}' does not match '^[1-9][0-9]*$'"))
-                })?,
+                .ok_or_else(|| invalid(&format!("'{text}' does not match '^[1-9][0-9]*$'")))?,
         ),
         None => None,
     };
@@ -238,9 +237,9 @@ fn request_wide(params: &QueryParams) -> Result<RequestWide> {
         .with_code(code::QUERYPARAM_DUPLICATE_KEY));
     }
     if let Some(value) = roots.first() {
-        let (required, forbidden) = query::traits_value(value, true, false)?;
-        root_required = required.into_iter().flatten().collect();
-        let conflicts: Vec<&String> = forbidden.intersection(&root_required).collect();
+        let traits = query::traits_value(value, true, false)?;
+        root_required = traits.required.into_iter().flatten().collect();
+        let conflicts: Vec<&String> = traits.forbidden.intersection(&root_required).collect();
         if !conflicts.is_empty() {
             let names: Vec<&str> = conflicts.iter().map(|s| s.as_str()).collect();
             return Err(Error::bad_request(format!(
@@ -249,7 +248,7 @@ fn request_wide(params: &QueryParams) -> Result<RequestWide> {
             ))
             .with_code(code::QUERYPARAM_BAD_VALUE));
         }
-        root_forbidden = forbidden;
+        root_forbidden = traits.forbidden;
     }
     let mut same_subtrees = Vec::new();
     for value in params.get_all("same_subtree") {
@@ -308,7 +307,7 @@ fn check_group_count(params: &QueryParams, version: Version) -> Result<()> {
         .map(|(_, suffix)| suffix)
         .collect();
     if suffixes.len() > MAX_REQUEST_GROUPS {
-        return Err(query::invalid(&format!(
+        return Err(invalid(&format!(
             "The query string names {} request groups (resources, required, member_of and \
              in_tree, a group for each suffix); at most {MAX_REQUEST_GROUPS} are accepted.",
             suffixes.len()

@@ -1,91 +1,19 @@
-//! Query strings as upstream reads them (webob's `req.GET`): repeated
-//! keys, the last value winning where one is wanted, schema validation of
-//! the keys, and the parsers of the filter parameters shared by several
-//! handlers (`member_of`, `required`, `resources`), with upstream's
-//! messages.
+//! The HTTP edge of the query-string parsers of [`crate::query`]: their
+//! refusals as 400 answers, and the check of the parameters against an
+//! operation's query schema (upstream's `util.validate_query_params`).
 
-use std::collections::BTreeSet;
-
-use microversion::{Version, VersionSpan};
+use microversion::Version;
 use microversion_server::schema::BodySchemasBuilder;
 use microversion_server::{BodyError, BodySchemas};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::handlers::util::is_uuid_like;
+use crate::query::{InvalidQuery, QueryParams};
 
-/// The parameters of a query string, in order, decoded.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct QueryParams {
-    pairs: Vec<(String, String)>,
-}
-
-impl QueryParams {
-    /// Decodes `raw` (`a=1&b=2`): `+` is a space, `%XX` a byte; blank
-    /// values are kept. 400 when a name or value is not UTF-8.
-    pub(crate) fn parse(raw: Option<&str>) -> Result<Self> {
-        let mut pairs = Vec::new();
-        for part in raw.unwrap_or_default().split('&') {
-            if part.is_empty() {
-                continue;
-            }
-            let (key, value) = part.split_once('=').unwrap_or((part, ""));
-            pairs.push((decode(key)?, decode(value)?));
-        }
-        Ok(QueryParams { pairs })
-    }
-
-    /// The last value of `key`.
-    pub(crate) fn get(&self, key: &str) -> Option<&str> {
-        self.pairs
-            .iter()
-            .rev()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// Every value of `key`, in order.
-    pub(crate) fn get_all(&self, key: &str) -> Vec<&str> {
-        self.pairs
-            .iter()
-            .filter(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-            .collect()
-    }
-
-    /// Every parameter, in order.
-    pub(crate) fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))
-    }
-
-    /// Whether `key` is given at all.
-    pub(crate) fn contains(&self, key: &str) -> bool {
-        self.pairs.iter().any(|(k, _)| k == key)
-    }
-
-    /// The parameters as one JSON object (each key once, with its last
-    /// value), as upstream validates them.
-    fn as_object(&self) -> Value {
-        // In order, so that each key ends with its last value (one pass:
-        // a lookup of the last value per key would be quadratic).
-        let mut object = Map::new();
-        for (key, value) in &self.pairs {
-            object.insert(key.clone(), Value::String(value.clone()));
-        }
-        Value::Object(object)
-    }
-
-    /// Checks the parameters against the schema for `version` (made with
-    /// [`query_schemas`]): 400 `Invalid query string parameters: ...` when
-    /// they do not validate, worded as upstream's `jsonschema`.
-    pub(crate) fn validate(&self, schemas: &BodySchemas<Value>, version: Version) -> Result<()> {
-        let body = serde_json::to_vec(&self.as_object()).unwrap_or_default();
-        match schemas.parse(version, &body) {
-            Ok(_) => Ok(()),
-            Err(BodyError::Schema(e)) => Err(invalid(&e.to_string())),
-            Err(BodyError::Invalid { reason, .. }) => Err(invalid(&reason)),
-            Err(other) => Err(other.into()),
-        }
+impl From<InvalidQuery> for Error {
+    /// A 400 whose detail is the parser's text.
+    fn from(e: InvalidQuery) -> Self {
+        Error::bad_request(e.into_detail())
     }
 }
 
@@ -97,441 +25,71 @@ pub(crate) fn query_schemas(name: &str) -> BodySchemasBuilder<Value> {
     BodySchemas::builder(name).python_messages()
 }
 
+/// Checks `params` against the schema for `version` (made with
+/// [`query_schemas`]): 400 `Invalid query string parameters: ...` when
+/// they do not validate, worded as upstream's `jsonschema`.
+pub(crate) fn validate(
+    params: &QueryParams,
+    schemas: &BodySchemas<Value>,
+    version: Version,
+) -> Result<()> {
+    let body = serde_json::to_vec(&params.as_object()).unwrap_or_default();
+    match schemas.parse(version, &body) {
+        Ok(_) => Ok(()),
+        Err(BodyError::Schema(e)) => Err(invalid(&e.to_string())),
+        Err(BodyError::Invalid { reason, .. }) => Err(invalid(&reason)),
+        Err(other) => Err(other.into()),
+    }
+}
+
 /// 400 `Invalid query string parameters: {why}`.
 pub(crate) fn invalid(why: &str) -> Error {
-    Error::bad_request(format!("Invalid query string parameters: {why}"))
-}
-
-/// Percent-decodes one name or value of a query string.
-fn decode(text: &str) -> Result<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
-                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                    Some(byte) => {
-                        out.push(byte);
-                        i += 2;
-                    }
-                    None => out.push(b'%'),
-                }
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8(out).map_err(|_| invalid("the query string is not valid UTF-8"))
-}
-
-/// `text` in the canonical form (`xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`,
-/// lowercase), as Python's `str(uuid.UUID(text))`, if it is UUID-like
-/// (oslo's `is_uuid_like`).
-pub(crate) fn canonical_uuid(text: &str) -> Option<String> {
-    if !is_uuid_like(text) {
-        return None;
-    }
-    // What is left once oslo's allowances are dropped: 32 hex digits.
-    let hex = text
-        .replace("urn:", "")
-        .replace("uuid:", "")
-        .trim_matches(|c| c == '{' || c == '}')
-        .replace('-', "")
-        .to_ascii_lowercase();
-    Some(format!(
-        "{}-{}-{}-{}-{}",
-        &hex[..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..]
-    ))
-}
-
-/// The aggregates a `member_of` filter asks for: groups of which each
-/// provider must be in at least one aggregate (all groups apply), and
-/// aggregates no provider may be in.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct MemberOf {
-    /// Each set is "any of these"; all sets must hold.
-    pub(crate) required: Vec<BTreeSet<String>>,
-    /// None of these.
-    pub(crate) forbidden: BTreeSet<String>,
-}
-
-/// Several `member_of` from this version.
-const MULTI_MEMBER_OF: VersionSpan = VersionSpan::from_static("1.24 - latest");
-/// `!` (forbidden aggregates) from this version.
-const FORBIDDEN_AGGREGATES: VersionSpan = VersionSpan::from_static("1.32 - latest");
-/// `!` (forbidden traits) from this version.
-const FORBIDDEN_TRAITS: VersionSpan = VersionSpan::from_static("1.22 - latest");
-/// `in:` and several `required` from this version.
-const ANY_TRAITS: VersionSpan = VersionSpan::from_static("1.39 - latest");
-
-/// Parses every `member_of{suffix}` parameter as the served version allows.
-pub(crate) fn member_of(params: &QueryParams, version: Version, suffix: &str) -> Result<MemberOf> {
-    let key = format!("member_of{suffix}");
-    let values = params.get_all(&key);
-    if !MULTI_MEMBER_OF.contains(version) && values.len() > 1 {
-        return Err(Error::bad_request(format!(
-            "Multiple member_of{suffix} parameters are not supported"
-        )));
-    }
-    let mut out = MemberOf::default();
-    for value in values {
-        let (required, forbidden) = member_of_value(value)?;
-        if !required.is_empty() {
-            out.required.push(required);
-        }
-        if !forbidden.is_empty() {
-            if !FORBIDDEN_AGGREGATES.contains(version) {
-                return Err(Error::bad_request(format!(
-                    "Forbidden member_of{suffix} parameters are not supported in the specified microversion"
-                )));
-            }
-            out.forbidden.extend(forbidden);
-        }
-    }
-    Ok(out)
-}
-
-/// One `member_of` value: a UUID, `!UUID`, `in:U1,U2` or `!in:U1,U2`.
-fn member_of_value(value: &str) -> Result<(BTreeSet<String>, BTreeSet<String>)> {
-    if value.contains(',') && !(value.starts_with("in:") || value.starts_with("!in:")) {
-        return Err(Error::bad_request(format!(
-            "Multiple values for 'member_of' must be prefixed with the 'in:' or '!in:' keyword using the valid microversion. Got: {value}"
-        )));
-    }
-    let split = |list: &str| list.split(',').map(str::to_owned).collect::<BTreeSet<_>>();
-    let (required, forbidden) = if let Some(list) = value.strip_prefix("!in:") {
-        (BTreeSet::new(), split(list))
-    } else if let Some(one) = value.strip_prefix('!') {
-        (BTreeSet::new(), BTreeSet::from([one.to_owned()]))
-    } else if let Some(list) = value.strip_prefix("in:") {
-        (split(list), BTreeSet::new())
-    } else {
-        (BTreeSet::from([value.to_owned()]), BTreeSet::new())
-    };
-    if let Some(bad) = required.iter().chain(&forbidden).find(|u| !is_uuid_like(u)) {
-        return Err(invalid(&format!(
-            "Expected 'member_of' parameter to contain valid UUID(s). Got: {bad}"
-        )));
-    }
-    Ok((required, forbidden))
-}
-
-/// The traits a `required` filter asks for.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct RequiredTraits {
-    /// Each set is "any of these"; all sets must hold.
-    pub(crate) required: Vec<BTreeSet<String>>,
-    /// None of these.
-    pub(crate) forbidden: BTreeSet<String>,
-}
-
-/// Parses the `required{suffix}` parameters as the served version allows:
-/// before 1.39 only the last one counts and `in:` is refused; `!` from
-/// 1.22.
-pub(crate) fn required_traits(
-    params: &QueryParams,
-    version: Version,
-    suffix: &str,
-) -> Result<RequiredTraits> {
-    let allow_forbidden = FORBIDDEN_TRAITS.contains(version);
-    let allow_any = ANY_TRAITS.contains(version);
-    let mut values = params.get_all(&format!("required{suffix}"));
-    if !allow_any && values.len() > 1 {
-        values.drain(..values.len() - 1);
-    }
-    let mut out = RequiredTraits::default();
-    for value in values {
-        let (required, forbidden) = traits_value(value, allow_forbidden, allow_any)?;
-        out.required.extend(required);
-        out.forbidden.extend(forbidden);
-    }
-    Ok(out)
-}
-
-/// One `required` value (also `root_required`, which takes neither `in:`
-/// nor several values): the "any of" sets, and the forbidden traits.
-pub(crate) fn traits_value(
-    value: &str,
-    allow_forbidden: bool,
-    allow_any: bool,
-) -> Result<(Vec<BTreeSet<String>>, BTreeSet<String>)> {
-    if let Some(list) = value.strip_prefix("in:") {
-        if !allow_any {
-            return Err(invalid(&format!(
-                "The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' only supported since microversion 1.39. Got: {value}"
-            )));
-        }
-        let any: BTreeSet<String> = list.split(',').map(|t| py_strip(t).to_owned()).collect();
-        if any.iter().any(String::is_empty) {
-            return Err(invalid(&format!(
-                "Expected 'required' parameter value of the form: in:HW_CPU_X86_VMX,CUSTOM_MAGIC. Got an empty trait in: {value}"
-            )));
-        }
-        if any.iter().any(|t| t.starts_with('!')) {
-            return Err(invalid(&format!(
-                "The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' does not support forbidden traits. Got: {value}"
-            )));
-        }
-        return Ok((vec![any], BTreeSet::new()));
-    }
-    let all: Vec<&str> = value.split(',').map(py_strip).collect();
-    let forbidden: BTreeSet<String> = all
-        .iter()
-        .filter(|t| t.starts_with('!'))
-        .map(|t| t.trim_start_matches('!').to_owned())
-        .collect();
-    if all.iter().any(|t| t.is_empty()) || forbidden.iter().any(String::is_empty) {
-        let form = if allow_forbidden {
-            "HW_CPU_X86_VMX,!CUSTOM_MAGIC"
-        } else {
-            "HW_CPU_X86_VMX,CUSTOM_MAGIC"
-        };
-        return Err(invalid(&format!(
-            "Expected 'required' parameter value of the form: {form}. Got an empty trait in: {value}"
-        )));
-    }
-    if !forbidden.is_empty() && !allow_forbidden {
-        return Err(invalid(&format!(
-            "Expected 'required' parameter value of the form: HW_CPU_X86_VMX,CUSTOM_MAGIC. Got: {value}"
-        )));
-    }
-    let required = all
-        .iter()
-        .filter(|t| !t.starts_with('!'))
-        .map(|t| BTreeSet::from([(*t).to_owned()]))
-        .collect();
-    Ok((required, forbidden))
-}
-
-/// Python's `str.strip()`: whitespace off both ends.
-fn py_strip(text: &str) -> &str {
-    text.trim_matches(char::is_whitespace)
-}
-
-/// Parses `resources=VCPU:2,MEMORY_MB:1024`: the amounts by class, in the
-/// order first given (a repeated class keeps its last amount).
-pub(crate) fn resources(value: &str) -> Result<Vec<(String, i64)>> {
-    const FORM: &str = "Badly formed resources parameter. Expected resources query string parameter in form: ?resources=VCPU:2,MEMORY_MB:1024.";
-    if py_strip(value).is_empty() {
-        return Err(Error::bad_request(format!("{FORM} Got: empty string.")));
-    }
-    let mut out: Vec<(String, i64)> = Vec::new();
-    for part in value.split(',') {
-        let mut pieces = part.split(':');
-        let (Some(name), Some(amount), None) = (pieces.next(), pieces.next(), pieces.next()) else {
-            return Err(Error::bad_request(format!("{FORM} Got: {part}.")));
-        };
-        let Some(amount) = python_int(amount) else {
-            return Err(Error::bad_request(format!(
-                "Requested resource {name} expected positive integer amount. Got: {amount}."
-            )));
-        };
-        if amount < 1 {
-            return Err(Error::bad_request(format!(
-                "Requested resource {name} requires amount >= 1. Got: {amount}."
-            )));
-        }
-        match out.iter_mut().find(|(n, _)| n == name) {
-            Some(entry) => entry.1 = amount,
-            None => out.push((name.to_owned(), amount)),
-        }
-    }
-    Ok(out)
-}
-
-/// An integer as Python's `int()` reads a string: surrounding whitespace,
-/// an optional sign, digits with single underscores between them.
-pub(crate) fn python_int(text: &str) -> Option<i64> {
-    let text = py_strip(text);
-    let (negative, digits) = match text.as_bytes().first() {
-        Some(b'-') => (true, &text[1..]),
-        Some(b'+') => (false, &text[1..]),
-        _ => (false, text),
-    };
-    if digits.is_empty()
-        || digits.starts_with('_')
-        || digits.ends_with('_')
-        || digits.contains("__")
-        || !digits.bytes().all(|b| b.is_ascii_digit() || b == b'_')
-    {
-        return None;
-    }
-    let magnitude: i64 = digits.replace('_', "").parse().ok()?;
-    Some(if negative { -magnitude } else { magnitude })
+    crate::query::invalid(why).into()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn v(minor: u32) -> Version {
-        Version::new(1, minor)
-    }
-
-    fn detail(e: Error) -> String {
-        match e {
-            Error::Api(e) => e.detail().to_owned(),
-            other => panic!("unexpected database error {other}"),
-        }
+    #[test]
+    fn refusals_are_400_with_the_parsers_text() {
+        let refused = QueryParams::parse(Some("x=%ff")).unwrap_err();
+        let text = refused.detail().to_owned();
+        let Error::Api(e) = Error::from(refused) else {
+            panic!("a refusal is an API error");
+        };
+        assert_eq!(e.status(), http::StatusCode::BAD_REQUEST);
+        assert_eq!(e.detail(), text);
+        let Error::Api(e) = invalid("why") else {
+            panic!("an API error");
+        };
+        assert_eq!(e.detail(), "Invalid query string parameters: why");
     }
 
     #[test]
-    fn parses_repeats_blanks_and_encodings() {
-        let q = QueryParams::parse(Some("a=1&b=&a=2&c&name=%e2%98%83&s=a+b")).unwrap();
-        assert_eq!(q.get("a"), Some("2"));
-        assert_eq!(q.get_all("a"), vec!["1", "2"]);
-        assert_eq!(q.get("b"), Some(""));
-        assert_eq!(q.get("c"), Some(""));
-        assert_eq!(q.get("name"), Some("☃"));
-        assert_eq!(q.get("s"), Some("a b"));
-        assert!(!q.contains("d"));
-        assert_eq!(
-            q.as_object(),
-            serde_json::json!({"a": "2", "b": "", "c": "", "name": "☃", "s": "a b"})
+    fn parameters_checked_against_the_schema() {
+        let schemas = query_schemas("test query")
+            .json_schema(
+                microversion::VersionSpan::from_static("1.0 - latest"),
+                &serde_json::json!({
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}},
+                    "additionalProperties": false
+                }),
+            )
+            .build()
+            .unwrap();
+        let ok = QueryParams::parse(Some("name=a&name=b")).unwrap();
+        assert!(validate(&ok, &schemas, Version::new(1, 0)).is_ok());
+        let extra = QueryParams::parse(Some("name=a&limit=1")).unwrap();
+        let Err(Error::Api(e)) = validate(&extra, &schemas, Version::new(1, 0)) else {
+            panic!("an unknown parameter is refused");
+        };
+        assert_eq!(e.status(), http::StatusCode::BAD_REQUEST);
+        assert!(
+            e.detail().starts_with("Invalid query string parameters: "),
+            "{}",
+            e.detail()
         );
-        assert!(QueryParams::parse(Some("x=%ff")).is_err());
-        assert_eq!(
-            QueryParams::parse(Some("x=%zz")).unwrap().get("x"),
-            Some("%zz")
-        );
-        assert_eq!(
-            QueryParams::parse(Some("x=%4")).unwrap().get("x"),
-            Some("%4")
-        );
-        assert_eq!(QueryParams::parse(None).unwrap(), QueryParams::default());
-    }
-
-    #[test]
-    fn uuids_made_canonical() {
-        let u = "2290d4af-9e6e-400b-9d65-1ee01376f71a";
-        assert_eq!(canonical_uuid(u).as_deref(), Some(u));
-        assert_eq!(
-            canonical_uuid("2290D4AF9E6E400B9D651EE01376F71A").as_deref(),
-            Some(u)
-        );
-        assert_eq!(
-            canonical_uuid("urn:uuid:{2290d4af-9e6e-400b-9d65-1ee01376f71a}").as_deref(),
-            Some(u)
-        );
-        assert_eq!(
-            canonical_uuid("2290d4af-uuid:9e6e-400b-9d65-1ee01376f71a").as_deref(),
-            Some(u)
-        );
-        assert_eq!(canonical_uuid("this is not a uuid"), None);
-        assert_eq!(canonical_uuid("2290d4af9e6e400b9d651ee01376f71"), None);
-    }
-
-    #[test]
-    fn member_of_by_version() {
-        let q = |s: &str| QueryParams::parse(Some(s)).unwrap();
-        let a = "83a3d69d-8920-48e2-8914-cadfd8fa2f91";
-        let b = "99652f11-9f77-46b9-80b7-4b1989be9f8c";
-        let parsed = member_of(&q(&format!("member_of=in:{a},{b}")), v(3), "").unwrap();
-        assert_eq!(
-            parsed.required,
-            vec![BTreeSet::from([a.to_owned(), b.to_owned()])]
-        );
-        let two = format!("member_of={a}&member_of={b}");
-        let err = member_of(&q(&two), v(23), "").unwrap_err();
-        assert_eq!(
-            detail(err),
-            "Multiple member_of parameters are not supported"
-        );
-        assert_eq!(member_of(&q(&two), v(24), "").unwrap().required.len(), 2);
-        let forbidden = format!("member_of=!{a}");
-        let err = member_of(&q(&forbidden), v(31), "").unwrap_err();
-        assert!(detail(err).starts_with("Forbidden member_of parameters are not supported"));
-        let parsed = member_of(&q(&format!("member_of=!in:{a},{b}")), v(32), "").unwrap();
-        assert_eq!(parsed.forbidden.len(), 2);
-        assert!(parsed.required.is_empty());
-        let err = member_of(&q("member_of=not+a+uuid"), v(32), "").unwrap_err();
-        assert_eq!(
-            detail(err),
-            "Invalid query string parameters: Expected 'member_of' parameter to contain valid UUID(s). Got: not a uuid"
-        );
-        let err = member_of(&q(&format!("member_of={a},{b}")), v(32), "").unwrap_err();
-        assert!(detail(err).starts_with("Multiple values for 'member_of' must be prefixed"));
-        let err = member_of(&q(&format!("member_of=in:{a},!{b}")), v(32), "").unwrap_err();
-        assert!(detail(err).contains("to contain valid UUID(s)"));
-    }
-
-    #[test]
-    fn required_by_version() {
-        let q = |s: &str| QueryParams::parse(Some(s)).unwrap();
-        let parsed = required_traits(&q("required=A,!B,%20C"), v(22), "").unwrap();
-        assert_eq!(
-            parsed.required,
-            vec![
-                BTreeSet::from(["A".to_owned()]),
-                BTreeSet::from(["C".to_owned()])
-            ]
-        );
-        assert_eq!(parsed.forbidden, BTreeSet::from(["B".to_owned()]));
-        let err = required_traits(&q("required=!B"), v(21), "").unwrap_err();
-        assert_eq!(
-            detail(err),
-            "Invalid query string parameters: Expected 'required' parameter value of the form: HW_CPU_X86_VMX,CUSTOM_MAGIC. Got: !B"
-        );
-        let err = required_traits(&q("required="), v(22), "").unwrap_err();
-        assert_eq!(
-            detail(err),
-            "Invalid query string parameters: Expected 'required' parameter value of the form: HW_CPU_X86_VMX,!CUSTOM_MAGIC. Got an empty trait in: "
-        );
-        let err = required_traits(&q("required=A,,B"), v(21), "").unwrap_err();
-        assert!(detail(err).contains("form: HW_CPU_X86_VMX,CUSTOM_MAGIC. Got an empty trait"));
-        // Before 1.39 the last one wins and in: is refused.
-        let parsed = required_traits(&q("required=A&required=B"), v(38), "").unwrap();
-        assert_eq!(parsed.required, vec![BTreeSet::from(["B".to_owned()])]);
-        let err = required_traits(&q("required=in:A,B"), v(38), "").unwrap_err();
-        assert!(detail(err).contains("only supported since microversion 1.39. Got: in:A,B"));
-        let parsed = required_traits(&q("required=in:A,B&required=C,!D"), v(39), "").unwrap();
-        assert_eq!(
-            parsed.required,
-            vec![
-                BTreeSet::from(["A".to_owned(), "B".to_owned()]),
-                BTreeSet::from(["C".to_owned()])
-            ]
-        );
-        assert_eq!(parsed.forbidden, BTreeSet::from(["D".to_owned()]));
-        let err = required_traits(&q("required=in:A,!B"), v(39), "").unwrap_err();
-        assert!(detail(err).contains("does not support forbidden traits"));
-        let err = required_traits(&q("required=in:A,"), v(39), "").unwrap_err();
-        assert!(detail(err).contains("Got an empty trait in: in:A,"));
-        // Any number of leading ! is one forbidden trait.
-        let parsed = required_traits(&q("required=!!!A"), v(22), "").unwrap();
-        assert_eq!(parsed.forbidden, BTreeSet::from(["A".to_owned()]));
-    }
-
-    #[test]
-    fn resources_param() {
-        assert_eq!(
-            resources("VCPU:2,MEMORY_MB:1024,VCPU:3").unwrap(),
-            vec![("VCPU".to_owned(), 3), ("MEMORY_MB".to_owned(), 1024)]
-        );
-        assert_eq!(
-            detail(resources(" ").unwrap_err()),
-            "Badly formed resources parameter. Expected resources query string parameter in form: ?resources=VCPU:2,MEMORY_MB:1024. Got: empty string."
-        );
-        assert!(detail(resources("VCPU").unwrap_err()).ends_with("Got: VCPU."));
-        assert!(detail(resources("VCPU:1:2").unwrap_err()).ends_with("Got: VCPU:1:2."));
-        assert_eq!(
-            detail(resources("VCPU:x").unwrap_err()),
-            "Requested resource VCPU expected positive integer amount. Got: x."
-        );
-        assert_eq!(
-            detail(resources("VCPU:0").unwrap_err()),
-            "Requested resource VCPU requires amount >= 1. Got: 0."
-        );
-        assert_eq!(python_int(" +1_0 "), Some(10));
-        assert_eq!(python_int("-3"), Some(-3));
-        assert_eq!(python_int("1__0"), None);
-        assert_eq!(python_int(""), None);
     }
 }

@@ -21,7 +21,7 @@ use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
 use crate::handlers::pieces::Pieces;
-use crate::handlers::query::{self, QueryParams};
+use crate::handlers::query::{query_schemas, validate};
 use crate::handlers::util::{
     Path, absolute_url, body_schemas, cache_headers, check_accept, json_response_dated, push_int,
     push_plain_str, require_json,
@@ -31,6 +31,7 @@ use crate::objects::provider::{
     self, Filters, ListError, Provider, ProviderRef, ProviderView, Update, WriteError,
 };
 use crate::policy::Action;
+use crate::query::{self, QueryParams};
 
 pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router
@@ -252,7 +253,7 @@ fn list_query_schemas() -> std::result::Result<BodySchemas<Value>, BuildError> {
         }
         json!({"type": "object", "properties": properties, "additionalProperties": false})
     };
-    query::query_schemas("GET /resource_providers query")
+    query_schemas("GET /resource_providers query")
         .json_schema(VersionSpan::from_static("1.0 - 1.2"), &schema(&[]))
         .json_schema(
             VersionSpan::from_static("1.3 - 1.3"),
@@ -294,7 +295,7 @@ async fn list(
     state.authorize(&ctx, Action::ResourceProvidersList)?;
     let version = *version;
     let params = QueryParams::parse(raw.as_deref())?;
-    params.validate(&schemas.resource_provider.list_query, version)?;
+    validate(&params, &schemas.resource_provider.list_query, version)?;
     let mut filters = Filters::default();
     if params.contains("member_of") {
         let member_of = query::member_of(&params, version, "")?;

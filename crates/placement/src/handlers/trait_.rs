@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
-use crate::handlers::query::{self, QueryParams};
+use crate::handlers::query::{query_schemas, validate};
 use crate::handlers::resource_provider::{Missing, existing};
 use crate::handlers::util::{
     Path, absolute_url, body_schemas, cache_headers, check_accept, json_response_dated,
@@ -27,6 +27,7 @@ use crate::handlers::util::{
 use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::traits::{self, CUSTOM_NAMESPACE, DeleteError, Filters, SetError, Trait};
 use crate::policy::Action;
+use crate::query::QueryParams;
 
 const PROVIDER_TRAITS: &str = "/resource_providers/{uuid}/traits";
 
@@ -60,7 +61,7 @@ pub(crate) struct Schemas {
 
 impl Schemas {
     pub(crate) fn build() -> std::result::Result<Schemas, BuildError> {
-        let list_query = query::query_schemas("GET /traits query")
+        let list_query = query_schemas("GET /traits query")
             .json_schema(
                 VersionSpan::ALL,
                 &json!({
@@ -129,7 +130,7 @@ async fn list(
     check_accept(&headers)?;
     state.authorize(&ctx, Action::TraitsList)?;
     let params = QueryParams::parse(raw.as_deref())?;
-    params.validate(&schemas.trait_.list_query, *version)?;
+    validate(&params, &schemas.trait_.list_query, *version)?;
     let mut filters = Filters::default();
     if let Some(name) = params.get("name") {
         let Some((op, value)) = name.split_once(':') else {

@@ -107,20 +107,8 @@ pub(crate) fn body_formats() -> FormatChecker {
     FormatChecker::default().with("uuid", |v| v.as_str().is_some_and(is_uuid_like))
 }
 
-/// oslo.utils `uuidutils.is_uuid_like`: 32 hexadecimal digits once `urn:`,
-/// `uuid:`, surrounding braces and hyphens are dropped.
-pub(crate) fn is_uuid_like(s: &str) -> bool {
-    let text = s.replace("urn:", "").replace("uuid:", "");
-    let mut digits = 0;
-    for c in text.trim_matches(|c| c == '{' || c == '}').chars() {
-        match c {
-            '-' => {}
-            c if c.is_ascii_hexdigit() => digits += 1,
-            _ => return false,
-        }
-    }
-    digits == 32
-}
+/// oslo.utils `uuidutils.is_uuid_like`, with the query-string parsers.
+pub(crate) use crate::query::is_uuid_like;
 
 /// Validates query parameters (upstream's `util.validate_query_params`:
 /// the parameters as a JSON object of strings, a schema compiled with
