@@ -31,6 +31,7 @@ use axum::serve::ListenerExt as _;
 use crate::app::AppState;
 use crate::config::Config;
 use crate::db::schema::Synced;
+use crate::keystone_authtoken::KeystoneAuthtoken;
 
 /// Creates or checks the schema. As upstream's `placement-manage db sync`,
 /// it writes no rows but `alembic_version`: the standard resource classes
@@ -76,11 +77,10 @@ pub async fn serve(config: Config) -> anyhow::Result<Stopped> {
     let bind = config.bind;
     let metrics_bind = config.metrics_bind;
     let timeout = config.shutdown_timeout;
-    if let Some(keystone) = &config.keystone {
-        for warning in keystone.warnings() {
-            tracing::warn!("{warning}");
-            eprintln!("placement-api: warning: {warning}");
-        }
+    let keystone_warnings = config.keystone.iter().flat_map(KeystoneAuthtoken::warnings);
+    for warning in config.warnings.iter().cloned().chain(keystone_warnings) {
+        tracing::warn!("{warning}");
+        eprintln!("placement-api: warning: {warning}");
     }
     let (state, router) = AppState::ready(config).await?;
     let listener = tokio::net::TcpListener::bind(bind)
