@@ -16,6 +16,15 @@
 //! - [`Profile`] reproduces the observable behaviour of real servers
 //!   (`api-sig`, `placement`, `nova`, `ironic`, `cinder`).
 //! - [`ApiError`] renders errors in the profile's body format.
+//!
+//!   The layer words its refusals and renders error bodies as API-SIG
+//!   does, unless the rules name another wording
+//!   ([`Messages`](profile::Messages)) or body format
+//!   ([`ErrorFormat`](profile::ErrorFormat)). Both are closed sets that
+//!   the crate matches exhaustively, each profile's texts in a module of
+//!   its own, so a new one cannot fall back to API-SIG's unnoticed.
+//!   Upstream Placement's Python `int()` messages and webob error pages
+//!   are used only under Placement's rules.
 //! - [`BodySchemas`] and [`VersionedJson`] pick a request body schema by
 //!   version, with the same overlap check.
 //! - [`Discovery`] serves the versions document at `GET /` and the
