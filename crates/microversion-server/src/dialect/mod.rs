@@ -3,11 +3,11 @@
 //! from it in a module of its own.
 //!
 //! The rules name a wording ([`Messages`]) and a body format
-//! ([`ErrorFormat`]); the two functions of the seam,
-//! [`malformed_detail`] / [`unsupported_detail`] and [`render`], match
-//! them exhaustively. Both enums are closed sets, so a wording or format
-//! added to the core crate is a compile error here until it is written,
-//! rather than an answer in API-SIG's words.
+//! ([`ErrorFormat`]), each read on its own: [`malformed_detail`] and
+//! [`unsupported_detail`] match the wording exhaustively, [`render`] the
+//! format. Both enums are closed sets, so a wording or format added to
+//! the core crate is a compile error here until it is written, rather
+//! than an answer in API-SIG's words.
 //!
 //! - [`placement`]: upstream Placement's texts (Python's `int()` and
 //!   `repr()`, as microversion_parse quotes them) and webob's error pages,
