@@ -2,7 +2,7 @@
 """Seeds for the fuzz targets of the service, from upstream Placement's
 gabbi files (openstack-placement 16.0.0): every request of every file,
 its variables replaced by the rows of the fuzzing fixture
-(crates/placement/src/fuzzing.rs, module `fixture`).
+(fuzz/src/fixture.rs).
 
     python fuzz/seed_from_gabbi.py [--gabbits DIR] [--out DIR]
 
@@ -16,7 +16,7 @@ It writes, under --out (default fuzz/seeds, not committed), one directory
 per target, each input in a file named by its SHA-1 as libFuzzer names
 them:
 
-    router           every request, in placement::fuzzing::RouterInput's format
+    router           every request, in microversion_fuzz::RouterInput's format
     python_schema    the JSON bodies of the write operations that target picks
     body_reader      every request body
     provider_query   the query strings of GET /resource_providers
@@ -37,7 +37,7 @@ import uuid
 
 import yaml
 
-# The fixture of crates/placement/src/fuzzing.rs (`fixture`).
+# The fixture of fuzz/src/fixture.rs.
 CN1 = "c0000000-0000-4000-8000-000000000001"
 CN2 = "c0000000-0000-4000-8000-000000000002"
 SS = "c0000000-0000-4000-8000-000000000003"
@@ -179,7 +179,7 @@ def requests_of(path):
 
 
 def router_input(method, url, headers, body):
-    """The bytes of placement::fuzzing::RouterInput for this request."""
+    """The bytes of microversion_fuzz::RouterInput for this request."""
     flags, minor, explicit = 0, 0, []
     for name, value in headers.items():
         if name == "x-auth-token" and value == "admin":

@@ -3,7 +3,7 @@
 //! before the route; the rest is the query, percent-encoded where a URI
 //! needs it): the parsers of `resources`, `required`, `member_of` and
 //! `in_tree` with any group suffix, `root_required` and `limit` keep
-//! their properties (`placement::fuzzing::check_candidate_query`), and the
+//! their properties (`microversion_fuzz::check_candidate_query`), and the
 //! whole request, through the service on the fixture database (the
 //! handler's own group and request-wide checks, the search), is answered
 //! 200 or a 4xx with an errors body, never a 5xx, writing nothing.
@@ -11,8 +11,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use microversion::Version;
+use microversion_fuzz::check_candidate_query;
 use microversion_fuzz::get_with_query;
-use placement::fuzzing::check_candidate_query;
 
 // The service keeps state across inputs (its database, pools, runtime):
 // leak checks after each input would only find that state, slowly.

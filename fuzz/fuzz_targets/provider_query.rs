@@ -2,7 +2,7 @@
 //! picks the version, `1.<byte % 40>`; the rest is the query, with the
 //! bytes a URI cannot hold percent-encoded as a client would): the
 //! parsers of `member_of`, `required`, `resources`, `in_tree` and `uuid`
-//! keep their properties (`placement::fuzzing::check_provider_query`),
+//! keep their properties (`microversion_fuzz::check_provider_query`),
 //! and the whole request, through the service on the fixture database,
 //! is answered 200 or a 4xx with an errors body, never a 5xx, writing
 //! nothing.
@@ -10,8 +10,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use microversion::Version;
+use microversion_fuzz::check_provider_query;
 use microversion_fuzz::get_with_query;
-use placement::fuzzing::check_provider_query;
 
 // The service keeps state across inputs (its database, pools, runtime):
 // leak checks after each input would only find that state, slowly.

@@ -1,5 +1,5 @@
 //! Any bytes as the JSON body of one of Placement's write operations, at
-//! any version, through the whole service (`placement::fuzzing::Harness`):
+//! any version, through the whole service (`microversion_fuzz::Harness`):
 //! upstream's request schemas, validated with Python's messages, and the
 //! handlers behind them. Byte 0 picks the operation, byte 1 the version
 //! (`1.<byte % 40>`), the rest is the body. No 5xx, no row written on a
@@ -10,8 +10,8 @@
 use http::Method;
 use libfuzzer_sys::fuzz_target;
 use microversion::Version;
+use microversion_fuzz::{admin_request, fixture};
 use microversion_fuzz::{send, serde_reads};
-use placement::fuzzing::{admin_request, fixture};
 
 fn operation(which: u8) -> (Method, String) {
     use fixture::{CN1, CN2, CONSUMER1, CUSTOM, EMPTY};

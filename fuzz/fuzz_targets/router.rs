@@ -1,5 +1,5 @@
 //! Any bytes as a whole request (method, target, headers, body; the
-//! format is `placement::fuzzing::RouterInput`'s) through placement-api's
+//! format is `microversion_fuzz::RouterInput`'s) through placement-api's
 //! router in process, on a temporary SQLite database with a small fixture
 //! that lives across inputs (replaced every 5,000 requests or 500 writes):
 //! never a panic or a 5xx, a 4xx leaves every table as it was, and a 4xx
@@ -7,8 +7,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use microversion_fuzz::RouterInput;
 use microversion_fuzz::send;
-use placement::fuzzing::RouterInput;
 
 // The service keeps state across inputs (its database, pools, runtime):
 // leak checks after each input would only find that state, slowly.

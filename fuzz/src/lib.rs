@@ -1,11 +1,68 @@
-//! What several targets share: the service under test, and JSON as serde
-//! reads it, for comparison with the service's own reader.
+//! What the fuzz targets share (not a stable API):
+//!
+//! - [`check_provider_query`] and [`check_candidate_query`]: placement's
+//!   query-string parsers ([`placement::query`]) run on any query string,
+//!   with the properties their results must have.
+//! - [`Harness`]: the whole service in process (the router
+//!   [`placement::app::router`] builds) on a temporary SQLite database
+//!   holding a small [`fixture`], and the checks of each answer: never a
+//!   5xx, no row changed by a 4xx, and a 4xx to a client that accepts JSON
+//!   with an errors body of the same status. One per process: [`harness`],
+//!   [`send`], [`get_with_query`].
+//! - [`RouterInput`]: the byte format the `router` target reads requests
+//!   in (method, target, headers, body), also written by
+//!   `fuzz/seed_from_gabbi.py`.
+//! - JSON as serde reads it ([`serde_reads`]), for comparison with the
+//!   service's own reader, and the ASan options of the targets that link
+//!   SQLite ([`asan_default_options!`]).
+//!
+//! Every check returns a [`Violation`] instead of panicking, so that a
+//! caller can add what it knows; the fuzz targets panic with it.
 
+use std::fmt;
 use std::sync::{LazyLock, Mutex, MutexGuard};
 
-use placement::fuzzing::{Answer, Body, Harness};
 use serde::Deserialize as _;
 use serde_json::Value;
+
+pub mod fixture;
+mod input;
+mod query;
+mod service;
+
+/// The body type of the requests [`Harness`] sends.
+pub use axum::body::Body;
+pub use input::{RouterInput, admin_request, query_string, request_target};
+pub use query::{check_candidate_query, check_provider_query};
+pub use service::{Answer, Harness};
+
+/// A property of the service that an input broke: what the fuzzer looks
+/// for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation(String);
+
+impl Violation {
+    fn new(message: impl Into<String>) -> Self {
+        Violation(message.into())
+    }
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Violation {}
+
+/// Fails with `message` unless `holds`.
+fn ensure(holds: bool, message: impl FnOnce() -> String) -> Result<(), Violation> {
+    if holds {
+        Ok(())
+    } else {
+        Err(Violation::new(message()))
+    }
+}
 
 /// The deepest nesting the service reads (Python's limit, near 1000).
 pub const MAX_DEPTH: usize = 1000;
@@ -89,16 +146,14 @@ pub fn get_with_query(
     path: &str,
     version: microversion::Version,
     raw: &[u8],
-    check: fn(microversion::Version, &str) -> Result<(), placement::fuzzing::Violation>,
+    check: fn(microversion::Version, &str) -> Result<(), Violation>,
 ) {
-    let query = placement::fuzzing::query_string(raw);
+    let query = query_string(raw);
     if let Err(violation) = check(version, &query) {
         panic!("{violation}");
     }
     let target = format!("{path}?{query}");
-    let Some(request) =
-        placement::fuzzing::admin_request(http::Method::GET, &target, version, None)
-    else {
+    let Some(request) = admin_request(http::Method::GET, &target, version, None) else {
         return;
     };
     let answer = send(request);

@@ -12,8 +12,6 @@ pub mod context;
 pub mod cors;
 pub mod db;
 mod error;
-#[cfg(feature = "fuzzing")]
-pub mod fuzzing;
 mod handlers;
 pub mod history;
 pub mod keystone_authtoken;
@@ -21,6 +19,7 @@ pub mod logging;
 pub mod metrics;
 mod objects;
 pub mod openapi;
+pub mod oslo_config;
 pub mod policy;
 pub mod query;
 pub mod requestlog;
