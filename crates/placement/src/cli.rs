@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use crate::config::{AuthStrategy, Config, Overrides, PolicyDefaults};
+use crate::config::{AuthStrategy, Config, ConfigFiles, Overrides, PolicyDefaults, SearchPath};
 
 /// A Placement-compatible API service (OpenStack Placement 16.0.0,
 /// microversions 1.0 to 1.39).
@@ -28,10 +28,18 @@ pub struct Cli {
     /// without a config file, `sqlite:///placement.db` (development only).
     #[arg(long, env = "PLACEMENT_DATABASE", global = true)]
     database: Option<String>,
-    /// Upstream's `placement.conf` to read (database connection, auth
-    /// strategy, policy settings); flags and environment override it.
+    /// An upstream `placement.conf` to read (repeatable: later files win);
+    /// without it, oslo.config's defaults: `$OS_PLACEMENT_CONFIG_DIR/
+    /// placement.conf`, else the first `placement.conf` (and
+    /// `placement-api.conf`) in `~/.placement/`, `~/`, `/etc/placement/`,
+    /// `/etc/`. Flags and environment override the files.
     #[arg(long, env = "PLACEMENT_CONFIG_FILE", global = true)]
-    config_file: Option<PathBuf>,
+    config_file: Vec<PathBuf>,
+    /// A directory whose `*.conf` files are read, in name order, after the
+    /// config files (repeatable); without it, the first `placement.conf.d/`
+    /// found where `placement.conf` is searched.
+    #[arg(long, global = true, value_name = "DIR")]
+    config_dir: Vec<PathBuf>,
     /// Default policy rules: legacy (enforce_new_defaults off) or secure
     /// (on); scope is checked in both, as oslo.policy 6 does.
     #[arg(long, env = "PLACEMENT_POLICY", value_enum, global = true)]
@@ -107,8 +115,13 @@ enum DbCommand {
 
 impl Cli {
     fn config(&self) -> anyhow::Result<Config> {
+        let files = ConfigFiles::load(
+            &self.config_file,
+            &self.config_dir,
+            SearchPath::of_process("placement-api"),
+        )?;
         Config::load(
-            self.config_file.as_deref(),
+            &files,
             Overrides {
                 bind: self.bind,
                 database: self.database.clone(),

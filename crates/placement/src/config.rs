@@ -9,6 +9,7 @@ use anyhow::{Context as _, bail};
 
 use crate::cors::CorsConfig;
 use crate::keystone_authtoken::KeystoneAuthtoken;
+pub use crate::oslo_config::{ConfigFiles, SearchPath};
 
 /// The default listen address (upstream's port).
 pub const DEFAULT_BIND: &str = "127.0.0.1:8778";
@@ -149,6 +150,65 @@ pub struct Config {
     pub warnings: Vec<String>,
 }
 
+/// oslo.policy's default policy file, looked up in the configuration
+/// directories when `[oslo_policy] policy_file` is not set.
+pub const DEFAULT_POLICY_FILE: &str = "policy.yaml";
+
+/// The keys this service reads, by group; any other key of these groups
+/// is logged as ignored. (`[keystone_authtoken]` checks its own keys.)
+const KNOWN_KEYS: &[(&str, &[&str])] = &[
+    (
+        "DEFAULT",
+        &[
+            "auth_strategy",
+            "debug",
+            "use_json",
+            "use_stderr",
+            "log_file",
+            "log_dir",
+        ],
+    ),
+    ("api", &["auth_strategy"]),
+    ("placement_database", &["connection"]),
+    (
+        "placement",
+        &[
+            "incomplete_consumer_project_id",
+            "incomplete_consumer_user_id",
+            "allocation_conflict_retry_count",
+            "max_allocation_candidates",
+            "allocation_candidates_generation_strategy",
+        ],
+    ),
+    (
+        "oslo_policy",
+        &["enforce_new_defaults", "enforce_scope", "policy_file"],
+    ),
+    ("oslo_middleware", &["max_request_body_size"]),
+    (
+        "cors",
+        &[
+            "allowed_origin",
+            "allow_credentials",
+            "expose_headers",
+            "max_age",
+            "allow_methods",
+            "allow_headers",
+        ],
+    ),
+    ("openapi", &["enabled", "reference_page"]),
+    ("metrics", &["bind"]),
+];
+
+/// One group's values, read as a section.
+struct Group<'a>(&'a ConfigFiles, &'a str);
+
+impl Group<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(self.1, key)
+    }
+}
+
 /// oslo.config's boolean spellings.
 fn parse_bool(value: &str) -> Option<bool> {
     match value.trim().to_ascii_lowercase().as_str() {
@@ -229,7 +289,8 @@ pub struct Overrides {
 }
 
 impl Config {
-    /// Reads `config_file` (if any) and applies `overrides`.
+    /// Reads the settings of `files` (found and merged as oslo.config
+    /// does: [`ConfigFiles`]) and applies `overrides`.
     ///
     /// The auth strategy is keystone unless noauth2 is asked for (by the
     /// file, a flag or its environment variable); the keystone settings
@@ -243,37 +304,29 @@ impl Config {
     ///
     /// # Errors
     ///
-    /// Fails when the file cannot be read, holds an invalid value (naming
-    /// the file, section and key), or names no database.
-    pub fn load(config_file: Option<&Path>, overrides: Overrides) -> anyhow::Result<Config> {
+    /// Fails when a value is invalid (naming the file, section and key),
+    /// or files are read and none names the database.
+    pub fn load(files: &ConfigFiles, overrides: Overrides) -> anyhow::Result<Config> {
         let mut config = Config::default();
-        let file = match config_file {
-            Some(path) => {
-                let ini = ini::Ini::load_from_file(path)
-                    .with_context(|| format!("cannot read config file {}", path.display()))?;
-                config.read_file(&ini, path)?;
-                Some((ini, path))
-            }
-            None => None,
-        };
+        config.read_file(files)?;
+        config.warnings.extend(files.warnings().iter().cloned());
+        config.warnings.extend(files.unknown_keys(KNOWN_KEYS));
         if let Some(bind) = overrides.bind {
             config.bind = bind;
         }
-        let file_names_database = file.as_ref().is_some_and(|(ini, _)| {
-            ini.section(Some("placement_database"))
-                .and_then(|s| s.get("connection"))
-                .is_some_and(|c| !c.trim().is_empty())
-        });
-        match (overrides.database, &file) {
+        let file_names_database = files
+            .get("placement_database", "connection")
+            .is_some_and(|c| !c.trim().is_empty());
+        match (overrides.database, files.files().is_empty()) {
             (Some(database), _) => config.database = database,
-            (None, Some((_, path))) if !file_names_database => bail!(
+            (None, false) if !file_names_database => bail!(
                 "{}: [placement_database] connection is not set: name the database there \
                  (mysql+pymysql://USER:PASSWORD@HOST/placement, postgresql://USER@HOST/placement \
                  or sqlite:////PATH) or with --database",
-                path.display()
+                files.origin("placement_database", "connection").display()
             ),
-            (None, Some(_)) => {}
-            (None, None) => config.warnings.push(format!(
+            (None, false) => {}
+            (None, true) => config.warnings.push(format!(
                 "no configuration file and no --database: serving the embedded SQLite database \
                  {DEFAULT_DATABASE} (placement.db in the working directory), for development only"
             )),
@@ -302,13 +355,10 @@ impl Config {
         if let Some(bind) = overrides.metrics_bind {
             config.metrics_bind = Some(bind);
         }
-        let keystone_section = file
-            .as_ref()
-            .and_then(|(ini, path)| Some((ini.section(Some("keystone_authtoken"))?, *path)));
         if let (AuthStrategy::Keystone, Some((section, path))) =
-            (config.auth_strategy, keystone_section)
+            (config.auth_strategy, files.section("keystone_authtoken"))
         {
-            config.keystone = Some(KeystoneAuthtoken::read(section, path)?);
+            config.keystone = Some(KeystoneAuthtoken::read(&section, path)?);
         }
         Ok(config)
     }
@@ -326,8 +376,9 @@ impl Config {
         Ok(())
     }
 
-    fn read_file(&mut self, ini: &ini::Ini, path: &Path) -> anyhow::Result<()> {
-        let get = |section: &str, key: &str| ini.section(Some(section)).and_then(|s| s.get(key));
+    fn read_file(&mut self, files: &ConfigFiles) -> anyhow::Result<()> {
+        let get = |section: &str, key: &str| files.get(section, key);
+        let at = |section: &str, key: &str| files.origin(section, key).display().to_string();
         if let Some(connection) = get("placement_database", "connection") {
             self.database = connection.trim().to_owned();
         }
@@ -340,7 +391,7 @@ impl Config {
             self.auth_strategy = AuthStrategy::from_conf(strategy).with_context(|| {
                 format!(
                     "{}: [{section}] auth_strategy = {} is not supported; the accepted values are keystone and noauth2",
-                    path.display(),
+                    at(section, "auth_strategy"),
                     strategy.trim()
                 )
             })?;
@@ -352,7 +403,7 @@ impl Config {
                 Some(v) if matches!(v.as_str(), "false" | "0" | "no" | "off") => Ok(Some(false)),
                 Some(v) => bail!(
                     "{}: [oslo_policy] {key} = {v} is not a boolean; use true or false",
-                    path.display()
+                    at("oslo_policy", key)
                 ),
             }
         };
@@ -372,7 +423,7 @@ impl Config {
             self.allocation_conflict_retry_count = count.trim().parse().with_context(|| {
                 format!(
                     "{}: [placement] allocation_conflict_retry_count = {count} is not a non-negative integer",
-                    path.display()
+                    at("placement", "allocation_conflict_retry_count")
                 )
             })?;
         }
@@ -380,7 +431,7 @@ impl Config {
             self.max_allocation_candidates = max.trim().parse().with_context(|| {
                 format!(
                     "{}: [placement] max_allocation_candidates = {max} is not an integer",
-                    path.display()
+                    at("placement", "max_allocation_candidates")
                 )
             })?;
         }
@@ -390,7 +441,7 @@ impl Config {
                 "breadth-first" => CandidateStrategy::BreadthFirst,
                 other => bail!(
                     "{}: [placement] allocation_candidates_generation_strategy = {other} is not depth-first or breadth-first",
-                    path.display()
+                    at("placement", "allocation_candidates_generation_strategy")
                 ),
             };
         }
@@ -398,17 +449,17 @@ impl Config {
             self.max_body_size = size.trim().parse().with_context(|| {
                 format!(
                     "{}: [oslo_middleware] max_request_body_size = {size} is not a non-negative integer",
-                    path.display()
+                    at("oslo_middleware", "max_request_body_size")
                 )
             })?;
         }
-        self.read_cors(ini, path)?;
+        self.read_cors(files)?;
         let boolean = |key: &str, v: &str| match v.trim().to_ascii_lowercase().as_str() {
             "true" | "1" | "yes" | "on" => Ok(true),
             "false" | "0" | "no" | "off" => Ok(false),
             other => Err(anyhow::anyhow!(
                 "{}: [openapi] {key} = {other} is not a boolean; use true or false",
-                path.display()
+                at("openapi", key)
             )),
         };
         if let Some(v) = get("openapi", "enabled") {
@@ -421,26 +472,39 @@ impl Config {
             bail!(
                 "{}: [openapi] reference_page = true needs [openapi] enabled = true: \
                  the page reads the documents at /openapi.json",
-                path.display()
+                at("openapi", "reference_page")
             );
         }
-        self.read_logging(ini, path)?;
+        self.read_logging(files)?;
         if let Some(bind) = get("metrics", "bind") {
             let bind = bind.trim();
             self.metrics_bind = Some(bind.parse().with_context(|| {
                 format!(
                     "{}: [metrics] bind = {bind} is not an address and port such as 127.0.0.1:9778",
-                    path.display()
+                    at("metrics", "bind")
                 )
             })?);
         }
-        if let Some(file) = get("oslo_policy", "policy_file") {
-            let file = PathBuf::from(file.trim());
-            // Relative to the config file, as oslo.config looks it up.
-            self.policy_file = Some(match (file.is_relative(), path.parent()) {
-                (true, Some(dir)) => dir.join(file),
-                _ => file,
-            });
+        // oslo.policy's `policy_file` (default `policy.yaml`), looked up
+        // as oslo.config's `find_file` does: in the configuration
+        // directories, beside the files read, then in the default places.
+        // A file named but found nowhere stays relative to the file that
+        // named it, so that the policy's start says which file is missing.
+        match get("oslo_policy", "policy_file").map(str::trim) {
+            Some(file) => {
+                let file = PathBuf::from(file);
+                self.policy_file = Some(match files.find_file(&file) {
+                    Some(found) if file.is_relative() => found,
+                    _ => match (
+                        file.is_relative(),
+                        files.origin("oslo_policy", "policy_file").parent(),
+                    ) {
+                        (true, Some(dir)) => dir.join(file),
+                        _ => file,
+                    },
+                });
+            }
+            None => self.policy_file = files.find_file(Path::new(DEFAULT_POLICY_FILE)),
         }
         Ok(())
     }
@@ -448,10 +512,9 @@ impl Config {
     /// oslo.log's `[DEFAULT]` keys: `debug`, `use_json`, `use_stderr`,
     /// `log_file` and
     /// `log_dir` (alone, it means `log_dir/placement-api.log`).
-    fn read_logging(&mut self, ini: &ini::Ini, path: &Path) -> anyhow::Result<()> {
-        let Some(section) = ini.section(Some("DEFAULT")) else {
-            return Ok(());
-        };
+    fn read_logging(&mut self, files: &ConfigFiles) -> anyhow::Result<()> {
+        let at = |section: &str, key: &str| files.origin(section, key).display().to_string();
+        let section = Group(files, "DEFAULT");
         for (key, field) in [
             ("debug", &mut self.debug),
             ("use_json", &mut self.log_json),
@@ -461,7 +524,7 @@ impl Config {
                 *field = parse_bool(v).with_context(|| {
                     format!(
                         "{}: [DEFAULT] {key} = {} is not a boolean; use true or false",
-                        path.display(),
+                        at("DEFAULT", key),
                         v.trim()
                     )
                 })?;
@@ -492,10 +555,12 @@ impl Config {
 
     /// `[cors]`, oslo.middleware's options; CORS is on when
     /// `allowed_origin` lists an origin.
-    fn read_cors(&mut self, ini: &ini::Ini, path: &Path) -> anyhow::Result<()> {
-        let Some(section) = ini.section(Some("cors")) else {
+    fn read_cors(&mut self, files: &ConfigFiles) -> anyhow::Result<()> {
+        if !files.has_group("cors") {
             return Ok(());
-        };
+        }
+        let at = |section: &str, key: &str| files.origin(section, key).display().to_string();
+        let section = Group(files, "cors");
         let list = |key: &str| -> Option<Vec<String>> {
             section.get(key).map(|v| {
                 v.split(',')
@@ -515,7 +580,7 @@ impl Config {
                 "false" | "0" | "no" | "off" => false,
                 other => bail!(
                     "{}: [cors] allow_credentials = {other} is not a boolean; use true or false",
-                    path.display()
+                    at("cors", "allow_credentials")
                 ),
             };
         }
@@ -526,7 +591,7 @@ impl Config {
             cors.max_age = v.trim().parse().with_context(|| {
                 format!(
                     "{}: [cors] max_age = {v} is not a non-negative integer",
-                    path.display()
+                    at("cors", "max_age")
                 )
             })?;
         }
@@ -544,6 +609,18 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Reads `file` (when given) as the only configuration: the default
+    /// places searched are in a directory that does not exist.
+    fn load_conf(file: Option<&Path>, overrides: Overrides) -> anyhow::Result<Config> {
+        let search = SearchPath {
+            prog: "placement-api".to_owned(),
+            root: Some(PathBuf::from("/nonexistent-placement-test-root")),
+            ..SearchPath::default()
+        };
+        let files: Vec<PathBuf> = file.into_iter().map(Path::to_path_buf).collect();
+        Config::load(&ConfigFiles::load(&files, &[], search)?, overrides)
+    }
 
     /// Writes a placement.conf that names a database (a file must), then
     /// `text`.
@@ -567,7 +644,7 @@ mod tests {
              [oslo_middleware]\nmax_request_body_size = 4096\n",
         )
         .unwrap();
-        let c = Config::load(Some(&path), Overrides::default()).unwrap();
+        let c = load_conf(Some(&path), Overrides::default()).unwrap();
         assert_eq!(c.database, "sqlite:////tmp/x.db");
         assert_eq!(c.incomplete_consumer_project_id, "p0");
         assert_eq!(
@@ -579,7 +656,7 @@ mod tests {
         assert!(!c.enforce_new_defaults && !c.enforce_scope);
         assert_eq!(c.policy_file, Some(dir.join("policy.yaml")));
         assert_eq!(c.shutdown_timeout, DEFAULT_SHUTDOWN_TIMEOUT);
-        let c = Config::load(
+        let c = load_conf(
             Some(&path),
             Overrides {
                 database: Some("sqlite:///y.db".into()),
@@ -592,7 +669,7 @@ mod tests {
         assert_eq!(c.database, "sqlite:///y.db");
         assert_eq!(c.shutdown_timeout, Duration::from_secs(5));
         assert!(c.enforce_new_defaults && c.enforce_scope);
-        let c = Config::load(
+        let c = load_conf(
             Some(&path),
             Overrides {
                 policy: Some(PolicyDefaults::Legacy),
@@ -603,20 +680,20 @@ mod tests {
         assert!(!c.enforce_new_defaults && c.enforce_scope);
 
         write_conf(&path, "[api]\nauth_strategy = keystone2\n").unwrap();
-        let err = Config::load(Some(&path), Overrides::default()).unwrap_err();
+        let err = load_conf(Some(&path), Overrides::default()).unwrap_err();
         assert!(
             err.to_string()
                 .contains("accepted values are keystone and noauth2"),
             "{err}"
         );
         write_conf(&path, "[placement]\nallocation_conflict_retry_count = -1\n").unwrap();
-        let err = Config::load(Some(&path), Overrides::default()).unwrap_err();
+        let err = load_conf(Some(&path), Overrides::default()).unwrap_err();
         assert!(
             err.to_string().contains("not a non-negative integer"),
             "{err}"
         );
         write_conf(&path, "[oslo_policy]\nenforce_scope = maybe\n").unwrap();
-        let err = Config::load(Some(&path), Overrides::default()).unwrap_err();
+        let err = load_conf(Some(&path), Overrides::default()).unwrap_err();
         assert!(err.to_string().contains("not a boolean"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -627,7 +704,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("placement.conf");
         write_conf(&path, "[cors]\nallow_headers = a\n").unwrap();
-        let c = Config::load(Some(&path), Overrides::default()).unwrap();
+        let c = load_conf(Some(&path), Overrides::default()).unwrap();
         assert_eq!(c.cors, None, "no allowed_origin: off");
         write_conf(
             &path,
@@ -635,7 +712,7 @@ mod tests {
              allow_headers = openstack-api-version\nmax_age = 0\nallow_credentials = false\n",
         )
         .unwrap();
-        let c = Config::load(Some(&path), Overrides::default()).unwrap();
+        let c = load_conf(Some(&path), Overrides::default()).unwrap();
         let cors = c.cors.unwrap();
         assert_eq!(
             cors.allowed_origins,
@@ -646,7 +723,7 @@ mod tests {
         assert!(!cors.allow_credentials);
         assert_eq!(cors.allow_methods, CorsConfig::default().allow_methods);
         write_conf(&path, "[cors]\nallowed_origin = x\nmax_age = soon\n").unwrap();
-        assert!(Config::load(Some(&path), Overrides::default()).is_err());
+        assert!(load_conf(Some(&path), Overrides::default()).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -657,7 +734,7 @@ mod tests {
         let path = dir.join("placement.conf");
         let load = |text: &str| {
             write_conf(&path, text).unwrap();
-            Config::load(Some(&path), Overrides::default())
+            load_conf(Some(&path), Overrides::default())
         };
         let c = load("[placement_database]\nconnection = sqlite://\n").unwrap();
         assert!(!c.debug && !c.log_json && !c.log_stderr);
@@ -692,7 +769,7 @@ mod tests {
         );
         // Flags override the file.
         write_conf(&path, "[DEFAULT]\nlog_file = a.log\n").unwrap();
-        let c = Config::load(
+        let c = load_conf(
             Some(&path),
             Overrides {
                 debug: true,
@@ -716,19 +793,19 @@ mod tests {
         let path = dir.join("placement.conf");
         write_conf(&path, "[openapi]\nenabled = True\n").unwrap();
         assert!(
-            Config::load(Some(&path), Overrides::default())
+            load_conf(Some(&path), Overrides::default())
                 .unwrap()
                 .openapi
         );
         write_conf(&path, "[openapi]\nenabled = maybe\n").unwrap();
-        assert!(Config::load(Some(&path), Overrides::default()).is_err());
+        assert!(load_conf(Some(&path), Overrides::default()).is_err());
         assert!(!Config::default().openapi);
         assert!(!Config::default().reference_page);
         write_conf(&path, "[openapi]\nenabled = true\nreference_page = yes\n").unwrap();
-        let c = Config::load(Some(&path), Overrides::default()).unwrap();
+        let c = load_conf(Some(&path), Overrides::default()).unwrap();
         assert!(c.openapi && c.reference_page);
         write_conf(&path, "[openapi]\nreference_page = true\n").unwrap();
-        let err = Config::load(Some(&path), Overrides::default()).unwrap_err();
+        let err = load_conf(Some(&path), Overrides::default()).unwrap_err();
         assert_eq!(
             err.to_string(),
             format!(
@@ -738,7 +815,7 @@ mod tests {
             )
         );
         write_conf(&path, "[openapi]\nenabled = true\nreference_page = sure\n").unwrap();
-        let err = Config::load(Some(&path), Overrides::default()).unwrap_err();
+        let err = load_conf(Some(&path), Overrides::default()).unwrap_err();
         assert!(
             err.to_string()
                 .ends_with("[openapi] reference_page = sure is not a boolean; use true or false"),
@@ -754,7 +831,7 @@ mod tests {
         let path = dir.join("placement.conf");
         let load = |text: &str, overrides: Overrides| {
             write_conf(&path, text).unwrap();
-            Config::load(Some(&path), overrides)
+            load_conf(Some(&path), overrides)
         };
         // No [api] section, as kolla-ansible, OpenStack-Ansible and helm
         // write it: keystone, with the settings read for the start.
@@ -798,9 +875,9 @@ mod tests {
         let c = load("", noauth2.clone()).unwrap();
         assert_eq!(c.auth_strategy, AuthStrategy::Noauth2);
         // With no file at all: keystone still, on the development database.
-        let c = Config::load(None, Overrides::default()).unwrap();
+        let c = load_conf(None, Overrides::default()).unwrap();
         assert_eq!(c.auth_strategy, AuthStrategy::Keystone);
-        let c = Config::load(None, noauth2).unwrap();
+        let c = load_conf(None, noauth2).unwrap();
         assert_eq!(c.auth_strategy, AuthStrategy::Noauth2);
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -815,7 +892,7 @@ mod tests {
             "[placement_database]\nconnection =\n",
         ] {
             std::fs::write(&path, text).unwrap();
-            let err = Config::load(Some(&path), Overrides::default()).unwrap_err();
+            let err = load_conf(Some(&path), Overrides::default()).unwrap_err();
             assert!(
                 err.to_string().starts_with(&format!(
                     "{}: [placement_database] connection is not set: name the database there",
@@ -824,7 +901,7 @@ mod tests {
                 "{err}"
             );
             // --database (or PLACEMENT_DATABASE) names it instead.
-            let c = Config::load(
+            let c = load_conf(
                 Some(&path),
                 Overrides {
                     database: Some("sqlite:///x.db".into()),
@@ -836,7 +913,7 @@ mod tests {
             assert!(c.warnings.is_empty(), "{:?}", c.warnings);
         }
         // No file and no --database: the development default, said so.
-        let c = Config::load(None, Overrides::default()).unwrap();
+        let c = load_conf(None, Overrides::default()).unwrap();
         assert_eq!(c.database, DEFAULT_DATABASE);
         assert_eq!(c.warnings.len(), 1);
         assert!(
@@ -844,7 +921,7 @@ mod tests {
             "{:?}",
             c.warnings
         );
-        let c = Config::load(
+        let c = load_conf(
             None,
             Overrides {
                 database: Some("sqlite:///y.db".into()),
@@ -858,7 +935,7 @@ mod tests {
 
     #[test]
     fn missing_file_is_an_error() {
-        let err = Config::load(
+        let err = load_conf(
             Some(Path::new("/nonexistent/placement.conf")),
             Overrides::default(),
         )

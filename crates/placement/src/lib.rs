@@ -19,6 +19,7 @@ pub mod logging;
 pub mod metrics;
 mod objects;
 pub mod openapi;
+pub mod oslo_config;
 pub mod policy;
 pub mod query;
 pub mod requestlog;

@@ -735,3 +735,97 @@ fn noauth2_on_the_development_database_says_so_when_asked_for() {
         "{log}"
     );
 }
+
+#[tokio::test]
+async fn configuration_is_found_where_oslo_config_finds_it() {
+    let dir = Scratch::new("placement-operations-found");
+    // OS_PLACEMENT_CONFIG_DIR's placement.conf (as upstream's WSGI
+    // application reads it), policy.yaml beside it with no policy_file
+    // set (as OpenStack-Ansible and openstack-helm drop it), and a
+    // placement.conf.d in ~/.placement/ (helm renders a part of the
+    // configuration into placement.conf.d).
+    let etc = dir.join("etc");
+    std::fs::create_dir_all(&etc).unwrap();
+    std::fs::write(
+        etc.join("placement.conf"),
+        format!(
+            "[api]\nauth_strategy = noauth2\n[placement_database]\nconnection = sqlite:///{}\n\
+             [oslo_middleware]\nmax_request_body_size = 1000\n",
+            dir.join("p.db").display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        etc.join("policy.yaml"),
+        "\"placement:resource_providers:list\": \"!\"\n",
+    )
+    .unwrap();
+    let conf_d = dir.join("home/.placement/placement.conf.d");
+    std::fs::create_dir_all(&conf_d).unwrap();
+    std::fs::write(
+        conf_d.join("50-size.conf"),
+        "[oslo_middleware]\nmax_request_body_size = 100\nmax_requst_body_size = 1\n",
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_placement-api"))
+        .current_dir(dir.path())
+        .args(["--bind", "127.0.0.1:0"])
+        .env("OS_PLACEMENT_CONFIG_DIR", &etc)
+        .env("HOME", dir.join("home"))
+        .env_remove("PLACEMENT_AUTH_STRATEGY")
+        .env_remove("PLACEMENT_DATABASE")
+        .env_remove("PLACEMENT_CONFIG_FILE")
+        .env_remove("PLACEMENT_MAX_BODY_SIZE")
+        .env_remove("PLACEMENT_POLICY_FILE")
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("placement-api starts");
+    let mut said = String::new();
+    let mut base = None;
+    for line in BufReader::new(child.stderr.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+    {
+        said.push_str(&line);
+        said.push('\n');
+        if let Some(url) = line.strip_prefix("placement-api listening on ") {
+            base = Some(url.to_owned());
+            break;
+        }
+    }
+    let Some(base) = base else {
+        let _ = child.kill();
+        panic!("placement-api did not start: {said}");
+    };
+    let client = reqwest::Client::new();
+    let admin = [("x-auth-token", "admin")];
+    // policy.yaml was found: listing providers is refused.
+    let (status, _, _) = send(&client, &base, "GET", "/resource_providers", &admin).await;
+    // placement.conf.d's value won over placement.conf's: 100 bytes.
+    let big = format!("{{\"name\": \"{}\"}}", "x".repeat(150));
+    let too_large = client
+        .post(format!("{base}/resource_classes"))
+        .header("x-auth-token", "admin")
+        .header("content-type", "application/json")
+        .body(big)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(status, 403, "{said}");
+    assert_eq!(too_large, 413, "{said}");
+    // The misspelt key is named, with its file, and does not stop the start.
+    assert!(
+        said.contains(&format!(
+            "placement-api: warning: {}: [oslo_middleware] max_requst_body_size is not a setting of this service: ignored",
+            conf_d.join("50-size.conf").display()
+        )),
+        "{said}"
+    );
+}
