@@ -92,8 +92,7 @@ impl RequestId {
         // Formatted on the stack, then owned by shared bytes: one
         // allocation, and the clones for the request's extensions and the
         // response count references instead of copying. (Cutting ids from
-        // a per-thread buffer of many saved nothing: BENCHMARKS.md,
-        // "Measured choices".)
+        // a per-thread buffer of many saved nothing: docs/decisions.md.)
         let mut buf = [0u8; 40];
         buf[..4].copy_from_slice(b"req-");
         uuid::Uuid::new_v4()

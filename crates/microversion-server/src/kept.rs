@@ -2,7 +2,7 @@
 //! counting references.
 //!
 //! A reference count that every request touches is a cache line that moves
-//! between cores on each one (BENCHMARKS.md, "Measured choices"). What a
+//! between cores on each one (docs/decisions.md). What a
 //! service describes once (its versions' header values, its route
 //! templates) is therefore kept for the life of the process, once however
 //! often it is asked for, so that building the same API again (test

@@ -33,7 +33,7 @@
 //! ```sh
 //! bash scripts/bench-load.sh --part candidates --rows b --rounds 1 --keep /tmp/rows
 //! cargo run --release -p placement --example bench_requests -- run /tmp/rows/ours-b.db candidates-b 20
-//! # or: placement-api --database sqlite:////tmp/c.db --bind 127.0.0.1:8778 &
+//! # or: placement-api --auth-strategy noauth2 --database sqlite:////tmp/c.db --bind 127.0.0.1:8778 &
 //! #     python3 scripts/bench_placement.py seed-candidates c http://127.0.0.1:8778; kill %1
 //! cargo run --release -p placement --example bench_requests -- run /tmp/c.db candidates-c 20
 //! ```

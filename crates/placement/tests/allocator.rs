@@ -1,6 +1,6 @@
 //! `placement-api` allocates through jemalloc with the settings built in
 //! from `.cargo/config.toml` (its peak memory under load depends on them:
-//! "Memory" in BENCHMARKS.md), and `_RJEM_MALLOC_CONF` overrides them when
+//! docs/decisions.md), and `_RJEM_MALLOC_CONF` overrides them when
 //! the process starts (crates/placement/README.md). jemalloc lists the
 //! options in force when asked to print its statistics at exit.
 #![cfg(feature = "jemalloc")]

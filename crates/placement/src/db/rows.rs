@@ -116,10 +116,9 @@ where
     // A statement binding many values (an IN list of a thousand provider
     // ids) is sent unnamed: PostgreSQL plans an unnamed statement for the
     // values bound, where a cached one soon gets a generic plan, which
-    // made the candidate search's tree reads slower there (BENCHMARKS.md,
-    // "Measured choices"). Its text
-    // changes with the list's length too, so caching it mostly evicts
-    // statements that recur.
+    // made the candidate search's tree reads slower there
+    // (docs/decisions.md). Its text changes with the list's length too,
+    // so caching it mostly evicts statements that recur.
     for row in bind_all(sqlx::query(sql), binds)
         .persistent(binds.len() <= MAX_CACHED_BINDS)
         .fetch_all(executor)

@@ -3,9 +3,9 @@
 //!
 //! sqlx's `Any` driver converts every row it reads into an `AnyRow`, with
 //! an owned copy of each value and of the statement's column list, a
-//! large part of the time of long lists (BENCHMARKS.md, "Measured
-//! choices"). The drivers' own rows keep the values where the server's message
-//! put them, and [`Columns`] reads them in place, by position.
+//! large part of the time of long lists (docs/decisions.md). The
+//! drivers' own rows keep the values where the server's message put them,
+//! and [`Columns`] reads them in place, by position.
 
 use std::str::FromStr;
 use std::time::Duration;

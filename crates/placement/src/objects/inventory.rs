@@ -40,8 +40,8 @@ pub(crate) fn capacity(total: i64, reserved: i64, allocation_ratio: f64) -> i64 
 /// SQL for the amount allocated of the inventory aliased `inv` (NULL when
 /// nothing is), read for each inventory from the index on (provider,
 /// class, used). Summing every allocation of a class first and joining
-/// the sums sorted them all, slower with many allocations (BENCHMARKS.md,
-/// "Measured choices").
+/// the sums sorted them all, slower with many allocations
+/// (docs/decisions.md).
 pub(crate) const USED: &str = "(SELECT SUM(a.used) FROM allocations a \
      WHERE a.resource_provider_id = inv.resource_provider_id \
      AND a.resource_class_id = inv.resource_class_id)";

@@ -93,8 +93,8 @@ pub(crate) struct Group {
 ///
 /// One pass over the allocations, summed here: on SQLite, grouping and
 /// counting distinct consumers in SQL (two statements, each with a
-/// temporary B-tree) cost more than the join itself (BENCHMARKS.md,
-/// "Measured choices").
+/// temporary B-tree) cost more than the join itself
+/// (docs/decisions.md).
 pub(crate) async fn by_consumer_type(
     store: &Store,
     filter: Filter<'_>,

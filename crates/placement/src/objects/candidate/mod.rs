@@ -392,9 +392,9 @@ impl Search<'_> {
         // core: each read waits for a thread of its own, and one after
         // another they left a core idle while a search ran alone on it;
         // more reads than cores run no sooner and each holds a connection
-        // (with its page cache: row c's peak grew by 5 MiB at four at
-        // once). Groups asking the same amount of a class in the same
-        // place share one read.
+        // with its page cache, which the process's peak memory carries.
+        // Groups asking the same amount of a class in the same place share
+        // one read.
         let shape = self.shape();
         let mut keys: Vec<(i64, i64, Option<i64>)> = filtered
             .iter()
@@ -639,8 +639,8 @@ impl Search<'_> {
             // are a few sorted runs (the class's providers, the sharing
             // providers' anchors; the classes before and this one), which
             // the stable sort finds and merges and the unstable one sorts
-            // anew (row d: 4 % of a request's instructions). Equal
-            // elements are equal integers: the order is the same.
+            // anew (docs/decisions.md). Equal elements are equal integers:
+            // the order is the same.
             these.sort();
             these.dedup();
             if let Some(anchors) = &self.anchor_roots {
@@ -760,8 +760,8 @@ impl Search<'_> {
         // (anchor, class, provider), sorted: by anchor, by class id, the
         // providers. `found` is in provider order, so most of this list
         // is already in anchor order (the roots' own rows, each sharing
-        // provider's anchors): the stable sort merges those runs (row d
-        // 1.3 % of a request's instructions against `sort_unstable`).
+        // provider's anchors): the stable sort merges those runs, where
+        // `sort_unstable` would sort the whole list anew.
         let mut by_tree: Vec<(i64, i64, i64)> = found
             .iter()
             .map(|(id, root, class)| (*root, *class, *id))
@@ -1115,9 +1115,9 @@ impl Search<'_> {
     /// Whether a partial combination can still become a candidate, when
     /// its leading requests (all but the last) can together, as
     /// [`Combinations::next`] asks: only the last request's providers and
-    /// parts can make it fail (isolation where asked, room). Checking
-    /// every part again for each prefix the walk extends cost row c 1 %
-    /// more instructions.
+    /// parts can make it fail (isolation where asked, room), so the
+    /// earlier parts are not checked again for each prefix the walk
+    /// extends.
     fn viable_with_last(&self, areqs: &[&Areq]) -> bool {
         let Some((last, earlier)) = areqs.split_last() else {
             return true;
