@@ -18,9 +18,8 @@ use crate::error::BuildError;
 /// A description lives until the process ends: [`MicroversionsBuilder::build`]
 /// never frees it, so that the layer reads it on every request without
 /// counting references, a count shared by every request being a cache line
-/// that moves between cores on each one (BENCHMARKS.md, "Measured
-/// choices"). Build one per process, as a service does; each build keeps a
-/// few kilobytes.
+/// that moves between cores on each one (docs/decisions.md). Build one
+/// per process, as a service does; each build keeps a few kilobytes.
 ///
 /// ```
 /// use microversion::VersionRange;
@@ -218,8 +217,8 @@ impl Microversions {
     /// spelled as configured, one space, and numbers of at most nine
     /// digits without leading zeros: the version the general decoder would
     /// read from it, for fewer instructions and no allocation
-    /// (BENCHMARKS.md, "Measured choices"). `None` for anything else, left
-    /// to the general decoder, every malformed version included.
+    /// (docs/decisions.md). `None` for anything else, left to the general
+    /// decoder, every malformed version included.
     ///
     /// Such a value has no comma and nothing to trim, so it is one entry
     /// for this service; the decoder would read the same token, which is
