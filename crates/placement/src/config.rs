@@ -114,6 +114,11 @@ pub struct Config {
     /// `[placement] allocation_candidates_generation_strategy`: the order
     /// in which the viable trees give their candidates.
     pub allocation_candidates_strategy: CandidateStrategy,
+    /// `[placement] randomize_allocation_candidates`: `limit` keeps a
+    /// random sample of the candidates rather than the first ones, so
+    /// that Nova's `limit=1000` in a large cloud does not send every boot
+    /// to the same hosts; off by default, as upstream's.
+    pub randomize_allocation_candidates: bool,
     /// `[cors]`: cross-origin resource sharing, on when `allowed_origin`
     /// is set.
     pub cors: Option<CorsConfig>,
@@ -178,6 +183,7 @@ const KNOWN_KEYS: &[(&str, &[&str])] = &[
             "allocation_conflict_retry_count",
             "max_allocation_candidates",
             "allocation_candidates_generation_strategy",
+            "randomize_allocation_candidates",
         ],
     ),
     (
@@ -247,6 +253,7 @@ impl Default for Config {
             max_body_size: DEFAULT_MAX_BODY_SIZE,
             max_allocation_candidates: -1,
             allocation_candidates_strategy: CandidateStrategy::DepthFirst,
+            randomize_allocation_candidates: false,
             cors: None,
             openapi: false,
             reference_page: false,
@@ -445,6 +452,15 @@ impl Config {
                 ),
             };
         }
+        if let Some(v) = get("placement", "randomize_allocation_candidates") {
+            self.randomize_allocation_candidates = parse_bool(v).with_context(|| {
+                format!(
+                    "{}: [placement] randomize_allocation_candidates = {} is not a boolean; use true or false",
+                    at("placement", "randomize_allocation_candidates"),
+                    v.trim()
+                )
+            })?;
+        }
         if let Some(size) = get("oslo_middleware", "max_request_body_size") {
             self.max_body_size = size.trim().parse().with_context(|| {
                 format!(
@@ -641,6 +657,7 @@ mod tests {
             "[placement_database]\nconnection = sqlite:////tmp/x.db\n[api]\nauth_strategy = noauth2\n\
              [oslo_policy]\nenforce_new_defaults = false\nenforce_scope = False\npolicy_file = policy.yaml\n\
              [placement]\nincomplete_consumer_project_id = p0\nallocation_conflict_retry_count = 3\n\
+             randomize_allocation_candidates = True\n\
              [oslo_middleware]\nmax_request_body_size = 4096\n",
         )
         .unwrap();
@@ -652,6 +669,8 @@ mod tests {
             DEFAULT_INCOMPLETE_CONSUMER_ID
         );
         assert_eq!(c.allocation_conflict_retry_count, 3);
+        assert!(c.randomize_allocation_candidates);
+        assert!(!Config::default().randomize_allocation_candidates);
         assert_eq!(c.max_body_size, 4096);
         assert!(!c.enforce_new_defaults && !c.enforce_scope);
         assert_eq!(c.policy_file, Some(dir.join("policy.yaml")));
@@ -690,6 +709,18 @@ mod tests {
         let err = load_conf(Some(&path), Overrides::default()).unwrap_err();
         assert!(
             err.to_string().contains("not a non-negative integer"),
+            "{err}"
+        );
+        write_conf(
+            &path,
+            "[placement]\nrandomize_allocation_candidates = often\n",
+        )
+        .unwrap();
+        let err = load_conf(Some(&path), Overrides::default()).unwrap_err();
+        assert!(
+            err.to_string().ends_with(
+                "[placement] randomize_allocation_candidates = often is not a boolean; use true or false"
+            ),
             "{err}"
         );
         write_conf(&path, "[oslo_policy]\nenforce_scope = maybe\n").unwrap();

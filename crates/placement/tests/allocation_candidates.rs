@@ -1044,3 +1044,60 @@ async fn tree_summaries_whichever_way_the_trees_are_read() {
     let r = candidates(&s, &q, "1.39").await;
     check(&r, &trees);
 }
+
+/// `[placement] randomize_allocation_candidates`: `limit` keeps a random
+/// sample of every candidate (so Nova's `limit` does not send every boot
+/// to the same first hosts) with only its summaries, and an answer with
+/// nothing to cut is every candidate, shuffled; without it the order is
+/// the same on every request. Twenty providers, twelve draws of one: the
+/// chance that a fair sample repeats one provider every time is 20^-11.
+#[tokio::test]
+async fn randomize_samples_within_limit() {
+    for randomize in [false, true] {
+        let class = Names::new().class("RANDOM");
+        let s = Server::start_with(|c| c.randomize_allocation_candidates = randomize).await;
+        classes(&s, &[&class]).await;
+        let mut rps = Vec::new();
+        for _ in 0..20 {
+            let rp = uuid();
+            s.provider(&rp, None).await;
+            s.simple_inventory(&rp, &class, 4).await;
+            rps.push(rp);
+        }
+        rps.sort();
+        let mut firsts = std::collections::BTreeSet::new();
+        for _ in 0..12 {
+            let r = candidates(&s, &format!("resources={class}:1&limit=1"), "1.39").await;
+            assert_eq!(r.status, 200, "{r:?}");
+            let areqs = r.body["allocation_requests"].as_array().expect("requests");
+            assert_eq!(areqs.len(), 1, "{r:?}");
+            let chosen = areqs[0]["mappings"][""][0].as_str().unwrap().to_owned();
+            let summaries: Vec<&String> = r.body["provider_summaries"]
+                .as_object()
+                .expect("summaries")
+                .keys()
+                .collect();
+            assert_eq!(summaries, [&chosen], "only the chosen one's summary");
+            firsts.insert(chosen);
+        }
+        if randomize {
+            assert!(firsts.len() > 1, "the same provider every time: {firsts:?}");
+        } else {
+            assert_eq!(firsts.len(), 1, "{firsts:?}");
+        }
+        // Nothing to cut: every candidate and every summary, in whatever order.
+        let all = candidates(&s, &format!("resources={class}:1"), "1.39").await;
+        let mut chosen: Vec<String> = all.body["allocation_requests"]
+            .as_array()
+            .expect("requests")
+            .iter()
+            .map(|a| a["mappings"][""][0].as_str().unwrap().to_owned())
+            .collect();
+        chosen.sort();
+        assert_eq!(chosen, rps);
+        assert_eq!(
+            all.body["provider_summaries"].as_object().unwrap().len(),
+            20
+        );
+    }
+}

@@ -182,6 +182,7 @@ async fn list(
     wide.nested_aware = NESTED.contains(version);
     wide.max_candidates = usize::try_from(state.config.max_allocation_candidates).ok();
     wide.strategy = state.config.allocation_candidates_strategy;
+    wide.randomize = state.config.randomize_allocation_candidates;
     wide.reads_at_once = state.cores;
     // Held until the answer is serialized; the semaphore is never closed.
     let _running = state.candidate_searches.acquire().await.ok();
@@ -270,6 +271,7 @@ fn request_wide(params: &QueryParams) -> Result<RequestWide> {
         nested_aware: true,
         max_candidates: None,
         strategy: CandidateStrategy::DepthFirst,
+        randomize: false,
         reads_at_once: 1,
     })
 }

@@ -45,6 +45,7 @@ use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use futures_util::StreamExt;
+use rand::seq::SliceRandom as _;
 use smallvec::{SmallVec, smallvec};
 
 use crate::config::CandidateStrategy;
@@ -92,8 +93,20 @@ pub(crate) struct RequestWide {
     /// `[placement] max_allocation_candidates`, when not negative.
     pub(crate) max_candidates: Option<usize>,
     pub(crate) strategy: CandidateStrategy,
+    /// `[placement] randomize_allocation_candidates`: `limit` keeps a
+    /// random sample of every candidate found (within
+    /// `max_candidates`), and an unlimited answer comes shuffled.
+    pub(crate) randomize: bool,
     /// The most class reads a search runs at once (at least one).
     pub(crate) reads_at_once: usize,
+}
+
+impl RequestWide {
+    /// `limit` when it ends the search early: the first candidates found
+    /// are the answer, unless a random sample of all of them is.
+    fn limit_found_first(&self) -> Option<usize> {
+        self.limit.filter(|n| *n > 0 && !self.randomize)
+    }
 }
 
 // The answer shares the search's uuids, class names and trait lists
@@ -584,7 +597,7 @@ impl Search<'_> {
         {
             return None;
         }
-        let limit = self.wide.limit.filter(|n| *n > 0);
+        let limit = self.wide.limit_found_first();
         match (limit, self.wide.max_candidates) {
             (Some(limit), Some(max)) => Some(limit.min(max)),
             (limit, max) => limit.or(max),
@@ -1366,8 +1379,8 @@ impl Search<'_> {
     fn enough(&self) -> Option<usize> {
         let limit = self
             .wide
-            .limit
-            .filter(|n| *n > 0 && (self.wide.nested_aware || !self.has_trees));
+            .limit_found_first()
+            .filter(|_| self.wide.nested_aware || !self.has_trees);
         match (limit, self.wide.max_candidates) {
             (Some(limit), Some(max)) => Some(limit.min(max)),
             (limit, max) => limit.or(max),
@@ -1404,8 +1417,13 @@ impl Search<'_> {
         (kept, summaries)
     }
 
-    /// `limit`: the first candidates, and the summaries of their trees.
+    /// `limit`: the first candidates (a random sample of them with
+    /// `randomize`), and the summaries of their trees. With `randomize`
+    /// and nothing to cut, the candidates are shuffled, as upstream's.
     fn limit(&self, mut areqs: Vec<Areq>, summaries: Vec<i64>) -> (Vec<Areq>, Vec<i64>) {
+        if self.wide.randomize {
+            areqs.shuffle(&mut rand::rng());
+        }
         let Some(limit) = self.wide.limit else {
             return (areqs, summaries);
         };
