@@ -3,14 +3,14 @@
 
 use clap::{ArgMatches, Args, Subcommand};
 use http::Method;
+use indexmap::IndexMap;
 use microversion::VersionSpan;
 use microversion_client::cli::CliVersions;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::Failure;
 use crate::aggregates::Aggregate;
-use crate::allocations::{ConsumerAllocation, ProviderAllocations};
+use crate::allocations::{ConsumerAllocation, ProviderAllocations, Resources};
 use crate::api::Api;
 use crate::args::{Output, Uuid, parse_amount, parse_uuid, parse_uuid_list};
 use crate::command::{ALL, Columns, Command, Plan, cells, columns_at, q, required_params};
@@ -88,10 +88,10 @@ struct ProviderUpdate<'a> {
 /// `resource provider show --allocations`: the provider and its
 /// consumers' allocations.
 #[derive(Debug, Serialize)]
-struct ProviderWithAllocations {
+struct ProviderWithAllocations<'a> {
     #[serde(flatten)]
-    provider: ResourceProvider,
-    allocations: Value,
+    provider: &'a ResourceProvider,
+    allocations: &'a IndexMap<String, Resources>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -374,8 +374,8 @@ async fn show(api: &Api, a: &ProviderShow) -> Result<Shown, Failure> {
         .await?;
     columns.push("allocations");
     let shown = ProviderWithAllocations {
-        provider,
-        allocations: serde_json::to_value(&allocations.allocations).unwrap_or(Value::Null),
+        provider: &provider,
+        allocations: &allocations.allocations,
     };
     Ok(Shown::one(
         columns
