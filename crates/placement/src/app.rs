@@ -236,6 +236,7 @@ pub fn router(state: AppState) -> Result<Router, BuildError> {
         None => versioning(false)?,
     };
     let limit = state.config.max_body_size;
+    let mount = crate::proxy::Mount::of(&state.config);
     let state_cors = state.config.cors.clone();
     let keystone = state.keystone.clone();
     let request_log = crate::requestlog::enabled().then_some(if keystone.is_some() {
@@ -295,12 +296,17 @@ pub fn router(state: AppState) -> Result<Router, BuildError> {
         .option_layer(database_gate)
         .service(routes);
     let app = documents.unwrap_or_default().fallback_service(stack);
-    if metrics.is_none() && request_log.is_none() {
+    if metrics.is_none() && request_log.is_none() && mount.is_none() {
         return Ok(app);
     }
     // Outside everything that answers, the OpenAPI documents too: the
-    // request log (outside CORS, as upstream's) and the counters.
+    // mount (proxy headers and root path: the paths inside are the
+    // service's own), the request log (outside CORS, as upstream's) and
+    // the counters.
     let outer = ServiceBuilder::new()
+        .option_layer(mount.map(|mount| {
+            middleware::from_fn(move |req, next| crate::proxy::mount(Arc::clone(&mount), req, next))
+        }))
         .option_layer(metrics.map(|m| HttpMetricsLayer::new(m.api.telemetry().clone())))
         .option_layer(request_log.map(|identities| {
             middleware::from_fn(move |req, next| crate::requestlog::log(identities, req, next))

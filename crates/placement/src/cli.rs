@@ -82,6 +82,47 @@ pub struct Cli {
     /// (`[metrics] bind`); off by default.
     #[arg(long, env = "PLACEMENT_METRICS_BIND", global = true)]
     metrics_bind: Option<SocketAddr>,
+    /// Serve HTTPS on the bind address with this PEM certificate chain
+    /// (`[server] tls_cert_file`, ours; upstream leaves TLS to its WSGI
+    /// server). Needs `--tls-key-file`.
+    #[arg(
+        long,
+        env = "PLACEMENT_TLS_CERT_FILE",
+        global = true,
+        value_name = "PEM"
+    )]
+    tls_cert_file: Option<PathBuf>,
+    /// The PEM private key of `--tls-cert-file` (`[server] tls_key_file`).
+    #[arg(
+        long,
+        env = "PLACEMENT_TLS_KEY_FILE",
+        global = true,
+        value_name = "PEM"
+    )]
+    tls_key_file: Option<PathBuf>,
+    /// Require a client certificate signed by one of these PEM CA
+    /// certificates (`[server] tls_client_ca_file`); needs TLS.
+    #[arg(
+        long,
+        env = "PLACEMENT_TLS_CLIENT_CA_FILE",
+        global = true,
+        value_name = "PEM"
+    )]
+    tls_client_ca_file: Option<PathBuf>,
+    /// Listen on this Unix socket instead of TCP (`[server] unix_socket`);
+    /// exclusive with `--bind` and TLS.
+    #[arg(
+        long,
+        env = "PLACEMENT_UNIX_SOCKET",
+        global = true,
+        value_name = "PATH"
+    )]
+    unix_socket: Option<PathBuf>,
+    /// Serve under this path prefix, as upstream under a mount whose
+    /// SCRIPT_NAME it is (`[server] root_path`, such as `/placement`):
+    /// requests outside it get 404, links and `Location` carry it.
+    #[arg(long, env = "PLACEMENT_ROOT_PATH", global = true, value_name = "PATH")]
+    root_path: Option<crate::listen::RootPath>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -134,6 +175,13 @@ impl Cli {
                 log_file: self.log_file.clone(),
                 log_json: self.log_json,
                 metrics_bind: self.metrics_bind,
+                server: crate::listen::ServerSettings {
+                    tls_cert_file: self.tls_cert_file.clone(),
+                    tls_key_file: self.tls_key_file.clone(),
+                    tls_client_ca_file: self.tls_client_ca_file.clone(),
+                    unix_socket: self.unix_socket.clone(),
+                    root_path: self.root_path.clone(),
+                },
             },
         )
     }
@@ -162,6 +210,11 @@ pub fn main() -> ExitCode {
     // before anything starts (db sync needs no auth).
     if matches!(cli.command, Some(Command::Serve) | None) {
         if let Err(e) = config.check_auth() {
+            eprintln!("placement-api: {e:#}");
+            return ExitCode::from(2);
+        }
+        // Unreadable or mismatched TLS files too.
+        if let Err(e) = config.server.tls_config() {
             eprintln!("placement-api: {e:#}");
             return ExitCode::from(2);
         }

@@ -149,6 +149,14 @@ pub struct Config {
     /// `[metrics] bind` (`--metrics-bind`): where to serve Prometheus
     /// metrics at `/metrics`; off when unset (upstream has no such key).
     pub metrics_bind: Option<SocketAddr>,
+    /// `[oslo_middleware] enable_proxy_headers_parsing`: take the client's
+    /// address, the scheme, host and path prefix from `Forwarded` and
+    /// `X-Forwarded-*` (see [`crate::proxy`]); off by default.
+    pub enable_proxy_headers_parsing: bool,
+    /// `[server]` (flags `--tls-cert-file`, `--unix-socket`,
+    /// `--root-path`, ...): the listener and the path prefix, settings of
+    /// ours (see [`crate::listen`]).
+    pub server: crate::listen::ServerSettings,
     /// What loading the settings noticed that the operator should hear
     /// (a development default in force, say): logged at warning level
     /// when the service starts, once the log is set up.
@@ -190,7 +198,11 @@ const KNOWN_KEYS: &[(&str, &[&str])] = &[
         "oslo_policy",
         &["enforce_new_defaults", "enforce_scope", "policy_file"],
     ),
-    ("oslo_middleware", &["max_request_body_size"]),
+    (
+        "oslo_middleware",
+        &["max_request_body_size", "enable_proxy_headers_parsing"],
+    ),
+    (crate::listen::GROUP, crate::listen::KEYS),
     (
         "cors",
         &[
@@ -263,6 +275,8 @@ impl Default for Config {
             log_json: false,
             log_stderr: false,
             metrics_bind: None,
+            enable_proxy_headers_parsing: false,
+            server: crate::listen::ServerSettings::default(),
             warnings: Vec::new(),
         }
     }
@@ -293,6 +307,9 @@ pub struct Overrides {
     pub log_json: bool,
     /// `--metrics-bind`.
     pub metrics_bind: Option<SocketAddr>,
+    /// `--tls-cert-file`, `--tls-key-file`, `--tls-client-ca-file`,
+    /// `--unix-socket`, `--root-path`: each set one wins over the file.
+    pub server: crate::listen::ServerSettings,
 }
 
 impl Config {
@@ -362,6 +379,8 @@ impl Config {
         if let Some(bind) = overrides.metrics_bind {
             config.metrics_bind = Some(bind);
         }
+        config.server = std::mem::take(&mut config.server).overridden_by(overrides.server);
+        config.server.check(overrides.bind.is_some())?;
         if let (AuthStrategy::Keystone, Some((section, path))) =
             (config.auth_strategy, files.section("keystone_authtoken"))
         {
@@ -469,6 +488,16 @@ impl Config {
                 )
             })?;
         }
+        if let Some(v) = get("oslo_middleware", "enable_proxy_headers_parsing") {
+            self.enable_proxy_headers_parsing = parse_bool(v).with_context(|| {
+                format!(
+                    "{}: [oslo_middleware] enable_proxy_headers_parsing = {} is not a boolean; use true or false",
+                    at("oslo_middleware", "enable_proxy_headers_parsing"),
+                    v.trim()
+                )
+            })?;
+        }
+        self.server = crate::listen::ServerSettings::read(files)?;
         self.read_cors(files)?;
         let boolean = |key: &str, v: &str| match v.trim().to_ascii_lowercase().as_str() {
             "true" | "1" | "yes" | "on" => Ok(true),
@@ -961,6 +990,67 @@ mod tests {
         )
         .unwrap();
         assert!(c.warnings.is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn proxy_headers_and_server_keys() {
+        let dir = std::env::temp_dir().join(format!("placement-proxy-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("placement.conf");
+        let load = |text: &str, overrides: Overrides| {
+            write_conf(&path, text).unwrap();
+            load_conf(Some(&path), overrides)
+        };
+        let c = load("", Overrides::default()).unwrap();
+        assert!(!c.enable_proxy_headers_parsing);
+        assert_eq!(c.server, crate::listen::ServerSettings::default());
+        let c = load(
+            "[oslo_middleware]\nenable_proxy_headers_parsing = True\n\
+             [server]\nroot_path = /placement\nunix_socket = run/p.sock\n",
+            Overrides::default(),
+        )
+        .unwrap();
+        assert!(c.enable_proxy_headers_parsing);
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        assert_eq!(c.server.root_path.unwrap().as_str(), "/placement");
+        assert_eq!(c.server.unix_socket, Some(dir.join("run/p.sock")));
+        let err = load(
+            "[oslo_middleware]\nenable_proxy_headers_parsing = perhaps\n",
+            Overrides::default(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            format!("{err:#}"),
+            format!(
+                "{}: [oslo_middleware] enable_proxy_headers_parsing = perhaps is not a boolean; use true or false",
+                path.display()
+            )
+        );
+        let err = load("[server]\nroot_path = placement\n", Overrides::default()).unwrap_err();
+        assert_eq!(
+            format!("{err:#}"),
+            format!(
+                "{}: [server] root_path = placement: a root path starts with /",
+                path.display()
+            )
+        );
+        // A key without its certificate, and a Unix socket with --bind.
+        let err = load("[server]\ntls_key_file = k.pem\n", Overrides::default()).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("tls_key_file (--tls-key-file) is set without"),
+            "{err}"
+        );
+        let err = load(
+            "[server]\nunix_socket = /run/p.sock\n",
+            Overrides {
+                bind: Some("127.0.0.1:1".parse().unwrap()),
+                ..Overrides::default()
+            },
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("are exclusive"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

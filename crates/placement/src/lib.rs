@@ -15,14 +15,18 @@ mod error;
 mod handlers;
 pub mod history;
 pub mod keystone_authtoken;
+pub mod listen;
 pub mod logging;
+pub mod manage;
 pub mod metrics;
 mod objects;
 pub mod openapi;
 pub mod oslo_config;
 pub mod policy;
+pub mod proxy;
 pub mod query;
 pub mod requestlog;
+pub mod status;
 
 use anyhow::Context as _;
 use axum::serve::ListenerExt as _;
@@ -61,7 +65,8 @@ pub enum Stopped {
 }
 
 /// Serves the API until interrupted (SIGINT or SIGTERM), syncing a new
-/// database first.
+/// database first: on TCP at [`Config::bind`], over TLS there when a
+/// certificate is configured, or on a Unix socket (see [`listen`]).
 ///
 /// On the signal the listener is closed (new connections are refused),
 /// idle keep-alive connections are closed, and the requests in flight
@@ -71,9 +76,12 @@ pub enum Stopped {
 ///
 /// # Errors
 ///
-/// Fails when the database or the address cannot be used.
+/// Fails when the database, the address or socket, or the TLS files
+/// cannot be used.
 pub async fn serve(config: Config) -> anyhow::Result<Stopped> {
     let bind = config.bind;
+    let tls = config.server.tls_config()?;
+    let unix_socket = config.server.unix_socket.clone();
     let metrics_bind = config.metrics_bind;
     let timeout = config.shutdown_timeout;
     let keystone_warnings = config.keystone.iter().flat_map(KeystoneAuthtoken::warnings);
@@ -82,9 +90,21 @@ pub async fn serve(config: Config) -> anyhow::Result<Stopped> {
         eprintln!("placement-api: warning: {warning}");
     }
     let (state, router) = AppState::ready(config).await?;
-    let listener = tokio::net::TcpListener::bind(bind)
-        .await
-        .with_context(|| format!("cannot listen on {bind}"))?;
+    let listener = match &unix_socket {
+        Some(path) => {
+            let (listener, file) = listen::bind_unix(path).await?;
+            Listening::Unix(listener, file)
+        }
+        None => {
+            let listener = tokio::net::TcpListener::bind(bind)
+                .await
+                .with_context(|| format!("cannot listen on {bind}"))?;
+            match tls {
+                Some(tls) => Listening::Tls(listen::TlsListener::new(listener, tls)?),
+                None => Listening::Tcp(listener),
+            }
+        }
+    };
     // Stopped when the API server stops (dropping the sender).
     let (_metrics_running, metrics_stop) = tokio::sync::oneshot::channel::<()>();
     if let (Some(metrics), Some(metrics_bind)) = (state.metrics.clone(), metrics_bind) {
@@ -106,23 +126,57 @@ pub async fn serve(config: Config) -> anyhow::Result<Stopped> {
             }
         });
     }
-    eprintln!(
-        "placement-api listening on http://{}",
-        listener.local_addr()?
-    );
-    let listener = without_nagle(listener);
     let (signalled, on_signal) = tokio::sync::oneshot::channel();
-    let router = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
-    let server = axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            shutdown_signal().await;
+    let stopping = async move {
+        shutdown_signal().await;
+        eprintln!(
+            "placement-api: stopping: new connections refused, requests in flight get {} s to finish",
+            timeout.as_secs_f64()
+        );
+        let _ = signalled.send(());
+    };
+    // The socket file is removed when the service stops.
+    let mut _socket_file = None;
+    let server: std::pin::Pin<Box<dyn Future<Output = std::io::Result<()>> + Send>> = match listener
+    {
+        Listening::Tcp(listener) => {
             eprintln!(
-                "placement-api: stopping: new connections refused, requests in flight get {} s to finish",
-                timeout.as_secs_f64()
+                "placement-api listening on http://{}",
+                listener.local_addr()?
             );
-            let _ = signalled.send(());
-        })
-        .into_future();
+            let router = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
+            Box::pin(
+                axum::serve(without_nagle(listener), router)
+                    .with_graceful_shutdown(stopping)
+                    .into_future(),
+            )
+        }
+        Listening::Tls(listener) => {
+            use axum::serve::Listener as _;
+            eprintln!(
+                "placement-api listening on https://{}",
+                listener.local_addr()?
+            );
+            let router = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
+            // `TapIo` for its `ConnectInfo` of the peer's address;
+            // the listener itself turned Nagle's algorithm off.
+            let listener = listener.tap_io(|_: &mut _| {});
+            Box::pin(
+                axum::serve(listener, router)
+                    .with_graceful_shutdown(stopping)
+                    .into_future(),
+            )
+        }
+        Listening::Unix(listener, file) => {
+            eprintln!("placement-api listening on unix:{}", file.path().display());
+            _socket_file = Some(file);
+            Box::pin(
+                axum::serve(listener, router.into_make_service())
+                    .with_graceful_shutdown(stopping)
+                    .into_future(),
+            )
+        }
+    };
     let deadline = async move {
         match on_signal.await {
             Ok(()) => tokio::time::sleep(timeout).await,
@@ -150,6 +204,13 @@ pub async fn serve(config: Config) -> anyhow::Result<Stopped> {
         }
     }
     Ok(stopped)
+}
+
+/// The listener [`serve`] serves on.
+enum Listening {
+    Tcp(tokio::net::TcpListener),
+    Tls(listen::TlsListener),
+    Unix(tokio::net::UnixListener, listen::SocketFile),
 }
 
 /// How long the database pools may take to close after the shutdown

@@ -6,8 +6,12 @@
 //! 127.0.0.1 "GET /resource_providers?name=x" status: 200 len: 26 microversion: 1.39
 //! ```
 //!
-//! The path is the decoded path, as WSGI's `PATH_INFO` has it, and the
-//! query string as sent; `len` is the response's `Content-Length` (`-`
+//! The address is the client's: the connection's peer, or the address a
+//! proxy forwarded when `enable_proxy_headers_parsing` is on (see
+//! [`crate::proxy`]; `-` on a Unix socket without one). The path is the
+//! path prefix (`SCRIPT_NAME`: the root path and `X-Forwarded-Prefix`)
+//! then the decoded path, as WSGI's `PATH_INFO` has it, and the query
+//! string as sent; `len` is the response's `Content-Length` (`-`
 //! when unknown); `microversion` the version served (`-` when the version
 //! was refused, or the request was refused before it was looked at). The
 //! line is written when the response's head is ready.
@@ -31,6 +35,8 @@ use http::{HeaderMap, HeaderValue};
 use http_body::Body as _;
 use microversion_server::REQUEST_ID;
 use microversion_server::RequestId;
+
+use crate::proxy::Origin;
 
 /// The target (oslo.log's logger name) of the request log lines.
 pub const TARGET: &str = "placement.requestlog";
@@ -80,15 +86,23 @@ pub(crate) async fn log(identities: Identities, mut req: Request, next: Next) ->
         .and_then(|v| v.to_str().ok())
         .unwrap_or("None");
     let mut line = String::with_capacity(128);
-    match req.extensions().get::<ConnectInfo<SocketAddr>>() {
-        Some(ConnectInfo(addr)) => {
+    let origin = req.extensions().get::<Origin>();
+    match (
+        origin.and_then(|o| o.client.as_deref()),
+        req.extensions().get::<ConnectInfo<SocketAddr>>(),
+    ) {
+        (Some(forwarded), _) => line.push_str(forwarded),
+        (None, Some(ConnectInfo(addr))) => {
             let _ = write!(line, "{}", addr.ip());
         }
-        None => line.push('-'),
+        (None, None) => line.push('-'),
     }
     line.push_str(" \"");
     line.push_str(req.method().as_str());
     line.push(' ');
+    if let Some(origin) = origin {
+        line.push_str(&origin.prefix);
+    }
     push_decoded_path(&mut line, req.uri().path());
     if let Some(query) = req.uri().query().filter(|q| !q.is_empty()) {
         line.push('?');

@@ -20,12 +20,11 @@ use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
 use crate::handlers::resource_provider::{self, Missing, existing};
-use crate::handlers::util::{
-    Path, absolute_url, body_schemas, check_accept, json_response_dated, require_json,
-};
+use crate::handlers::util::{Path, body_schemas, check_accept, json_response_dated, require_json};
 use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::inventory::{self, Inventory, WriteError};
 use crate::policy::Action;
+use crate::proxy::Origin;
 
 const INVENTORIES: &str = "/resource_providers/{uuid}/inventories";
 const INVENTORY: &str = "/resource_providers/{uuid}/inventories/{resource_class}";
@@ -336,11 +335,14 @@ async fn show(
     ))
 }
 
+// Extractors: one argument each.
+#[expect(clippy::too_many_arguments)]
 async fn create(
     State(state): State<AppState>,
     State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
+    origin: Origin,
     headers: HeaderMap,
     Path(uuid): Path<String>,
     body: Bytes,
@@ -375,7 +377,7 @@ async fn create(
         Some(SystemTime::now()),
     );
     if let Ok(location) =
-        http::HeaderValue::try_from(absolute_url(&headers, &inventory_url(&rp.uuid, &class)))
+        http::HeaderValue::try_from(origin.absolute_url(&headers, &inventory_url(&rp.uuid, &class)))
     {
         response.headers_mut().insert(LOCATION, location);
     }

@@ -21,6 +21,7 @@ use crate::handlers::util::{Path, body_schemas, check_accept, json_body, json_re
 use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::resource_class::{self, Deleted, ResourceClass};
 use crate::policy::Action;
+use crate::proxy::Origin;
 
 /// Resource classes came in 1.2.
 const RESOURCE_CLASSES: VersionSpan = VersionSpan::from_static("1.2 - latest");
@@ -74,12 +75,12 @@ impl Schemas {
     }
 }
 
-fn link(name: &str) -> Value {
-    json!([{"rel": "self", "href": format!("/resource_classes/{name}")}])
+fn link(origin: &Origin, name: &str) -> Value {
+    json!([{"rel": "self", "href": origin.link(&format!("/resource_classes/{name}"))}])
 }
 
-fn render(rc: &ResourceClass) -> Value {
-    json!({"name": rc.name, "links": link(&rc.name)})
+fn render(origin: &Origin, rc: &ResourceClass) -> Value {
+    json!({"name": rc.name, "links": link(origin, &rc.name)})
 }
 
 fn not_found(name: &str) -> Error {
@@ -90,13 +91,14 @@ async fn list(
     State(state): State<AppState>,
     ctx: RequestContext,
     version: ServedVersion,
+    origin: Origin,
     headers: HeaderMap,
 ) -> Result<Response> {
     state.authorize(&ctx, Action::ResourceClassesList)?;
     check_accept(&headers)?;
     let classes = resource_class::list(&state.store).await?;
     let last_modified = classes.iter().fold(None, |acc, rc| later(acc, rc.updated));
-    let body = json!({"resource_classes": classes.iter().map(render).collect::<Vec<_>>()});
+    let body = json!({"resource_classes": classes.iter().map(|rc| render(&origin, rc)).collect::<Vec<_>>()});
     Ok(json_response(
         *version,
         StatusCode::OK,
@@ -109,6 +111,7 @@ async fn show(
     State(state): State<AppState>,
     ctx: RequestContext,
     version: ServedVersion,
+    origin: Origin,
     headers: HeaderMap,
     Path(name): Path<String>,
 ) -> Result<Response> {
@@ -122,7 +125,7 @@ async fn show(
     Ok(json_response(
         *version,
         StatusCode::OK,
-        &render(&rc),
+        &render(&origin, &rc),
         last_modified,
     ))
 }
@@ -132,6 +135,7 @@ async fn create(
     State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
+    origin: Origin,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response> {
@@ -143,7 +147,10 @@ async fn create(
     match resource_class::create(&state.store, &name).await? {
         Some(rc) => Ok((
             StatusCode::CREATED,
-            [(LOCATION, format!("/resource_classes/{}", rc.name))],
+            [(
+                LOCATION,
+                origin.link(&format!("/resource_classes/{}", rc.name)),
+            )],
         )
             .into_response()),
         None => Err(conflicting(&name)),
@@ -154,11 +161,14 @@ fn conflicting(name: &str) -> Error {
     Error::conflict(format!("Conflicting resource class already exists: {name}"))
 }
 
+// Extractors: one argument each.
+#[expect(clippy::too_many_arguments)]
 async fn update(
     State(state): State<AppState>,
     State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
+    origin: Origin,
     headers: HeaderMap,
     Path(name): Path<String>,
     body: Bytes,
@@ -183,7 +193,7 @@ async fn update(
     Ok(json_response(
         *version,
         StatusCode::OK,
-        &render(&updated),
+        &render(&origin, &updated),
         None,
     ))
 }
@@ -193,6 +203,7 @@ async fn create_or_validate(
     State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
+    origin: Origin,
     Path(name): Path<String>,
 ) -> Result<Response> {
     state.authorize(&ctx, Action::ResourceClassesUpdate)?;
@@ -203,7 +214,7 @@ async fn create_or_validate(
         .resource_class
         .name
         .parse(*version, as_body.as_bytes())?;
-    let location = [(LOCATION, format!("/resource_classes/{name}"))];
+    let location = [(LOCATION, origin.link(&format!("/resource_classes/{name}")))];
     if resource_class::find(&state.store, &name).await?.is_some() {
         return Ok((StatusCode::NO_CONTENT, location).into_response());
     }

@@ -23,14 +23,15 @@ use crate::error::{Error, Result, code};
 use crate::handlers::pieces::Pieces;
 use crate::handlers::query::{query_schemas, validate};
 use crate::handlers::util::{
-    Path, absolute_url, body_schemas, cache_headers, check_accept, json_response_dated, push_int,
-    push_plain_str, require_json,
+    Path, body_schemas, cache_headers, check_accept, json_response_dated, push_int, push_plain_str,
+    require_json,
 };
 use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::provider::{
     self, Filters, ListError, Provider, ProviderRef, ProviderView, Update, WriteError,
 };
 use crate::policy::Action;
+use crate::proxy::Origin;
 use crate::query::{self, QueryParams};
 
 pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
@@ -53,7 +54,8 @@ const CREATE_RETURNS_BODY: VersionSpan = VersionSpan::from_static("1.20 - latest
 /// Re-parenting and un-parenting.
 const REPARENTING: VersionSpan = VersionSpan::from_static("1.37 - latest");
 
-/// The URL of a provider.
+/// The URL of a provider (at the root: [`Origin`] puts the prefix
+/// before it).
 pub(crate) fn url(uuid: &str) -> String {
     format!("{PREFIX}{uuid}")
 }
@@ -77,18 +79,21 @@ fn link_rels(version: Version) -> impl Iterator<Item = &'static str> {
 /// upstream's order: `uuid`, `name`, `generation`, `links` (`self`,
 /// `inventories`, `usages`, then `aggregates` from 1.1, `traits` from
 /// 1.6, `allocations` from 1.11, each `rel` then `href`), and from 1.14
-/// `parent_provider_uuid` and `root_provider_uuid`.
+/// `parent_provider_uuid` and `root_provider_uuid`. The hrefs start with
+/// `prefix` (the path prefix of the request's [`Origin`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Rendered<'a> {
     provider: ProviderView<'a>,
     version: Version,
+    prefix: &'a str,
 }
 
-/// A provider as the served version shows it.
-pub(crate) fn render(p: &Provider, version: Version) -> Rendered<'_> {
+/// A provider as the served version shows it, its links under `prefix`.
+pub(crate) fn render<'a>(p: &'a Provider, version: Version, prefix: &'a str) -> Rendered<'a> {
     Rendered {
         provider: p.view(),
         version,
+        prefix,
     }
 }
 
@@ -105,6 +110,7 @@ impl Serialize for Rendered<'_> {
             &Links {
                 uuid: p.uuid,
                 version: self.version,
+                prefix: self.prefix,
             },
         )?;
         if nested {
@@ -120,7 +126,7 @@ impl Rendered<'_> {
     /// writes for it, without its escaping pass over every byte when no
     /// string of the provider needs escaping (the hrefs are made of the
     /// uuid and fixed text); otherwise through `serde_json`. `links` is
-    /// the template of the served version.
+    /// the template of the served version and prefix.
     fn write_json(&self, links: &LinksTemplate, out: &mut Vec<u8>) -> serde_json::Result<()> {
         let start = out.len();
         if self.write_plain(links, out).is_none() {
@@ -169,14 +175,22 @@ struct LinksTemplate {
 }
 
 impl LinksTemplate {
-    fn new(version: Version) -> Self {
+    /// The template of `version`, its hrefs under the path `prefix`.
+    fn new(version: Version, prefix: &str) -> Self {
+        // The prefix as JSON writes it inside a string (a forwarded one
+        // may hold a quote).
+        let quoted = serde_json::to_string(prefix).unwrap_or_default();
+        let prefix = quoted
+            .strip_prefix('"')
+            .and_then(|q| q.strip_suffix('"'))
+            .unwrap_or_default();
         let mut pieces = Vec::new();
-        let mut piece = format!(r#","links":[{{"rel":"self","href":"{PREFIX}"#);
+        let mut piece = format!(r#","links":[{{"rel":"self","href":"{prefix}{PREFIX}"#);
         // What follows the uuid in the href of the link before.
         let mut close = String::from(r#""}"#);
         for rel in link_rels(version) {
             pieces.push(piece.into_bytes());
-            piece = format!(r#"{close},{{"rel":"{rel}","href":"{PREFIX}"#);
+            piece = format!(r#"{close},{{"rel":"{rel}","href":"{prefix}{PREFIX}"#);
             close = format!(r#"/{rel}"}}"#);
         }
         pieces.push(piece.into_bytes());
@@ -199,13 +213,16 @@ impl LinksTemplate {
 struct Links<'a> {
     uuid: &'a str,
     version: Version,
+    prefix: &'a str,
 }
 
 impl Serialize for Links<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         // Every href is the provider's URL or a relation below it: one
         // buffer, cut back to the URL for each relation.
-        let mut href = String::with_capacity(PREFIX.len() + self.uuid.len() + 13);
+        let mut href =
+            String::with_capacity(self.prefix.len() + PREFIX.len() + self.uuid.len() + 13);
+        href.push_str(self.prefix);
         href.push_str(PREFIX);
         href.push_str(self.uuid);
         let base = href.len();
@@ -288,6 +305,7 @@ async fn list(
     State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
+    origin: Origin,
     headers: HeaderMap,
     RawQuery(raw): RawQuery,
 ) -> Result<Response> {
@@ -313,17 +331,21 @@ async fn list(
     if let Some(resources) = params.get("resources") {
         filters.resources = query::resources(resources)?;
     }
-    let listed = provider::list(&state.store, &filters, ListBody::new(version))
-        .await
-        .map_err(|e| match e {
-            ListError::TraitNotFound(name) => Error::bad_request(format!(
-                "Invalid trait(s) in \"required\" parameter: No such trait(s): {name}."
-            )),
-            ListError::ResourceClassNotFound(name) => Error::bad_request(format!(
-                "Invalid resource class in resources parameter: No such resource class {name}."
-            )),
-            ListError::Other(e) => e,
-        })?;
+    let listed = provider::list(
+        &state.store,
+        &filters,
+        ListBody::new(version, &origin.prefix),
+    )
+    .await
+    .map_err(|e| match e {
+        ListError::TraitNotFound(name) => Error::bad_request(format!(
+            "Invalid trait(s) in \"required\" parameter: No such trait(s): {name}."
+        )),
+        ListError::ResourceClassNotFound(name) => Error::bad_request(format!(
+            "Invalid resource class in resources parameter: No such resource class {name}."
+        )),
+        ListError::Other(e) => e,
+    })?;
     let last_modified = listed.last_modified();
     let response = (
         StatusCode::OK,
@@ -341,6 +363,8 @@ async fn list(
 /// most of the time went to the allocator).
 struct ListBody {
     version: Version,
+    /// The path prefix of the links.
+    prefix: String,
     links: LinksTemplate,
     body: Pieces,
     count: usize,
@@ -354,12 +378,13 @@ struct ListBody {
 }
 
 impl ListBody {
-    fn new(version: Version) -> Self {
+    fn new(version: Version, prefix: &str) -> Self {
         let mut body = Pieces::new();
         body.buf().extend_from_slice(br#"{"resource_providers":["#);
         ListBody {
             version,
-            links: LinksTemplate::new(version),
+            prefix: prefix.to_owned(),
+            links: LinksTemplate::new(version, prefix),
             body,
             count: 0,
             latest: String::new(),
@@ -406,6 +431,7 @@ impl provider::ListVisitor for ListBody {
         let rendered = Rendered {
             provider,
             version: self.version,
+            prefix: &self.prefix,
         };
         if let Err(e) = rendered.write_json(&self.links, self.body.buf()) {
             self.failed.get_or_insert(e);
@@ -508,6 +534,7 @@ async fn create(
     State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
+    origin: Origin,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response> {
@@ -532,12 +559,12 @@ async fn create(
                 data.name
             )),
         })?;
-    let location = absolute_url(&headers, &url(&created.uuid));
+    let location = origin.absolute_url(&headers, &url(&created.uuid));
     if CREATE_RETURNS_BODY.contains(version) {
         let mut response = json_response_dated(
             version,
             StatusCode::OK,
-            &render(&created, version),
+            &render(&created, version, &origin.prefix),
             Some(SystemTime::now()),
         );
         if let Ok(value) = HeaderValue::try_from(location) {
@@ -593,6 +620,7 @@ async fn show(
     State(state): State<AppState>,
     ctx: RequestContext,
     version: ServedVersion,
+    origin: Origin,
     headers: HeaderMap,
     Path(uuid): Path<String>,
 ) -> Result<Response> {
@@ -604,16 +632,19 @@ async fn show(
     Ok(json_response_dated(
         *version,
         StatusCode::OK,
-        &render(&found, *version),
+        &render(&found, *version, &origin.prefix),
         Some(found.last_modified.unwrap_or_else(SystemTime::now)),
     ))
 }
 
+// Extractors: one argument each.
+#[expect(clippy::too_many_arguments)]
 async fn update(
     State(state): State<AppState>,
     State(schemas): State<Arc<RequestSchemas>>,
     ctx: RequestContext,
     version: ServedVersion,
+    origin: Origin,
     headers: HeaderMap,
     Path(uuid): Path<String>,
     body: Bytes,
@@ -649,7 +680,7 @@ async fn update(
     Ok(json_response_dated(
         version,
         StatusCode::OK,
-        &render(&updated, version),
+        &render(&updated, version, &origin.prefix),
         before_updated_at,
     ))
 }
@@ -791,26 +822,26 @@ mod tests {
             let version = Version::new(1, minor);
             for p in providers() {
                 let expected = serde_json::to_vec(&as_value(&p, version)).unwrap();
-                let rendered = serde_json::to_vec(&render(&p, version)).unwrap();
+                let rendered = serde_json::to_vec(&render(&p, version, "")).unwrap();
                 assert_eq!(
                     String::from_utf8(rendered).unwrap(),
                     String::from_utf8(expected).unwrap(),
                     "at 1.{minor}"
                 );
-                let pretty = serde_json::to_string_pretty(&render(&p, version)).unwrap();
+                let pretty = serde_json::to_string_pretty(&render(&p, version, "")).unwrap();
                 assert_eq!(
                     pretty,
                     serde_json::to_string_pretty(&as_value(&p, version)).unwrap()
                 );
                 assert_eq!(
-                    serde_json::to_value(render(&p, version)).unwrap(),
+                    serde_json::to_value(render(&p, version, "")).unwrap(),
                     as_value(&p, version)
                 );
                 // Appended after what a list wrote before it, which a
                 // provider written through serde_json keeps.
                 let mut written = b"[{},".to_vec();
-                render(&p, version)
-                    .write_json(&LinksTemplate::new(version), &mut written)
+                render(&p, version, "")
+                    .write_json(&LinksTemplate::new(version, ""), &mut written)
                     .unwrap();
                 assert_eq!(
                     String::from_utf8(written).unwrap(),
@@ -828,7 +859,7 @@ mod tests {
     fn a_list_is_the_providers_in_one_array_dated_by_the_latest() {
         use provider::ListVisitor;
         let version = Version::new(1, 39);
-        let mut listed = ListBody::new(version);
+        let mut listed = ListBody::new(version, "");
         let providers = providers();
         for (p, time) in providers.iter().zip([
             "2024-02-29 12:00:00.5",
@@ -852,13 +883,13 @@ mod tests {
         );
 
         let before = SystemTime::now();
-        let mut undated = ListBody::new(version);
+        let mut undated = ListBody::new(version, "");
         undated.visit(providers[0].view(), Some("2024-02-29 12:00:00"));
         undated.visit(providers[1].view(), None);
         assert!(undated.last_modified() >= before);
-        assert!(ListBody::new(version).last_modified() >= before);
+        assert!(ListBody::new(version, "").last_modified() >= before);
         assert_eq!(
-            ListBody::new(version).finish().unwrap().to_vec(),
+            ListBody::new(version, "").finish().unwrap().to_vec(),
             br#"{"resource_providers":[]}"#
         );
     }

@@ -21,12 +21,12 @@ use crate::error::{Error, Result, code};
 use crate::handlers::query::{query_schemas, validate};
 use crate::handlers::resource_provider::{Missing, existing};
 use crate::handlers::util::{
-    Path, absolute_url, body_schemas, cache_headers, check_accept, json_response_dated,
-    require_json,
+    Path, body_schemas, cache_headers, check_accept, json_response_dated, require_json,
 };
 use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::traits::{self, CUSTOM_NAMESPACE, DeleteError, Filters, SetError, Trait};
 use crate::policy::Action;
+use crate::proxy::Origin;
 use crate::query::QueryParams;
 
 const PROVIDER_TRAITS: &str = "/resource_providers/{uuid}/traits";
@@ -187,6 +187,7 @@ async fn create(
     State(state): State<AppState>,
     ctx: RequestContext,
     version: ServedVersion,
+    origin: Origin,
     headers: HeaderMap,
     Path(name): Path<String>,
 ) -> Result<Response> {
@@ -205,7 +206,7 @@ async fn create(
             None => (StatusCode::NO_CONTENT, None),
         },
     };
-    let location = absolute_url(&headers, &format!("/traits/{name}"));
+    let location = origin.absolute_url(&headers, &format!("/traits/{name}"));
     Ok(cache_headers(
         *version,
         (status, [(LOCATION, location)]).into_response(),

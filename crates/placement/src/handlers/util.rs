@@ -6,7 +6,7 @@ use std::time::SystemTime;
 use axum::Json;
 use axum::extract::FromRequestParts;
 use axum::response::{IntoResponse, Response};
-use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE, HOST, LAST_MODIFIED};
+use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE, LAST_MODIFIED};
 use http::request::Parts;
 use http::{HeaderMap, HeaderValue, StatusCode};
 use jsonschema_python_messages::{FormatChecker, PythonSchema};
@@ -248,17 +248,6 @@ const UUID_LEN: usize = 36;
 /// Appends `n` as `serde_json` writes it.
 pub(crate) fn push_int(out: &mut Vec<u8>, n: i64) {
     out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
-}
-
-/// The absolute URL of `path` on this service, as webob makes a relative
-/// `Location` absolute: `http://` and the request's `Host`.
-pub(crate) fn absolute_url(headers: &HeaderMap, path: &str) -> String {
-    let host = headers
-        .get(HOST)
-        .and_then(|h| h.to_str().ok())
-        .filter(|h| !h.is_empty())
-        .unwrap_or("localhost");
-    format!("http://{host}{path}")
 }
 
 /// The later of two optional times.
