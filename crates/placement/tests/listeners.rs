@@ -5,6 +5,11 @@
 //! socket) against the real binary. Settings that cannot be honoured stop
 //! the start with exit code 2 and the reason.
 //!
+//! Behind a proxy and under a root path, links and `Location` carry the
+//! prefix (and an absolute `Location` the forwarded scheme and host), and
+//! the request log shows the forwarded client address, only when
+//! `enable_proxy_headers_parsing` is on.
+//!
 //! The test certificates are made with the `openssl` command.
 
 use std::io::{BufRead as _, BufReader};
@@ -31,13 +36,20 @@ impl Service {
         let mut child = Command::new(env!("CARGO_BIN_EXE_placement-api"))
             .args(["--database", &database, "--auth-strategy", "noauth2"])
             .args(args)
-            .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .expect("placement-api starts");
         let output = Arc::new(Mutex::new(String::new()));
+        // The log (standard output) joins what it says.
+        let log = BufReader::new(child.stdout.take().expect("stdout"));
+        let logged = Arc::clone(&output);
+        thread::spawn(move || {
+            for line in log.lines().map_while(Result::ok) {
+                logged.lock().unwrap().push_str(&format!("{line}\n"));
+            }
+        });
         let (listening, on_listening) = std::sync::mpsc::channel();
         let lines = BufReader::new(child.stderr.take().expect("stderr"));
         let seen = Arc::clone(&output);
@@ -59,6 +71,19 @@ impl Service {
 
     fn output(&self) -> String {
         self.output.lock().unwrap().clone()
+    }
+
+    /// Whether the output shows `text` within a few seconds (the pipes
+    /// are copied by threads).
+    fn said(&self, text: &str) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.output().contains(text) {
+            if Instant::now() > deadline {
+                return false;
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+        true
     }
 
     /// SIGTERM, then the exit code (within 30 s).
@@ -346,7 +371,10 @@ fn a_unix_socket_with_curl() {
         "{created}"
     );
     // A second service cannot take the socket while the first listens.
-    let (code, said) = refused(dir.path(), &["--unix-socket", &socket.display().to_string()]);
+    let (code, said) = refused(
+        dir.path(),
+        &["--unix-socket", &socket.display().to_string()],
+    );
     assert_eq!(code, Some(1), "{said}");
     assert!(said.contains("another process listens on it"), "{said}");
     assert_eq!(service.stop(), Some(0));
@@ -416,4 +444,190 @@ fn settings_that_cannot_be_honoured_are_refused() {
         said.contains("the file exists and is not a socket"),
         "{said}"
     );
+}
+
+/// A service at `--root-path /placement`, with proxy headers parsing as
+/// `parse` says (in a placement.conf).
+fn mounted(dir: &Path, parse: bool) -> (Service, String) {
+    let conf = dir.join("placement.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "[placement_database]\nconnection = sqlite://\n\
+             [oslo_middleware]\nenable_proxy_headers_parsing = {parse}\n"
+        ),
+    )
+    .unwrap();
+    let addr = free_addr();
+    let mut args = vec!["--bind".to_owned(), addr.to_string()];
+    args.extend(path_arg("--config-file", &conf));
+    args.extend(["--root-path".to_owned(), "/placement".to_owned()]);
+    (Service::start(dir, &args), format!("http://{addr}"))
+}
+
+async fn send(request: reqwest::RequestBuilder) -> (u16, reqwest::header::HeaderMap, String) {
+    let answer = request
+        .header("x-auth-token", "admin")
+        .send()
+        .await
+        .expect("an answer");
+    let status = answer.status().as_u16();
+    let headers = answer.headers().clone();
+    (status, headers, answer.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn under_a_root_path_behind_a_proxy() {
+    let dir = Scratch::new("placement-proxy");
+    let (service, base) = mounted(dir.path(), true);
+    let http = reqwest::Client::new();
+    let host = base.trim_start_matches("http://").to_owned();
+    // Only what is under the prefix is served.
+    let (status, _, body) = send(http.get(format!("{base}/placement/"))).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains(r#""links":[{"rel":"self","href":""}]"#),
+        "{body}"
+    );
+    assert_eq!(send(http.get(format!("{base}/placement"))).await.0, 200);
+    for outside in ["/", "/resource_providers", "/placementx/traits"] {
+        let (status, _, body) = send(http.get(format!("{base}{outside}"))).await;
+        assert_eq!(status, 404, "{outside}: {body}");
+        assert!(body.contains("served under /placement"), "{body}");
+    }
+    // Without proxy headers: the request's host, the mount's prefix.
+    let uuid = "7d4f2b51-0b7e-4d4a-9c42-6c5f4e0a1b2c";
+    let (status, headers, body) = send(
+        http.post(format!("{base}/placement/resource_providers"))
+            .header("openstack-api-version", "placement 1.20")
+            .json(&serde_json::json!({"name": "rp1", "uuid": uuid})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        headers["location"],
+        format!("http://{host}/placement/resource_providers/{uuid}").as_str()
+    );
+    assert!(
+        body.contains(&format!(
+            r#""links":[{{"rel":"self","href":"/placement/resource_providers/{uuid}"}},{{"rel":"inventories","href":"/placement/resource_providers/{uuid}/inventories"}}"#
+        )),
+        "{body}"
+    );
+    let (_, _, listed) = send(
+        http.get(format!("{base}/placement/resource_providers"))
+            .header("openstack-api-version", "placement 1.39"),
+    )
+    .await;
+    assert!(
+        listed.contains(&format!(
+            r#""href":"/placement/resource_providers/{uuid}/allocations""#
+        )),
+        "{listed}"
+    );
+    // X-Forwarded-*: scheme, host and a prefix before the mount's.
+    let forwarded = |request: reqwest::RequestBuilder| {
+        request
+            .header("x-forwarded-for", "192.0.2.7")
+            .header("x-forwarded-proto", "https")
+            .header("x-forwarded-host", "cloud.example:443")
+            .header("x-forwarded-prefix", "/edge")
+    };
+    let (status, headers, _) = send(forwarded(
+        http.put(format!("{base}/placement/traits/CUSTOM_PROXIED"))
+            .header("openstack-api-version", "placement 1.6"),
+    ))
+    .await;
+    assert_eq!(status, 201);
+    assert_eq!(
+        headers["location"],
+        "https://cloud.example/edge/placement/traits/CUSTOM_PROXIED"
+    );
+    let (status, headers, _) = send(forwarded(
+        http.post(format!("{base}/placement/resource_classes"))
+            .header("openstack-api-version", "placement 1.2")
+            .json(&serde_json::json!({"name": "CUSTOM_PROXIED"})),
+    ))
+    .await;
+    assert_eq!(status, 201);
+    assert_eq!(
+        headers["location"],
+        "/edge/placement/resource_classes/CUSTOM_PROXIED"
+    );
+    let (_, _, shown) = send(forwarded(
+        http.get(format!("{base}/placement/resource_classes/CUSTOM_PROXIED"))
+            .header("openstack-api-version", "placement 1.2"),
+    ))
+    .await;
+    assert_eq!(
+        shown,
+        r#"{"name": "CUSTOM_PROXIED", "links": [{"rel": "self", "href": "/edge/placement/resource_classes/CUSTOM_PROXIED"}]}"#
+            .replace(": ", ":")
+            .replace(", ", ",")
+    );
+    // Forwarded wins over X-Forwarded-*; the log shows its `for`.
+    let (status, headers, _) = send(
+        http.put(format!("{base}/placement/traits/CUSTOM_RFC7239"))
+            .header("openstack-api-version", "placement 1.6")
+            .header(
+                "forwarded",
+                "for=198.51.100.9;proto=https;host=api.example, for=10.0.0.1",
+            )
+            .header("x-forwarded-for", "192.0.2.99")
+            .header("x-forwarded-proto", "http"),
+    )
+    .await;
+    assert_eq!(status, 201);
+    assert_eq!(
+        headers["location"],
+        "https://api.example/placement/traits/CUSTOM_RFC7239"
+    );
+    assert!(
+        service.said(r#"192.0.2.7 "PUT /edge/placement/traits/CUSTOM_PROXIED" status: 201"#),
+        "{}",
+        service.output()
+    );
+    assert!(
+        service.said(r#"198.51.100.9 "PUT /placement/traits/CUSTOM_RFC7239" status: 201"#),
+        "{}",
+        service.output()
+    );
+    assert!(
+        service.said(r#"127.0.0.1 "GET /placement/resource_providers" status: 200"#),
+        "{}",
+        service.output()
+    );
+    assert_eq!(service.stop(), Some(0));
+}
+
+/// With `enable_proxy_headers_parsing` off (the default), the headers
+/// change nothing: the links carry the mount's prefix only, and the log
+/// shows the connection's address.
+#[tokio::test]
+async fn proxy_headers_are_ignored_unless_enabled() {
+    let dir = Scratch::new("placement-noproxy");
+    let (service, base) = mounted(dir.path(), false);
+    let host = base.trim_start_matches("http://").to_owned();
+    let (status, headers, _) = send(
+        reqwest::Client::new()
+            .put(format!("{base}/placement/traits/CUSTOM_DIRECT"))
+            .header("openstack-api-version", "placement 1.6")
+            .header("x-forwarded-for", "192.0.2.7")
+            .header("x-forwarded-proto", "https")
+            .header("x-forwarded-host", "cloud.example")
+            .header("x-forwarded-prefix", "/edge")
+            .header("forwarded", "for=198.51.100.9;proto=https"),
+    )
+    .await;
+    assert_eq!(status, 201);
+    assert_eq!(
+        headers["location"],
+        format!("http://{host}/placement/traits/CUSTOM_DIRECT").as_str()
+    );
+    assert!(
+        service.said(r#"127.0.0.1 "PUT /placement/traits/CUSTOM_DIRECT" status: 201"#),
+        "{}",
+        service.output()
+    );
+    assert_eq!(service.stop(), Some(0));
 }
