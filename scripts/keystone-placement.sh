@@ -14,7 +14,10 @@
 #  5. the real `openstack` client (scripts/requirements/osc.txt), with
 #     password auth and the endpoint from the catalog (OS_AUTH_URL, ...),
 #     creates and lists providers on placement-api; a reader is refused;
-#  6. placement-api refuses to start with a wrong service password or a
+#  6. placement-api authenticates with an application credential of the
+#     service user (auth_type v3applicationcredential, written under its
+#     old name auth_plugin) and serves a user's token;
+#  7. placement-api refuses to start with a wrong service password or a
 #     region the catalog lacks, naming the cause;
 #  and after each matrix, the request log lines of both services are the
 #  same (but time, pid, request id, body length), and the token cache
@@ -192,6 +195,42 @@ if start_ours osc true; then
   stop_all
 else
   fail "placement-api did not start for the client"
+fi
+
+echo "== the service user's application credential, under keystonemiddleware's old key names"
+# The service user makes an application credential of its own (Keystone's
+# default policy lets a user do so with a project-scoped token); ours
+# authenticates with it (auth_plugin, auth_type's old name, says
+# v3applicationcredential) and serves a user's token.
+service_scope=$(printf '{"project": {"name": "%s", "domain": {"id": "default"}}}' "$KEYSTONE_SERVICE_PROJECT")
+if service_token=$(keystone_token "$identity/v3" "$KEYSTONE_SERVICE_USER" "$KEYSTONE_SERVICE_PASSWORD" "$service_scope"); then
+  service_user=$(curl -sS -H "X-Auth-Token: $service_token" -H "X-Subject-Token: $service_token" \
+    "$identity/v3/auth/tokens?nocatalog" | json_field token.user.id)
+  credential=$(curl -sS -X POST -H "X-Auth-Token: $service_token" -H 'Content-Type: application/json' \
+    -d "{\"application_credential\": {\"name\": \"placement-ci-$$\"}}" \
+    "$identity/v3/users/$service_user/application_credentials")
+  credential_id=$(echo "$credential" | json_field application_credential.id) \
+    || fail "Keystone made no application credential: $credential"
+  credential_secret=$(echo "$credential" | json_field application_credential.secret)
+  dir=$work/appcred
+  conf "$dir" "sqlite:///$dir/placement.db" true
+  sed -i -E '/^(auth_type|username|password|project_name|user_domain_name|project_domain_name) = /d' "$dir/placement.conf"
+  printf 'auth_plugin = v3applicationcredential\napplication_credential_id = %s\napplication_credential_secret = %s\n' \
+    "$credential_id" "$credential_secret" >> "$dir/placement.conf"
+  port=$(free_port "$ports") || fail "no free port"
+  "$binary" --config-file "$dir/placement.conf" --bind "127.0.0.1:$port" >"$dir/out.log" 2>&1 &
+  pids+=($!)
+  if wait_port "$port" $! 60; then
+    fresh=$(matrix token) || fail "no user token for the application credential test"
+    read -r code _ < <(matrix status "http://127.0.0.1:$port" "$fresh")
+    echo "  placement-api with an application credential: a user's token gets $code"
+    [ "$code" = 200 ] || fail "placement-api with an application credential answered $code, expected 200"
+  else
+    fail "placement-api did not start with an application credential: $(tail -n 3 "$dir/out.log")"
+  fi
+  stop_all
+else
+  fail "no token of the service user"
 fi
 
 echo "== start refused with a wrong password or a region the catalog lacks"

@@ -1,8 +1,8 @@
 //! [`KeystoneClient`]: the service's own token and the validation of its
 //! users' tokens against Keystone v3.
 //!
-//! The service authenticates with the password method, project-scoped
-//! (`POST /v3/auth/tokens`), keeps that token and renews it
+//! The service authenticates with the password method, project-scoped, or
+//! with an application credential (`POST /v3/auth/tokens`), keeps that token and renews it
 //! [`renew_before`](KeystoneClientBuilder::renew_before) its expiry (two
 //! minutes by default, or half its lifetime when that is shorter), and validates a user's token with
 //! `GET /v3/auth/tokens` (`X-Auth-Token`: its own token, `X-Subject-Token`:
@@ -307,10 +307,14 @@ impl KeystoneClient {
 
 /// Settings of a [`KeystoneClient`]; `build` checks them.
 ///
-/// Required: [`auth_url`](Self::auth_url), [`username`](Self::username),
+/// Required: [`auth_url`](Self::auth_url) and the service's credentials:
+/// either a password ([`username`](Self::username),
 /// [`password`](Self::password), [`project_name`](Self::project_name),
 /// [`user_domain`](Self::user_domain) and
-/// [`project_domain`](Self::project_domain).
+/// [`project_domain`](Self::project_domain), or their ids), or an
+/// application credential
+/// ([`application_credential_secret`](Self::application_credential_secret)
+/// with its id, or its name and its user), which carries its own project.
 #[must_use]
 pub struct KeystoneClientBuilder {
     auth_url: Option<String>,
@@ -321,6 +325,9 @@ pub struct KeystoneClientBuilder {
     project_id: Option<String>,
     user_domain: Option<DomainSpec>,
     project_domain: Option<DomainSpec>,
+    application_credential_id: Option<String>,
+    application_credential_name: Option<String>,
+    application_credential_secret: Option<String>,
     interface: Option<Interface>,
     region_name: Option<String>,
     connect_timeout: Duration,
@@ -332,6 +339,8 @@ pub struct KeystoneClientBuilder {
     ca_file: Option<std::path::PathBuf>,
     #[cfg(feature = "rustls")]
     insecure: bool,
+    #[cfg(feature = "rustls")]
+    client_identity: Option<(std::path::PathBuf, std::path::PathBuf)>,
 }
 
 impl Default for KeystoneClientBuilder {
@@ -345,6 +354,9 @@ impl Default for KeystoneClientBuilder {
             project_id: None,
             user_domain: None,
             project_domain: None,
+            application_credential_id: None,
+            application_credential_name: None,
+            application_credential_secret: None,
             interface: None,
             region_name: None,
             connect_timeout: Duration::from_secs(5),
@@ -356,6 +368,8 @@ impl Default for KeystoneClientBuilder {
             ca_file: None,
             #[cfg(feature = "rustls")]
             insecure: false,
+            #[cfg(feature = "rustls")]
+            client_identity: None,
         }
     }
 }
@@ -410,6 +424,31 @@ impl KeystoneClientBuilder {
     /// and its domain.
     pub fn project_id(mut self, id: impl Into<String>) -> Self {
         self.project_id = Some(id.into());
+        self
+    }
+
+    /// Authenticate with the application credential of this id
+    /// (`application_credential_id`) rather than a password.
+    pub fn application_credential_id(mut self, id: impl Into<String>) -> Self {
+        self.application_credential_id = Some(id.into());
+        self
+    }
+
+    /// Authenticate with the application credential of this name
+    /// (`application_credential_name`), of the user given by
+    /// [`user_id`](Self::user_id) or [`username`](Self::username) and
+    /// [`user_domain`](Self::user_domain).
+    pub fn application_credential_name(mut self, name: impl Into<String>) -> Self {
+        self.application_credential_name = Some(name.into());
+        self
+    }
+
+    /// The application credential's secret
+    /// (`application_credential_secret`): with it, the client
+    /// authenticates with the application credential, scoped to its
+    /// project, and the password settings are not used.
+    pub fn application_credential_secret(mut self, secret: impl Into<String>) -> Self {
+        self.application_credential_secret = Some(secret.into());
         self
     }
 
@@ -482,6 +521,18 @@ impl KeystoneClientBuilder {
         self
     }
 
+    /// A client certificate and its private key (PEM files: `certfile`,
+    /// `keyfile`) presented to a Keystone that asks for one.
+    #[cfg(feature = "rustls")]
+    pub fn client_identity(
+        mut self,
+        certificate: impl Into<std::path::PathBuf>,
+        key: impl Into<std::path::PathBuf>,
+    ) -> Self {
+        self.client_identity = Some((certificate.into(), key.into()));
+        self
+    }
+
     /// Do not verify Keystone's certificate (`insecure`); for tests only.
     #[cfg(feature = "rustls")]
     pub fn insecure(mut self, insecure: bool) -> Self {
@@ -497,39 +548,9 @@ impl KeystoneClientBuilder {
     /// A [`ConfigError`] naming the setting that is missing or invalid.
     pub fn build(self) -> Result<KeystoneClient, ConfigError> {
         let tokens_url = tokens_url(self.auth_url.as_deref())?;
-        let password = required("password", self.password)?;
-        let user = match self.user_id.filter(|id| !id.is_empty()) {
-            Some(id) => json!({ "id": id, "password": password }),
-            None => {
-                let name = self.username.filter(|v| !v.is_empty()).ok_or_else(|| {
-                    ConfigError::new("username", "username or user_id is required")
-                })?;
-                let domain = self.user_domain.filter(|d| !d.is_empty()).ok_or_else(|| {
-                    ConfigError::new(
-                        "user_domain_name",
-                        "user_domain_name or user_domain_id is required with username",
-                    )
-                })?;
-                json!({ "name": name, "domain": domain.to_json(), "password": password })
-            }
-        };
-        let project = match self.project_id.filter(|id| !id.is_empty()) {
-            Some(id) => json!({ "id": id }),
-            None => {
-                let name = self.project_name.filter(|v| !v.is_empty()).ok_or_else(|| {
-                    ConfigError::new("project_name", "project_name or project_id is required")
-                })?;
-                let domain = self
-                    .project_domain
-                    .filter(|d| !d.is_empty())
-                    .ok_or_else(|| {
-                        ConfigError::new(
-                            "project_domain_name",
-                            "project_domain_name or project_domain_id is required with project_name",
-                        )
-                    })?;
-                json!({ "name": name, "domain": domain.to_json() })
-            }
+        let auth_body = match self.application_credential_secret.clone() {
+            Some(secret) if !secret.is_empty() => self.application_credential_body(&secret)?,
+            _ => self.password_body()?,
         };
         if self.connect_timeout.is_zero() {
             return Err(ConfigError::new(
@@ -543,10 +564,6 @@ impl KeystoneClientBuilder {
                 "must be more than zero",
             ));
         }
-        let auth_body = json!({"auth": {
-            "identity": {"methods": ["password"], "password": {"user": user}},
-            "scope": {"project": project},
-        }});
         let auth_body = serde_json::to_vec(&auth_body)
             .map_err(|e| ConfigError::new("password", e.to_string()))?;
         let http = reqwest::Client::builder()
@@ -554,25 +571,7 @@ impl KeystoneClientBuilder {
             .timeout(self.request_timeout)
             .user_agent(concat!("keystone-auth/", env!("CARGO_PKG_VERSION")));
         #[cfg(feature = "rustls")]
-        let http = {
-            let mut http = http.danger_accept_invalid_certs(self.insecure);
-            if let Some(path) = &self.ca_file {
-                let pem = std::fs::read(path)
-                    .map_err(|e| ConfigError::new("cafile", format!("{}: {e}", path.display())))?;
-                let certs = reqwest::Certificate::from_pem_bundle(&pem)
-                    .map_err(|e| ConfigError::new("cafile", format!("{}: {e}", path.display())))?;
-                if certs.is_empty() {
-                    return Err(ConfigError::new(
-                        "cafile",
-                        format!("{}: no certificate", path.display()),
-                    ));
-                }
-                for cert in certs {
-                    http = http.add_root_certificate(cert);
-                }
-            }
-            http
-        };
+        let http = self.tls(http)?;
         let http = http
             .build()
             .map_err(|e| ConfigError::new("auth_url", format!("HTTP client: {e}")))?;
@@ -588,6 +587,134 @@ impl KeystoneClientBuilder {
                 service_token: TokenSlot::new(),
             }),
         })
+    }
+
+    /// The user, by id or by name in its domain.
+    fn user_json(&self) -> Result<serde_json::Value, ConfigError> {
+        if let Some(id) = self.user_id.as_ref().filter(|id| !id.is_empty()) {
+            return Ok(json!({ "id": id }));
+        }
+        let name = self
+            .username
+            .as_ref()
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| ConfigError::new("username", "username or user_id is required"))?;
+        let domain = self
+            .user_domain
+            .as_ref()
+            .filter(|d| !d.is_empty())
+            .ok_or_else(|| {
+                ConfigError::new(
+                    "user_domain_name",
+                    "user_domain_name or user_domain_id is required with username",
+                )
+            })?;
+        Ok(json!({ "name": name, "domain": domain.to_json() }))
+    }
+
+    /// `POST /v3/auth/tokens` with an application credential: by id, or by
+    /// name and user; no scope (the credential carries its project).
+    fn application_credential_body(&self, secret: &str) -> Result<serde_json::Value, ConfigError> {
+        let id = self
+            .application_credential_id
+            .as_ref()
+            .filter(|v| !v.is_empty());
+        let name = self
+            .application_credential_name
+            .as_ref()
+            .filter(|v| !v.is_empty());
+        let credential = match (id, name) {
+            (Some(id), _) => json!({ "id": id, "secret": secret }),
+            (None, Some(name)) => {
+                json!({ "name": name, "user": self.user_json()?, "secret": secret })
+            }
+            (None, None) => {
+                return Err(ConfigError::new(
+                    "application_credential_id",
+                    "application_credential_id or application_credential_name is required with application_credential_secret",
+                ));
+            }
+        };
+        Ok(json!({"auth": {"identity": {
+            "methods": ["application_credential"],
+            "application_credential": credential,
+        }}}))
+    }
+
+    /// `POST /v3/auth/tokens` with the password method, project-scoped.
+    fn password_body(&self) -> Result<serde_json::Value, ConfigError> {
+        let password = required("password", self.password.clone())?;
+        let mut user = self.user_json()?;
+        user["password"] = json!(password);
+        let project = match self.project_id.clone().filter(|id| !id.is_empty()) {
+            Some(id) => json!({ "id": id }),
+            None => {
+                let name = self
+                    .project_name
+                    .clone()
+                    .filter(|v| !v.is_empty())
+                    .ok_or_else(|| {
+                        ConfigError::new("project_name", "project_name or project_id is required")
+                    })?;
+                let domain = self
+                    .project_domain
+                    .as_ref()
+                    .filter(|d| !d.is_empty())
+                    .ok_or_else(|| {
+                        ConfigError::new(
+                            "project_domain_name",
+                            "project_domain_name or project_domain_id is required with project_name",
+                        )
+                    })?;
+                json!({ "name": name, "domain": domain.to_json() })
+            }
+        };
+        Ok(json!({"auth": {
+            "identity": {"methods": ["password"], "password": {"user": user}},
+            "scope": {"project": project},
+        }}))
+    }
+
+    /// The TLS settings: trusted CAs, a client certificate, verification.
+    #[cfg(feature = "rustls")]
+    fn tls(&self, http: reqwest::ClientBuilder) -> Result<reqwest::ClientBuilder, ConfigError> {
+        let read = |setting: &'static str, path: &std::path::Path| {
+            std::fs::read(path)
+                .map_err(|e| ConfigError::new(setting, format!("{}: {e}", path.display())))
+        };
+        let mut http = {
+            let mut http = http.danger_accept_invalid_certs(self.insecure);
+            if let Some(path) = &self.ca_file {
+                let pem = read("cafile", path)?;
+                let certs = reqwest::Certificate::from_pem_bundle(&pem)
+                    .map_err(|e| ConfigError::new("cafile", format!("{}: {e}", path.display())))?;
+                if certs.is_empty() {
+                    return Err(ConfigError::new(
+                        "cafile",
+                        format!("{}: no certificate", path.display()),
+                    ));
+                }
+                for cert in certs {
+                    http = http.add_root_certificate(cert);
+                }
+            }
+            http
+        };
+        if let Some((certificate, key)) = &self.client_identity {
+            // One PEM buffer holding the key and the chain, as reqwest
+            // reads an identity.
+            let mut pem = read("keyfile", key)?;
+            pem.push(b'\n');
+            pem.extend(read("certfile", certificate)?);
+            let identity = reqwest::Identity::from_pem(&pem).map_err(|e| {
+                ConfigError::new(
+                    "certfile",
+                    format!("{} with {}: {e}", certificate.display(), key.display()),
+                )
+            })?;
+            http = http.identity(identity);
+        }
+        Ok(http)
     }
 }
 

@@ -147,3 +147,56 @@ async fn concurrent_first_validations_authenticate_once() {
     assert_eq!(ks.auths(), 1);
     assert_eq!(ks.validations(), 10);
 }
+
+/// An application credential, by id or by name and user, authenticates
+/// without a password or a scope; a wrong secret is refused as Keystone
+/// refuses it; the settings missing for one are named.
+#[tokio::test]
+async fn application_credentials_authenticate() {
+    use keystone_auth::{DomainSpec, KeystoneClient};
+    use support::{APP_CREDENTIAL_ID, APP_CREDENTIAL_NAME, APP_CREDENTIAL_SECRET, SERVICE_USER};
+    let ks = FakeKeystone::start().await;
+    let base = || {
+        KeystoneClient::builder()
+            .auth_url(format!("{}/v3", ks.url))
+            .connect_timeout(Duration::from_secs(1))
+            .request_timeout(Duration::from_secs(2))
+    };
+    let token = ks.project_token("alice", "p1", &["member"]);
+    let by_id = base()
+        .application_credential_id(APP_CREDENTIAL_ID)
+        .application_credential_secret(APP_CREDENTIAL_SECRET)
+        .build()
+        .unwrap();
+    assert_eq!(by_id.validate(&token).await.unwrap().user_id, "alice-id");
+    let by_name = base()
+        .application_credential_name(APP_CREDENTIAL_NAME)
+        .username(SERVICE_USER)
+        .user_domain(DomainSpec::Name("Default".into()))
+        .application_credential_secret(APP_CREDENTIAL_SECRET)
+        .build()
+        .unwrap();
+    assert_eq!(by_name.validate(&token).await.unwrap().user_id, "alice-id");
+    let wrong = base()
+        .application_credential_id(APP_CREDENTIAL_ID)
+        .application_credential_secret("not-it")
+        .build()
+        .unwrap();
+    let e = wrong.authenticate().await.unwrap_err();
+    assert_eq!(
+        e.kind(),
+        ErrorKind::ServiceAuthRefused(StatusCode::UNAUTHORIZED),
+        "{e:?}"
+    );
+    let e = base()
+        .application_credential_secret(APP_CREDENTIAL_SECRET)
+        .build()
+        .unwrap_err();
+    assert_eq!(e.setting(), "application_credential_id");
+    let e = base()
+        .application_credential_name(APP_CREDENTIAL_NAME)
+        .application_credential_secret(APP_CREDENTIAL_SECRET)
+        .build()
+        .unwrap_err();
+    assert_eq!(e.setting(), "username");
+}

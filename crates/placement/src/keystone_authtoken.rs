@@ -1,13 +1,18 @@
 //! `[keystone_authtoken]`: keystonemiddleware's settings, as upstream's
 //! `placement.conf` writes them, read into the Keystone layer's settings.
 //!
-//! Every key keystonemiddleware and its `password` plugin know is
-//! accepted. The ones this service does not implement either have no
-//! effect here and are named in a warning at startup (memcached, a swift
-//! cache, `service_type`), or would change who is let in and are a startup
-//! error (client certificates, a scope other than a project, token
-//! binding). A key keystonemiddleware does not know is an error too, as a
-//! misspelt key would otherwise leave a default in force unseen.
+//! Every key keystonemiddleware and its `password`, `v3password` and
+//! `v3applicationcredential` plugins know is accepted, with the old names
+//! deployment tools still write (`auth_uri` for `www_authenticate_uri`,
+//! `auth_plugin` for `auth_type`, `memcache_servers`). The ones this
+//! service does not implement either have no effect here and are named in
+//! a warning at startup (memcached: validated tokens are cached in the
+//! process; a swift cache, `service_type`), or would change who is let in
+//! and are a startup error (a scope other than a project, a trust, token
+//! binding, settings in another section). A key keystonemiddleware does
+//! not know is named in a warning too, as a misspelt key would otherwise
+//! leave a default in force unseen; it does not stop the start, as
+//! oslo.config ignores it.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -21,12 +26,8 @@ use keystone_auth::{DomainSpec, Interface};
 pub struct KeystoneAuthtoken {
     /// Keystone's URL for the service's own token (`auth_url`).
     pub auth_url: String,
-    /// The service user, by name (`username`) or id (`user_id`).
-    pub user: Named,
-    /// The service user's password.
-    pub password: String,
-    /// The service project, by name (`project_name`) or id (`project_id`).
-    pub project: Named,
+    /// How the service authenticates (`auth_type`).
+    pub credential: ServiceCredential,
     /// `user_domain_name` / `user_domain_id` (or `default_domain_*`).
     pub user_domain: Option<DomainSpec>,
     /// `project_domain_name` / `project_domain_id` (or `default_domain_*`).
@@ -49,6 +50,9 @@ pub struct KeystoneAuthtoken {
     pub cafile: Option<PathBuf>,
     /// No TLS verification (`insecure`).
     pub insecure: bool,
+    /// A client certificate and its key for Keystone's TLS (`certfile`,
+    /// `keyfile`).
+    pub client_certificate: Option<(PathBuf, PathBuf)>,
     /// Seconds allowed to connect to Keystone and for each of its answers
     /// (`http_connect_timeout`); keystonemiddleware waits forever when it
     /// is unset, this service 5 s to connect and 10 s for an answer.
@@ -60,6 +64,55 @@ pub struct KeystoneAuthtoken {
     pub memcached_servers: Vec<String>,
     /// Keys set in the file that have no effect here.
     pub without_effect: Vec<String>,
+    /// Keys set in the file that keystonemiddleware does not know.
+    pub unknown: Vec<String>,
+    /// The file the section was read from, for the warnings.
+    pub file: PathBuf,
+}
+
+/// The service's own credentials.
+#[derive(Clone, PartialEq, Eq)]
+pub enum ServiceCredential {
+    /// `auth_type = password` (or `v3password`): a user, its password and
+    /// the project the service token is scoped to.
+    Password {
+        /// `username` or `user_id`.
+        user: Named,
+        /// `password`.
+        password: String,
+        /// `project_name` or `project_id`.
+        project: Named,
+    },
+    /// `auth_type = v3applicationcredential`: an application credential,
+    /// which carries its project.
+    ApplicationCredential {
+        /// `application_credential_id`, or `application_credential_name`.
+        credential: Named,
+        /// `username` or `user_id`, needed with the credential's name.
+        user: Option<Named>,
+        /// `application_credential_secret`.
+        secret: String,
+    },
+}
+
+impl fmt::Debug for ServiceCredential {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Never the password or the secret.
+        match self {
+            Self::Password { user, project, .. } => f
+                .debug_struct("Password")
+                .field("user", user)
+                .field("project", project)
+                .finish_non_exhaustive(),
+            Self::ApplicationCredential {
+                credential, user, ..
+            } => f
+                .debug_struct("ApplicationCredential")
+                .field("credential", credential)
+                .field("user", user)
+                .finish_non_exhaustive(),
+        }
+    }
 }
 
 /// A user or project given by name or by id.
@@ -76,8 +129,7 @@ impl fmt::Debug for KeystoneAuthtoken {
         // Never the password.
         f.debug_struct("KeystoneAuthtoken")
             .field("auth_url", &self.auth_url)
-            .field("user", &self.user)
-            .field("project", &self.project)
+            .field("credential", &self.credential)
             .field("interface", &self.interface)
             .field("region_name", &self.region_name)
             .field("token_cache_time", &self.token_cache_time)
@@ -118,14 +170,6 @@ const REFUSED: &[(&str, &str)] = &[
         "put the service user's settings in [keystone_authtoken] itself",
     ),
     (
-        "certfile",
-        "client certificates to Keystone are not supported",
-    ),
-    (
-        "keyfile",
-        "client certificates to Keystone are not supported",
-    ),
-    (
         "system_scope",
         "the service token is project-scoped: set project_name or project_id",
     ),
@@ -145,30 +189,39 @@ impl KeystoneAuthtoken {
     ///
     /// # Errors
     ///
-    /// A missing required key, an unknown key, a refused key or a bad
-    /// value, naming the file, the section and the key.
+    /// A missing required key, a refused key or a bad value, naming the
+    /// file, the section and the key.
     pub fn read(section: &ini::Properties, path: &Path) -> anyhow::Result<KeystoneAuthtoken> {
         let at = |key: &str| format!("{}: [keystone_authtoken] {key}", path.display());
+        let mut unknown = Vec::new();
         for (key, _) in section.iter() {
             if let Some((_, why)) = REFUSED.iter().find(|(k, _)| *k == key) {
                 bail!("{} is not supported: {why}", at(key));
             }
-            if !KNOWN.contains(&key) && !WITHOUT_EFFECT.contains(&key) {
-                bail!(
-                    "{} is not a keystonemiddleware setting; the accepted keys are {}",
-                    at(key),
-                    KNOWN.join(", ")
-                );
+            let known = KNOWN.contains(&key)
+                || WITHOUT_EFFECT.contains(&key)
+                || OLD_NAMES.iter().any(|(old, _)| *old == key);
+            if !known && !unknown.iter().any(|k| k == key) {
+                unknown.push(key.to_owned());
             }
         }
-        // A key given twice: the last one counts, as in oslo.config.
-        let get = |key: &str| {
+        // A key given twice: the last one counts, as in oslo.config; an
+        // old name counts where the new one is not set.
+        let value = |key: &str| {
             section
                 .get_all(key)
                 .last()
                 .map(str::trim)
                 .filter(|v| !v.is_empty())
                 .map(str::to_owned)
+        };
+        let get = |key: &str| {
+            value(key).or_else(|| {
+                OLD_NAMES
+                    .iter()
+                    .filter(|(_, new)| *new == key)
+                    .find_map(|(old, _)| value(old))
+            })
         };
         let required = |key: &str, alternative: &str| {
             get(key).or_else(|| get(alternative)).with_context(|| {
@@ -202,17 +255,18 @@ impl KeystoneAuthtoken {
                 .or_else(|| get("default_domain_name").map(DomainSpec::Name))
         };
 
-        match get("auth_type").as_deref() {
-            Some("password" | "v3password") => {}
+        let application_credential = match get("auth_type").as_deref() {
+            Some("password" | "v3password") => false,
+            Some("v3applicationcredential") => true,
             Some(other) => bail!(
-                "{} = {other} is not supported; the accepted value is password",
+                "{} = {other} is not supported; the accepted values are password, v3password and v3applicationcredential",
                 at("auth_type")
             ),
             None => bail!(
                 "{} is required with [api] auth_strategy = keystone; set it to password",
                 at("auth_type")
             ),
-        }
+        };
         if let Some(version) = get("auth_version") {
             if !matches!(version.as_str(), "v3" | "3" | "v3.0" | "3.0") {
                 bail!(
@@ -229,28 +283,111 @@ impl KeystoneAuthtoken {
                 );
             }
         }
-        let user = match get("user_id") {
-            Some(id) => Named::Id(id),
-            None => Named::Name(required("username", "user_id")?),
+        let named = |id: &str, name: &str| {
+            get(id)
+                .map(Named::Id)
+                .or_else(|| get(name).map(Named::Name))
         };
-        let project = match get("project_id") {
-            Some(id) => Named::Id(id),
-            None => Named::Name(required("project_name", "project_id")?),
+        let credential = if application_credential {
+            let credential = named("application_credential_id", "application_credential_name")
+                .with_context(|| {
+                    format!(
+                        "{} (or application_credential_name) is required with auth_type = v3applicationcredential",
+                        at("application_credential_id")
+                    )
+                })?;
+            let secret = section
+                .get_all("application_credential_secret")
+                .last()
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .with_context(|| {
+                    format!(
+                        "{} is required with auth_type = v3applicationcredential",
+                        at("application_credential_secret")
+                    )
+                })?;
+            let user = named("user_id", "username");
+            if matches!(credential, Named::Name(_)) && user.is_none() {
+                bail!(
+                    "{} (or user_id) is required with application_credential_name",
+                    at("username")
+                );
+            }
+            ServiceCredential::ApplicationCredential {
+                credential,
+                user,
+                secret,
+            }
+        } else {
+            let user = match get("user_id") {
+                Some(id) => Named::Id(id),
+                None => Named::Name(required("username", "user_id")?),
+            };
+            let project = match get("project_id") {
+                Some(id) => Named::Id(id),
+                None => Named::Name(required("project_name", "project_id")?),
+            };
+            let password = section
+                .get_all("password")
+                .last()
+                .filter(|p| !p.is_empty())
+                .map(str::to_owned)
+                .with_context(|| {
+                    format!(
+                        "{} is required with [api] auth_strategy = keystone",
+                        at("password")
+                    )
+                })?;
+            ServiceCredential::Password {
+                user,
+                password,
+                project,
+            }
         };
         let user_domain = domain("user_domain_name", "user_domain_id");
-        if matches!(user, Named::Name(_)) && user_domain.is_none() {
+        let by_user_name = match &credential {
+            ServiceCredential::Password { user, .. } => matches!(user, Named::Name(_)),
+            ServiceCredential::ApplicationCredential {
+                credential: Named::Name(_),
+                user,
+                ..
+            } => matches!(user, Some(Named::Name(_))),
+            ServiceCredential::ApplicationCredential { .. } => false,
+        };
+        if by_user_name && user_domain.is_none() {
             bail!(
                 "{} (or user_domain_id) is required with username",
                 at("user_domain_name")
             );
         }
         let project_domain = domain("project_domain_name", "project_domain_id");
-        if matches!(project, Named::Name(_)) && project_domain.is_none() {
+        let by_project_name = matches!(
+            &credential,
+            ServiceCredential::Password {
+                project: Named::Name(_),
+                ..
+            }
+        );
+        if by_project_name && project_domain.is_none() {
             bail!(
                 "{} (or project_domain_id) is required with project_name",
                 at("project_domain_name")
             );
         }
+        let relative_to_file = |file: String| {
+            let file = PathBuf::from(file);
+            match (file.is_relative(), path.parent()) {
+                (true, Some(dir)) => dir.join(file),
+                _ => file,
+            }
+        };
+        let client_certificate = match (get("certfile"), get("keyfile")) {
+            (Some(cert), Some(key)) => Some((relative_to_file(cert), relative_to_file(key))),
+            (None, None) => None,
+            (Some(_), None) => bail!("{} is required with certfile", at("keyfile")),
+            (None, Some(_)) => bail!("{} is required with keyfile", at("certfile")),
+        };
         let interface = match get("interface") {
             Some(v) => v.parse::<Interface>().map_err(|_| {
                 anyhow::anyhow!("{} = {v} is not public, internal or admin", at("interface"))
@@ -290,28 +427,10 @@ impl KeystoneAuthtoken {
                     .collect()
             })
         };
-        let cafile = get("cafile").map(|file| {
-            let file = PathBuf::from(file);
-            match (file.is_relative(), path.parent()) {
-                (true, Some(dir)) => dir.join(file),
-                _ => file,
-            }
-        });
+        let cafile = get("cafile").map(relative_to_file);
         Ok(KeystoneAuthtoken {
             auth_url: required("auth_url", "auth_url")?,
-            user,
-            password: section
-                .get_all("password")
-                .last()
-                .filter(|p| !p.is_empty())
-                .map(str::to_owned)
-                .with_context(|| {
-                    format!(
-                        "{} is required with [api] auth_strategy = keystone",
-                        at("password")
-                    )
-                })?,
-            project,
+            credential,
             user_domain,
             project_domain,
             www_authenticate_uri: get("www_authenticate_uri"),
@@ -323,16 +442,17 @@ impl KeystoneAuthtoken {
             service_token_roles_required: boolean("service_token_roles_required", true)?,
             cafile,
             insecure: boolean("insecure", false)?,
+            client_certificate,
             http_connect_timeout,
             http_request_max_retries,
-            memcached_servers: list("memcached_servers")
-                .or_else(|| list("memcache_servers"))
-                .unwrap_or_default(),
+            memcached_servers: list("memcached_servers").unwrap_or_default(),
             without_effect: WITHOUT_EFFECT
                 .iter()
                 .filter(|k| section.contains_key(k))
                 .map(|k| (*k).to_owned())
                 .collect(),
+            unknown,
+            file: path.to_owned(),
         })
     }
 
@@ -358,6 +478,12 @@ impl KeystoneAuthtoken {
                 }
             ));
         }
+        for key in &self.unknown {
+            warnings.push(format!(
+                "{}: [keystone_authtoken] {key} is not a keystonemiddleware setting: ignored",
+                self.file.display()
+            ));
+        }
         if self.www_authenticate_uri.is_none() {
             warnings.push(format!(
                 "[keystone_authtoken] www_authenticate_uri is not set; 401 answers name auth_url ({}), which should be Keystone's public endpoint",
@@ -376,7 +502,6 @@ impl KeystoneAuthtoken {
     pub fn client(&self) -> Result<keystone_auth::KeystoneClient, keystone_auth::ConfigError> {
         let mut builder = keystone_auth::KeystoneClient::builder()
             .auth_url(&self.auth_url)
-            .password(&self.password)
             .interface(self.interface)
             // Only X-Service-Catalog would carry it, and placement-api
             // writes no identity headers.
@@ -385,13 +510,36 @@ impl KeystoneAuthtoken {
         if let Some(region) = &self.region_name {
             builder = builder.region_name(region);
         }
-        builder = match &self.user {
-            Named::Name(name) => builder.username(name),
-            Named::Id(id) => builder.user_id(id),
+        let user = match &self.credential {
+            ServiceCredential::Password {
+                user,
+                password,
+                project,
+            } => {
+                builder = builder.password(password);
+                builder = match project {
+                    Named::Name(name) => builder.project_name(name),
+                    Named::Id(id) => builder.project_id(id),
+                };
+                Some(user)
+            }
+            ServiceCredential::ApplicationCredential {
+                credential,
+                user,
+                secret,
+            } => {
+                builder = builder.application_credential_secret(secret);
+                builder = match credential {
+                    Named::Name(name) => builder.application_credential_name(name),
+                    Named::Id(id) => builder.application_credential_id(id),
+                };
+                user.as_ref()
+            }
         };
-        builder = match &self.project {
-            Named::Name(name) => builder.project_name(name),
-            Named::Id(id) => builder.project_id(id),
+        builder = match user {
+            Some(Named::Name(name)) => builder.username(name),
+            Some(Named::Id(id)) => builder.user_id(id),
+            None => builder,
         };
         if let Some(domain) = &self.user_domain {
             builder = builder.user_domain(domain.clone());
@@ -406,9 +554,21 @@ impl KeystoneAuthtoken {
         if let Some(cafile) = &self.cafile {
             builder = builder.ca_file(cafile);
         }
+        if let Some((certificate, key)) = &self.client_certificate {
+            builder = builder.client_identity(certificate, key);
+        }
         builder.insecure(self.insecure).build()
     }
 }
+
+/// Old names keystonemiddleware and keystoneauth read (or read once),
+/// which deployment tools still write, and the keys they stand for: read
+/// where the new key is not set (openstack-helm writes `auth_uri`).
+const OLD_NAMES: &[(&str, &str)] = &[
+    ("auth_uri", "www_authenticate_uri"),
+    ("auth_plugin", "auth_type"),
+    ("memcache_servers", "memcached_servers"),
+];
 
 /// The keys read above, in the order an operator finds them in
 /// keystonemiddleware's documentation.
@@ -432,12 +592,16 @@ const KNOWN: &[&str] = &[
     "region_name",
     "token_cache_time",
     "memcached_servers",
-    "memcache_servers",
     "service_token_roles",
     "service_token_roles_required",
     "enforce_token_bind",
     "cafile",
+    "certfile",
+    "keyfile",
     "insecure",
+    "application_credential_id",
+    "application_credential_name",
+    "application_credential_secret",
     "http_connect_timeout",
     "http_request_max_retries",
 ];
@@ -463,8 +627,14 @@ mod tests {
     #[test]
     fn defaults_are_keystonemiddleware_s() {
         let k = read(MINIMAL).unwrap();
-        assert_eq!(k.user, Named::Name("placement".into()));
-        assert_eq!(k.project, Named::Name("service".into()));
+        assert_eq!(
+            k.credential,
+            ServiceCredential::Password {
+                user: Named::Name("placement".into()),
+                password: "s3cret".into(),
+                project: Named::Name("service".into()),
+            }
+        );
         assert_eq!(k.user_domain, Some(DomainSpec::Name("Default".into())));
         assert_eq!(k.interface, Interface::Internal);
         assert_eq!(k.token_cache_time, 300);
@@ -514,8 +684,12 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            (k.user, k.project),
-            (Named::Id("u1".into()), Named::Id("p1".into()))
+            k.credential,
+            ServiceCredential::Password {
+                user: Named::Id("u1".into()),
+                password: "p".into(),
+                project: Named::Id("p1".into()),
+            }
         );
         let k = read(
             "[keystone_authtoken]\nauth_type = password\nauth_url = http://k:5000\n\
@@ -559,7 +733,7 @@ mod tests {
         for (line, wanted) in [
             (
                 "auth_type = token",
-                "auth_type = token is not supported; the accepted value is password",
+                "auth_type = token is not supported; the accepted values are password, v3password and v3applicationcredential",
             ),
             (
                 "interface = private",
@@ -587,22 +761,12 @@ mod tests {
                 "enforce_token_bind = strict",
                 "only disabled or permissive are accepted",
             ),
-            (
-                "certfile = c.pem",
-                "client certificates to Keystone are not supported",
-            ),
+            ("certfile = c.pem", "keyfile is required with certfile"),
+            ("keyfile = c.key", "certfile is required with keyfile"),
             ("system_scope = all", "the service token is project-scoped"),
             (
                 "auth_section = other",
                 "put the service user's settings in [keystone_authtoken]",
-            ),
-            (
-                "admin_password = x",
-                "admin_password is not a keystonemiddleware setting; the accepted keys are auth_type, auth_url",
-            ),
-            (
-                "usernme = typo",
-                "usernme is not a keystonemiddleware setting",
             ),
         ] {
             let e = error(&format!("{MINIMAL}{line}\n"));
@@ -632,5 +796,96 @@ mod tests {
         // The deprecated name of memcached_servers is read too.
         let k = read(&format!("{MINIMAL}memcache_servers = m:11211\n")).unwrap();
         assert_eq!(k.memcached_servers, ["m:11211"]);
+    }
+
+    #[test]
+    fn unknown_keys_are_warnings_and_old_names_are_read() {
+        // keystonemiddleware's old names, as openstack-helm and older
+        // templates write them; a key it does not know is named, once.
+        let text = MINIMAL.replace("auth_type = password", "auth_plugin = password");
+        let k = read(&format!(
+            "{text}auth_uri = http://public:5000/v3\nadmin_password = x\nusernme = typo\nadmin_password = y\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            k.www_authenticate_uri.as_deref(),
+            Some("http://public:5000/v3")
+        );
+        assert_eq!(
+            k.warnings(),
+            [
+                "/etc/placement/placement.conf: [keystone_authtoken] admin_password is not a keystonemiddleware setting: ignored",
+                "/etc/placement/placement.conf: [keystone_authtoken] usernme is not a keystonemiddleware setting: ignored",
+            ]
+        );
+        // The new name wins over the old one.
+        let k = read(&format!(
+            "{MINIMAL}auth_uri = http://old:5000\nwww_authenticate_uri = http://new:5000\n"
+        ))
+        .unwrap();
+        assert_eq!(k.www_authenticate_uri.as_deref(), Some("http://new:5000"));
+    }
+
+    #[test]
+    fn application_credentials_and_client_certificates() {
+        let k = read(
+            "[keystone_authtoken]\nauth_type = v3applicationcredential\nauth_url = http://k:5000/v3\n\
+             application_credential_id = ac1\napplication_credential_secret = s\n\
+             certfile = tls/placement.pem\nkeyfile = /etc/ssl/placement.key\n",
+        )
+        .unwrap();
+        assert_eq!(
+            k.credential,
+            ServiceCredential::ApplicationCredential {
+                credential: Named::Id("ac1".into()),
+                user: None,
+                secret: "s".into(),
+            }
+        );
+        assert_eq!(
+            k.client_certificate,
+            Some((
+                PathBuf::from("/etc/placement/tls/placement.pem"),
+                PathBuf::from("/etc/ssl/placement.key")
+            ))
+        );
+        assert!(!format!("{k:?}").contains("secret: \"s\""), "{k:?}");
+        let named = "[keystone_authtoken]\nauth_type = v3applicationcredential\n\
+             auth_url = http://k:5000/v3\napplication_credential_name = placement\n\
+             application_credential_secret = s\n";
+        let k = read(&format!(
+            "{named}username = placement\nuser_domain_name = Default\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            k.credential,
+            ServiceCredential::ApplicationCredential {
+                credential: Named::Name("placement".into()),
+                user: Some(Named::Name("placement".into())),
+                secret: "s".into(),
+            }
+        );
+        assert!(k.client().is_ok());
+        for (text, wanted) in [
+            (
+                named.to_owned(),
+                "username (or user_id) is required with application_credential_name",
+            ),
+            (
+                format!("{named}username = placement\n"),
+                "user_domain_name (or user_domain_id) is required with username",
+            ),
+            (
+                named.replace("application_credential_secret = s\n", "user_id = u\n"),
+                "application_credential_secret is required with auth_type = v3applicationcredential",
+            ),
+            (
+                named.replace("application_credential_name = placement\n", ""),
+                "application_credential_id (or application_credential_name) is required",
+            ),
+        ] {
+            let e = error(&text);
+            assert!(e.contains(wanted), "{text}: {e}");
+        }
     }
 }

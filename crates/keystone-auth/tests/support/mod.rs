@@ -23,6 +23,10 @@ use keystone_auth::{DomainSpec, KeystoneClient, KeystoneClientBuilder};
 
 pub const SERVICE_USER: &str = "placement";
 pub const SERVICE_PASSWORD: &str = "s3cret";
+/// The service user's application credential.
+pub const APP_CREDENTIAL_ID: &str = "appcred-id";
+pub const APP_CREDENTIAL_NAME: &str = "placement-appcred";
+pub const APP_CREDENTIAL_SECRET: &str = "appcred-s3cret";
 
 /// How validations are answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,8 +61,47 @@ pub struct KsState {
     refuse_service_token_once: AtomicBool,
 }
 
+/// A TLS listener for `axum::serve`: a connection whose handshake fails
+/// (a client without the certificate asked for, say) is dropped, and the
+/// next one accepted.
+struct TlsListener {
+    tcp: tokio::net::TcpListener,
+    acceptor: tokio_rustls::TlsAcceptor,
+}
+
+impl axum::serve::Listener for TlsListener {
+    type Io = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
+    type Addr = std::net::SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            let Ok((stream, addr)) = self.tcp.accept().await else {
+                continue;
+            };
+            if let Ok(tls) = self.acceptor.accept(stream).await {
+                return (tls, addr);
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.tcp.local_addr()
+    }
+}
+
 impl FakeKeystone {
     pub async fn start() -> Self {
+        Self::serve(None).await
+    }
+
+    /// The same Keystone over https, with `config`'s certificate and
+    /// client verification.
+    pub async fn start_tls(config: Arc<rustls::ServerConfig>) -> Self {
+        Self::serve(Some(config)).await
+    }
+
+    async fn serve(tls: Option<Arc<rustls::ServerConfig>>) -> Self {
+        let https = tls.is_some();
         let state = Arc::new(KsState {
             counters: Counters::default(),
             tokens: Mutex::new(HashMap::new()),
@@ -74,9 +117,21 @@ impl FakeKeystone {
             .with_state(Arc::clone(&state));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        match tls {
+            None => {
+                tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+            }
+            Some(config) => {
+                let listener = TlsListener {
+                    tcp: listener,
+                    acceptor: tokio_rustls::TlsAcceptor::from(config),
+                };
+                tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+            }
+        }
+        let scheme = if https { "https" } else { "http" };
         Self {
-            url: format!("http://{addr}"),
+            url: format!("{scheme}://{addr}"),
             state,
         }
     }
@@ -212,12 +267,23 @@ async fn issue(State(state): State<Arc<KsState>>, body: Bytes) -> Response {
     };
     let user = &body["auth"]["identity"]["password"]["user"];
     let scope = &body["auth"]["scope"]["project"];
-    let good = body["auth"]["identity"]["methods"] == json!(["password"])
+    let password = body["auth"]["identity"]["methods"] == json!(["password"])
         && user["name"] == SERVICE_USER
         && user["password"] == SERVICE_PASSWORD
         && user["domain"]["name"] == "Default"
         && scope["name"] == "service"
         && scope["domain"]["id"] == "default";
+    // An application credential carries its project: a scope is refused.
+    let credential = &body["auth"]["identity"]["application_credential"];
+    let named = credential["name"] == APP_CREDENTIAL_NAME
+        && credential["user"]["name"] == SERVICE_USER
+        && credential["user"]["domain"]["name"] == "Default";
+    let application_credential = body["auth"]["identity"]["methods"]
+        == json!(["application_credential"])
+        && (credential["id"] == APP_CREDENTIAL_ID || named)
+        && credential["secret"] == APP_CREDENTIAL_SECRET
+        && body["auth"].get("scope").is_none();
+    let good = password || application_credential;
     if !good {
         return (
             StatusCode::UNAUTHORIZED,
