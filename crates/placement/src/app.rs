@@ -39,9 +39,7 @@ pub struct AppState {
     pub metrics: Option<crate::metrics::Metrics>,
     /// Allocation candidate searches that may run at once (one per core):
     /// each holds megabytes while it runs and is bound by the cores, so
-    /// more at once add memory, not answers (two per core held 90 MiB at
-    /// peak under 16 clients of a NUMA-tree search, one per core 73 MiB,
-    /// at the same requests per second).
+    /// more at once add memory, not answers (docs/decisions.md).
     pub(crate) candidate_searches: Arc<tokio::sync::Semaphore>,
     /// The cores this process may run on.
     pub(crate) cores: usize,

@@ -220,9 +220,8 @@ const POOL_CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 /// `listener`, with Nagle's algorithm off on each connection it accepts
 /// (as gunicorn does for upstream). An answer of more than one piece ends
 /// with a short write, which Nagle's algorithm holds until the client
-/// acknowledges the piece before; Linux clients delay that ACK by up to
-/// 40 ms, which took a large candidate answer from 13 ms to 55 ms for
-/// about half of the requests of one client.
+/// acknowledges the piece before, and Linux clients delay that ACK by up
+/// to 40 ms (docs/decisions.md).
 fn without_nagle(
     listener: tokio::net::TcpListener,
 ) -> axum::serve::TapIo<tokio::net::TcpListener, fn(&mut tokio::net::TcpStream)> {

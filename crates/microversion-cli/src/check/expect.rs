@@ -77,12 +77,15 @@ impl Expect {
         let error_headers = match rules.version_error_headers {
             VersionErrorHeaders::VaryOnly => ErrorHeaders::VaryOnly,
             VersionErrorHeaders::RejectedVersion => ErrorHeaders::RejectedVersion,
-            _ => ErrorHeaders::Nothing,
+            VersionErrorHeaders::None => ErrorHeaders::Nothing,
         };
+        // Exhaustive, as the server's renderer: a new format is judged
+        // only once the checker knows its shape.
         let body = match rules.error_format {
             ErrorFormat::Fault => BodyShape::Fault,
             ErrorFormat::Ironic => BodyShape::Ironic,
-            _ => BodyShape::ApiSig,
+            // Placement's body is API-SIG's `errors` list.
+            ErrorFormat::ApiSig | ErrorFormat::Placement => BodyShape::ApiSig,
         };
         Expect {
             judge,
