@@ -46,7 +46,7 @@ fn ddl(dialect: Dialect) -> &'static str {
 
 /// The statements of a DDL file: separated by blank lines, comments
 /// dropped.
-fn statements(ddl: &str) -> impl Iterator<Item = String> + '_ {
+pub(crate) fn statements(ddl: &str) -> impl Iterator<Item = String> + '_ {
     ddl.split("\n\n").filter_map(|chunk| {
         let text: Vec<&str> = chunk
             .lines()
@@ -105,6 +105,37 @@ const LOCK_WAIT_SECONDS: u32 = 300;
 /// tables without `alembic_version`: those are not ours to change; or when
 /// another sync holds the database for more than five minutes.
 pub async fn sync(store: &Store) -> anyhow::Result<Synced> {
+    match sync_or_upgrade(store, false).await? {
+        Upgraded::Created => Ok(Synced::Created),
+        Upgraded::AlreadyCurrent => Ok(Synced::AlreadyCurrent),
+        Upgraded::From(revision) => bail!("unexpected upgrade from {revision}"),
+    }
+}
+
+/// What [`upgrade`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Upgraded {
+    /// The schema was created.
+    Created,
+    /// The database was already at the head revision.
+    AlreadyCurrent,
+    /// The database was upgraded from this earlier revision.
+    From(String),
+}
+
+/// As [`sync`], and upgrades a database at an earlier upstream revision
+/// to the head one (`placement-manage db sync`), under the same lock.
+///
+/// # Errors
+///
+/// As [`sync`]; and [`crate::manage::upgrade::Refused`] when a revision
+/// on the way finds rows that need the online data migrations first.
+pub(crate) async fn upgrade(store: &Store) -> anyhow::Result<Upgraded> {
+    sync_or_upgrade(store, true).await
+}
+
+/// [`sync`], or [`upgrade`] when `upgrade` is set.
+async fn sync_or_upgrade(store: &Store, upgrade: bool) -> anyhow::Result<Upgraded> {
     let dialect = store.dialect();
     let mut conn = store.write_connection().await?;
     let begin = match dialect {
@@ -125,7 +156,7 @@ pub async fn sync(store: &Store) -> anyhow::Result<Synced> {
     if got != Some(1) {
         bail!("another schema sync of this database has held it for {LOCK_WAIT_SECONDS} seconds");
     }
-    let outcome = locked_sync(dialect, &mut conn).await;
+    let outcome = locked_sync(dialect, &mut conn, upgrade).await;
     let end = match (dialect, outcome.is_ok()) {
         (Dialect::MySql, _) => format!("SELECT RELEASE_LOCK('{MYSQL_LOCK}')"),
         (_, true) => "COMMIT".to_owned(),
@@ -141,7 +172,11 @@ pub async fn sync(store: &Store) -> anyhow::Result<Synced> {
 }
 
 /// [`sync`] once the database is held.
-async fn locked_sync(dialect: Dialect, conn: &mut AnyConnection) -> anyhow::Result<Synced> {
+async fn locked_sync(
+    dialect: Dialect,
+    conn: &mut AnyConnection,
+    upgrade: bool,
+) -> anyhow::Result<Upgraded> {
     if dialect == Dialect::Postgres {
         conn.execute(format!("SET LOCAL lock_timeout = '{LOCK_WAIT_SECONDS}s'").as_str())
             .await?;
@@ -156,9 +191,13 @@ async fn locked_sync(dialect: Dialect, conn: &mut AnyConnection) -> anyhow::Resu
             .await?;
         let revision: Option<String> = row.map(|r| r.try_get("version_num")).transpose()?;
         return match revision.as_deref() {
-            Some(HEAD) => Ok(Synced::AlreadyCurrent),
+            Some(HEAD) => Ok(Upgraded::AlreadyCurrent),
+            Some(other) if upgrade => {
+                crate::manage::upgrade::run(dialect, conn, other).await?;
+                Ok(Upgraded::From(other.to_owned()))
+            }
             Some(other) => bail!(
-                "the database is at schema revision {other}; this service needs {HEAD}: upgrade it with upstream's placement-manage db sync"
+                "the database is at schema revision {other}; this service needs {HEAD}: upgrade it with placement-manage db sync"
             ),
             None => bail!(
                 "the database has an empty alembic_version table; it is not a Placement database this service can use"
@@ -177,7 +216,7 @@ async fn locked_sync(dialect: Dialect, conn: &mut AnyConnection) -> anyhow::Resu
             .await
             .with_context(|| format!("creating the schema failed at: {statement}"))?;
     }
-    Ok(Synced::Created)
+    Ok(Upgraded::Created)
 }
 
 #[cfg(test)]
