@@ -6,7 +6,8 @@
 # suite, the schema, the same database served by both, and the answers to
 # the load benchmark's allocation candidate rows, small
 # (scripts/bench-load.sh --part candidates --check); on SQLite also
-# the errors the real openstack client prints against both, the
+# part of the gabbi suite under /placement beside upstream mounted there
+# (scripts/gabbi-prefix.sh; --all runs every file), the errors the real openstack client prints against both, the
 # `placement` command against both and beside osc-placement, Nova's
 # placement report client against both, Nova's services end to end on
 # placement-api (compared with upstream's record), placement-api against
@@ -83,6 +84,8 @@ for backend in $backends; do
   bash scripts/bench-load.sh --part candidates --check --database "$backend" \
     --binary "$bin_dir/placement-api" "${candidate_ports[@]}"
   if [ "$backend" = sqlite ]; then
+    echo "== gabbi under /placement beside upstream mounted there (scripts/gabbi-prefix.sh, short form)"
+    bash scripts/gabbi-prefix.sh --binary "$bin_dir/placement-api"
     echo "== the openstack client's errors (scripts/osc-errors.sh)"
     bash scripts/osc-errors.sh --binary "$bin_dir/placement-api" "${ports[@]}"
     echo "== the placement command against both, beside osc-placement (scripts/placement-cli.sh)"
