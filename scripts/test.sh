@@ -3,7 +3,9 @@
 # integration, property and doc tests (placement's integration tests on
 # every backend), the docs build, and placement-api
 # against upstream Placement on each database backend: upstream's gabbi
-# suite, the schema, the same database served by both, and the answers to
+# suite, the schema, the same database served by both, placement-manage
+# and placement-status from each earlier schema revision beside upstream's
+# (scripts/manage-check.sh), and the answers to
 # the load benchmark's allocation candidate rows, small
 # (scripts/bench-load.sh --part candidates --check); on SQLite also
 # part of the gabbi suite under /placement beside upstream mounted there
@@ -54,7 +56,8 @@ fi
 # would build them again, without the dev-dependencies' features).
 bin_dir=$(mktemp -d "${TMPDIR:-/tmp}/placement-bin.XXXXXX")
 trap 'rm -rf "$bin_dir"' EXIT
-cp "${CARGO_TARGET_DIR:-target}/debug/placement-api" "$bin_dir/"
+cp "${CARGO_TARGET_DIR:-target}/debug/placement-api" "${CARGO_TARGET_DIR:-target}/debug/placement-manage" \
+  "${CARGO_TARGET_DIR:-target}/debug/placement-status" "$bin_dir/"
 ports=()
 [ -n "${MV_PORTS:-}" ] && ports=(--ports "$MV_PORTS")
 for backend in $backends; do
@@ -77,6 +80,8 @@ for backend in $backends; do
   bash scripts/schema-check.sh --database "$backend" --binary "$bin_dir/placement-api"
   echo "== same database on $backend"
   bash scripts/interop-db.sh --database "$backend" --binary "$bin_dir/placement-api" "${ports[@]}"
+  echo "== placement-manage and placement-status from each earlier revision on $backend (scripts/manage-check.sh)"
+  bash scripts/manage-check.sh --database "$backend" --bin-dir "$bin_dir" "${ports[@]}"
   # The candidate rows of the load benchmark, small (about 35 s).
   echo "== allocation candidates against upstream on $backend (scripts/bench-load.sh --part candidates --check)"
   candidate_ports=()
