@@ -256,12 +256,12 @@ pub fn check_candidate_query(version: Version, raw: &str) -> Result<(), Violatio
             Err(e) => refusal("root_required", raw, &e)?,
         }
     }
-    if let Some(limit) = params.get_all("limit").first() {
-        if let Some(n) = query::python_int(limit) {
-            ensure(query::python_int(&n.to_string()) == Some(n), || {
-                format!("{raw:?}: limit {limit:?} read as {n}, which does not read back")
-            })?;
-        }
+    if let Some(limit) = params.get_all("limit").first()
+        && let Some(n) = query::python_int(limit)
+    {
+        ensure(query::python_int(&n.to_string()) == Some(n), || {
+            format!("{raw:?}: limit {limit:?} read as {n}, which does not read back")
+        })?;
     }
     Ok(())
 }
