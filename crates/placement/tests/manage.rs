@@ -486,3 +486,30 @@ fn usage() {
     // Nothing above touched the database.
     assert!(!db.file.exists());
 }
+
+#[test]
+fn without_a_configured_database_nothing_is_created() {
+    // oslo.config's search path outside the home directory: a machine
+    // that has one is not a clean place for this test.
+    if ["/etc/placement/placement.conf", "/etc/placement.conf"]
+        .iter()
+        .any(|f| Path::new(f).exists())
+    {
+        return;
+    }
+    let dir = Scratch::new("manage-no-config");
+    let output = Command::new(env!("CARGO_BIN_EXE_placement-manage"))
+        .args(["db", "sync"])
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
+        .env_remove("OS_PLACEMENT_CONFIG_DIR")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&output.stderr)
+            .contains("value required for option connection in group [placement_database]"),
+        "{output:?}"
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}

@@ -86,6 +86,12 @@ pub(crate) fn load_config(
     dirs: &[PathBuf],
 ) -> anyhow::Result<Config> {
     let files = ConfigFiles::load(files, dirs, SearchPath::of_process(program))?;
+    // Without a file naming it, placement-api falls back to a development
+    // database in the working directory; these commands, as upstream's,
+    // want it named (oslo.config's text).
+    if files.get("placement_database", "connection").is_none() {
+        anyhow::bail!("value required for option connection in group [placement_database]");
+    }
     Config::load(&files, Overrides::default())
 }
 
