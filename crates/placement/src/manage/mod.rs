@@ -122,7 +122,10 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
         Some(Command::Db { command: None }) => {
-            let _ = Cli::command()
+            // Built, so that its usage line names the program.
+            let mut command = Cli::command();
+            command.build();
+            let _ = command
                 .find_subcommand_mut("db")
                 .map(clap::Command::print_help);
             return ExitCode::SUCCESS;
