@@ -74,7 +74,7 @@ impl AppState {
             config.enforce_scope,
             config.policy_file.as_deref(),
         )?;
-        let store = Store::connect(&config.database).await?;
+        let store = Store::connect_with(&config.database, &config.database_pool).await?;
         let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
         let discovery = discovery()?;
         // As the handler serialized it per request before: through a

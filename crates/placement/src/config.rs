@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 
 use crate::cors::CorsConfig;
+use crate::db::PoolSettings;
 use crate::keystone_authtoken::KeystoneAuthtoken;
 pub use crate::oslo_config::{ConfigFiles, SearchPath};
 
@@ -85,6 +86,8 @@ pub struct Config {
     pub bind: SocketAddr,
     /// The database URL, in upstream's forms.
     pub database: String,
+    /// `[placement_database]`'s pool and retry settings (oslo.db's keys).
+    pub database_pool: PoolSettings,
     /// How requests are authenticated.
     pub auth_strategy: AuthStrategy,
     /// `[keystone_authtoken]`, read when the strategy is `keystone`.
@@ -182,7 +185,18 @@ const KNOWN_KEYS: &[(&str, &[&str])] = &[
         ],
     ),
     ("api", &["auth_strategy"]),
-    ("placement_database", &["connection"]),
+    (
+        "placement_database",
+        &[
+            "connection",
+            "max_pool_size",
+            "max_overflow",
+            "pool_timeout",
+            "connection_recycle_time",
+            "max_retries",
+            "retry_interval",
+        ],
+    ),
     (
         "placement",
         &[
@@ -254,6 +268,7 @@ impl Default for Config {
                 .parse()
                 .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 8778))),
             database: DEFAULT_DATABASE.to_owned(),
+            database_pool: PoolSettings::default(),
             auth_strategy: AuthStrategy::Keystone,
             keystone: None,
             enforce_new_defaults: true,
@@ -408,6 +423,7 @@ impl Config {
         if let Some(connection) = get("placement_database", "connection") {
             self.database = connection.trim().to_owned();
         }
+        self.read_pool(files)?;
         // `[DEFAULT] auth_strategy` is the option's old place, read when
         // `[api]` does not set it (as oslo.config's deprecated group).
         let strategy = [("api", "auth_strategy"), ("DEFAULT", "auth_strategy")]
@@ -550,6 +566,57 @@ impl Config {
                 });
             }
             None => self.policy_file = files.find_file(Path::new(DEFAULT_POLICY_FILE)),
+        }
+        Ok(())
+    }
+
+    /// oslo.db's pool and retry keys of `[placement_database]`: the most
+    /// connections are `max_pool_size` + `max_overflow`, each defaulting
+    /// to oslo.db's (5 and 50) when the other is set, and 16 in all when
+    /// neither is.
+    fn read_pool(&mut self, files: &ConfigFiles) -> anyhow::Result<()> {
+        let group = "placement_database";
+        let integer = |key: &str, least: i64| -> anyhow::Result<Option<i64>> {
+            let Some(v) = files.get(group, key) else {
+                return Ok(None);
+            };
+            let n: i64 = v
+                .trim()
+                .parse()
+                .ok()
+                .filter(|n| *n >= least)
+                .with_context(|| {
+                    format!(
+                        "{}: [{group}] {key} = {} is not an integer of at least {least}",
+                        files.origin(group, key).display(),
+                        v.trim()
+                    )
+                })?;
+            Ok(Some(n))
+        };
+        let seconds = |n: i64| Duration::from_secs(n.unsigned_abs());
+        let pool_size = integer("max_pool_size", 1)?;
+        let overflow = integer("max_overflow", 0)?;
+        if pool_size.is_some() || overflow.is_some() {
+            let total = pool_size.unwrap_or(5) + overflow.unwrap_or(50);
+            self.database_pool.max_connections = u32::try_from(total).with_context(|| {
+                format!(
+                    "{}: [{group}] max_pool_size + max_overflow = {total} is more connections than can be opened",
+                    files.origin(group, "max_pool_size").display()
+                )
+            })?;
+        }
+        if let Some(n) = integer("pool_timeout", 1)? {
+            self.database_pool.acquire_timeout = seconds(n);
+        }
+        if let Some(n) = integer("connection_recycle_time", -1)? {
+            self.database_pool.max_lifetime = (n > 0).then(|| seconds(n));
+        }
+        if let Some(n) = integer("max_retries", -1)? {
+            self.database_pool.max_retries = u32::try_from(n).ok();
+        }
+        if let Some(n) = integer("retry_interval", 0)? {
+            self.database_pool.retry_interval = seconds(n);
         }
         Ok(())
     }
@@ -1052,6 +1119,82 @@ mod tests {
         .unwrap_err();
         assert!(err.to_string().contains("are exclusive"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn pool_keys_as_oslo_db_reads_them() {
+        let dir = microversion_test_support::Scratch::new("placement-pool");
+        let path = dir.join("placement.conf");
+        let load = |text: &str| {
+            write_conf(&path, &format!("[placement_database]\n{text}")).unwrap();
+            load_conf(Some(&path), Overrides::default())
+        };
+        let c = load("").unwrap();
+        assert_eq!(c.database_pool, PoolSettings::default());
+        assert_eq!(c.database_pool.max_connections, 16);
+        // OpenStack-Ansible's 5/50/30/600.
+        let c = load(
+            "max_pool_size = 5\nmax_overflow = 50\npool_timeout = 30\nconnection_recycle_time = 600\n\
+             max_retries = -1\nretry_interval = 2\n",
+        )
+        .unwrap();
+        assert_eq!(
+            c.database_pool,
+            PoolSettings {
+                max_connections: 55,
+                acquire_timeout: Duration::from_secs(30),
+                max_lifetime: Some(Duration::from_secs(600)),
+                max_retries: None,
+                retry_interval: Duration::from_secs(2),
+            }
+        );
+        // kolla-ansible's max_overflow alone: oslo.db's pool size of 5.
+        assert_eq!(
+            load("max_overflow = 1000\n")
+                .unwrap()
+                .database_pool
+                .max_connections,
+            1005
+        );
+        assert_eq!(
+            load("max_pool_size = 10\n")
+                .unwrap()
+                .database_pool
+                .max_connections,
+            60
+        );
+        assert_eq!(
+            load("connection_recycle_time = -1\n")
+                .unwrap()
+                .database_pool
+                .max_lifetime,
+            None
+        );
+        assert_eq!(
+            load("max_retries = 0\n").unwrap().database_pool.max_retries,
+            Some(0)
+        );
+        for (text, wanted) in [
+            (
+                "max_pool_size = 0\n",
+                "[placement_database] max_pool_size = 0 is not an integer of at least 1",
+            ),
+            (
+                "max_overflow = -1\n",
+                "[placement_database] max_overflow = -1 is not an integer of at least 0",
+            ),
+            (
+                "pool_timeout = soon\n",
+                "[placement_database] pool_timeout = soon is not an integer of at least 1",
+            ),
+            (
+                "max_retries = -2\n",
+                "[placement_database] max_retries = -2 is not an integer of at least -1",
+            ),
+        ] {
+            let e = load(text).unwrap_err();
+            assert!(e.to_string().ends_with(wanted), "{text}: {e}");
+        }
     }
 
     #[test]

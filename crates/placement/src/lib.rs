@@ -45,7 +45,7 @@ use crate::keystone_authtoken::KeystoneAuthtoken;
 /// Fails when the database cannot be reached or is not one this service
 /// can use.
 pub async fn db_sync(config: &Config) -> anyhow::Result<Synced> {
-    let store = db::Store::connect(&config.database)
+    let store = db::Store::connect_with(&config.database, &config.database_pool)
         .await
         .with_context(|| format!("cannot open the database {}", config.database))?;
     let synced = db::schema::sync(&store).await?;

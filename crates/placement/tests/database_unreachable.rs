@@ -8,6 +8,8 @@
 
 mod support;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use support::{Server, uuid};
@@ -171,4 +173,107 @@ fn the_proxy_address_replaces_the_server_in_each_url_form() {
             "localhost:3306".to_owned()
         )
     );
+}
+
+/// oslo.db's `max_retries` and `retry_interval` at start: a server that
+/// cannot be reached yet is tried again until it can (`-1`: without end),
+/// and one that stays unreachable is given up after the last try.
+#[tokio::test]
+async fn the_start_waits_for_the_database() {
+    let Ok(url) = std::env::var("PLACEMENT_TEST_DATABASE") else {
+        return;
+    };
+    if url.starts_with("sqlite") {
+        return;
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    drop(listener);
+    let (proxied, target) = through(&url, &addr);
+    let waiting = placement::db::PoolSettings {
+        max_retries: None,
+        retry_interval: Duration::from_millis(200),
+        ..placement::db::PoolSettings::default()
+    };
+    let start = Instant::now();
+    let connecting = tokio::spawn({
+        let proxied = proxied.clone();
+        async move { placement::db::Store::connect_with(&proxied, &waiting).await }
+    });
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(!connecting.is_finished(), "the start did not wait");
+    let proxy = Proxy::start(TcpListener::bind(&addr).await.unwrap(), target);
+    let store = tokio::time::timeout(Duration::from_secs(30), connecting)
+        .await
+        .expect("the start ends once the database is there")
+        .unwrap()
+        .expect("the database opens");
+    assert!(start.elapsed() >= Duration::from_millis(1500));
+    store.close().await;
+    proxy.stop().await;
+
+    // A server that closes every connection: two more tries, then the
+    // error.
+    let giving_up = placement::db::PoolSettings {
+        max_retries: Some(2),
+        retry_interval: Duration::from_millis(50),
+        ..placement::db::PoolSettings::default()
+    };
+    let (closing, tries) = counting(None).await;
+    let (url_closing, _) = through(&url, &closing);
+    let e = tokio::time::timeout(
+        Duration::from_secs(60),
+        placement::db::Store::connect_with(&url_closing, &giving_up),
+    )
+    .await
+    .expect("the start gives up")
+    .expect_err("nothing answers");
+    assert_eq!(tries.load(Ordering::SeqCst), 3, "{e:#}");
+    // A login the server refuses is not tried again.
+    let (forwarding, tries) = counting(Some(target_of(&url))).await;
+    let (url_forwarding, _) = through(&url, &forwarding);
+    let refused = with_credentials(&url_forwarding, "nobody-placement-test:wrong");
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        placement::db::Store::connect_with(&refused, &giving_up),
+    )
+    .await
+    .expect("the start gives up")
+    .expect_err("the login is refused");
+    assert_eq!(tries.load(Ordering::SeqCst), 1);
+}
+
+/// The `host:port` of `url`'s server.
+fn target_of(url: &str) -> String {
+    through(url, "x").1
+}
+
+/// `url` with `credentials` in place of its own.
+fn with_credentials(url: &str, credentials: &str) -> String {
+    let (scheme, rest) = url.split_once("://").expect("a URL with ://");
+    let rest = rest.split_once('@').map_or(rest, |(_, r)| r);
+    format!("{scheme}://{credentials}@{rest}")
+}
+
+/// A listener that counts the connections it accepts and forwards each to
+/// `target`, or closes it at once when there is none. Returns its
+/// address and the count.
+async fn counting(target: Option<String>) -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let count = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&count);
+    tokio::spawn(async move {
+        while let Ok((mut client, _)) = listener.accept().await {
+            counted.fetch_add(1, Ordering::SeqCst);
+            if let Some(target) = target.clone() {
+                tokio::spawn(async move {
+                    if let Ok(mut server) = TcpStream::connect(&target).await {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                });
+            }
+        }
+    });
+    (addr, count)
 }

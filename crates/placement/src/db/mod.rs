@@ -14,6 +14,7 @@ pub mod schema;
 mod server_read;
 mod sqlite_read;
 pub mod standard;
+mod url;
 mod write;
 
 use std::str::FromStr;
@@ -29,6 +30,7 @@ pub(crate) use health::Health;
 pub(crate) use rows::{Bind, Columns, IdSet, insert_id};
 use server_read::ServerReader;
 use sqlite_read::SqliteReader;
+pub use url::{InvalidDatabaseUrl, translate_url};
 use write::SqliteWriter;
 pub(crate) use write::pause_before_retry;
 
@@ -218,66 +220,46 @@ macro_rules! sql {
 }
 pub(crate) use sql;
 
-/// A database URL that cannot be used.
-#[derive(Debug)]
-pub struct InvalidDatabaseUrl(String);
+/// oslo.db's pool and retry settings of `[placement_database]`, for
+/// PostgreSQL and MariaDB (an SQLite file's pools are sized by the
+/// service: one writer, a few readers).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolSettings {
+    /// The most connections the pool opens: `max_pool_size` plus
+    /// `max_overflow` (16 when neither is set). The reads of many rows
+    /// use a pool of their own besides, of 8 connections.
+    pub max_connections: u32,
+    /// `pool_timeout`: how long a request waits for a free connection
+    /// before it fails (30 s).
+    pub acquire_timeout: Duration,
+    /// `connection_recycle_time`: connections older than this are closed
+    /// and opened again (3600 s, as oslo.db's; `None` for -1: never).
+    pub max_lifetime: Option<Duration>,
+    /// `max_retries`: how many more times the start tries to reach a
+    /// database that cannot be reached (10, as oslo.db's; `None` for -1:
+    /// without end), `retry_interval` apart (10 s), logging each try.
+    pub max_retries: Option<u32>,
+    /// `retry_interval`.
+    pub retry_interval: Duration,
+}
 
-impl std::fmt::Display for InvalidDatabaseUrl {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+impl Default for PoolSettings {
+    fn default() -> Self {
+        PoolSettings {
+            max_connections: 16,
+            acquire_timeout: Duration::from_secs(30),
+            max_lifetime: Some(Duration::from_secs(3600)),
+            max_retries: Some(10),
+            retry_interval: Duration::from_secs(10),
+        }
     }
 }
 
-impl std::error::Error for InvalidDatabaseUrl {}
-
-/// Translates upstream's connection URLs (SQLAlchemy forms such as
-/// `sqlite:///path`, `postgresql+psycopg2://user@host/db`,
-/// `mysql+pymysql://user:pw@host/db?charset=utf8`) into the driver's.
-///
-/// # Errors
-///
-/// Returns [`InvalidDatabaseUrl`] naming the accepted forms.
-pub fn translate_url(url: &str) -> Result<(Dialect, String), InvalidDatabaseUrl> {
-    let (scheme, rest) = url.split_once("://").ok_or_else(|| {
-        InvalidDatabaseUrl(format!(
-            "invalid database URL {url:?}: expected sqlite:///PATH, postgresql://USER@HOST/DB or mysql+pymysql://USER:PASSWORD@HOST/DB"
-        ))
-    })?;
-    let driver = scheme.split('+').next().unwrap_or(scheme);
-    match driver {
-        "sqlite" => {
-            // SQLAlchemy: sqlite:///relative.db and sqlite:////absolute.db;
-            // the driver wants sqlite://relative.db and sqlite:///absolute.db.
-            let path = rest.strip_prefix('/').unwrap_or(rest);
-            if path.is_empty() || path == ":memory:" {
-                return Ok((Dialect::Sqlite, "sqlite::memory:".to_owned()));
-            }
-            let (path, _query) = path.split_once('?').unwrap_or((path, ""));
-            Ok((Dialect::Sqlite, format!("sqlite://{path}?mode=rwc")))
-        }
-        "postgresql" | "postgres" => Ok((Dialect::Postgres, format!("postgres://{rest}"))),
-        "mysql" | "mariadb" => {
-            // Upstream's `charset=utf8` query option is the driver's default.
-            let rest = match rest.split_once('?') {
-                Some((base, query)) => {
-                    let kept: Vec<&str> = query
-                        .split('&')
-                        .filter(|kv| !kv.starts_with("charset=") && !kv.is_empty())
-                        .collect();
-                    if kept.is_empty() {
-                        base.to_owned()
-                    } else {
-                        format!("{base}?{}", kept.join("&"))
-                    }
-                }
-                None => rest.to_owned(),
-            };
-            Ok((Dialect::MySql, format!("mysql://{rest}")))
-        }
-        other => Err(InvalidDatabaseUrl(format!(
-            "unsupported database {other:?} in {url:?}: expected sqlite, postgresql or mysql"
-        ))),
-    }
+/// Whether a failed connection is worth another try at start: the server
+/// could not be reached (refused, reset, timed out), not refused the
+/// login or the URL.
+fn unreachable(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Io(_))
 }
 
 /// The connection pools of the service.
@@ -339,12 +321,25 @@ pub(crate) struct PoolUsage {
 }
 
 impl Store {
-    /// Connects to `url` (upstream's forms, see [`translate_url`]).
+    /// Connects to `url` (upstream's forms, see [`translate_url`]) with
+    /// the default [`PoolSettings`].
     ///
     /// # Errors
     ///
     /// Fails on an invalid URL or when the database cannot be reached.
     pub async fn connect(url: &str) -> anyhow::Result<Store> {
+        Store::connect_with(url, &PoolSettings::default()).await
+    }
+
+    /// Connects to `url` with `settings`: a PostgreSQL or MariaDB server
+    /// that cannot be reached is tried again `max_retries` times,
+    /// `retry_interval` apart, each try logged at warning level.
+    ///
+    /// # Errors
+    ///
+    /// Fails on an invalid URL, a refused login, or a database still
+    /// unreachable after the last try.
+    pub async fn connect_with(url: &str, settings: &PoolSettings) -> anyhow::Result<Store> {
         sqlx::any::install_default_drivers();
         let (dialect, driver_url) = translate_url(url)?;
         let options = AnyConnectOptions::from_str(&driver_url)?.disable_statement_logging();
@@ -371,9 +366,10 @@ impl Store {
                 }
             }
             Dialect::Postgres | Dialect::MySql => {
-                let pool = AnyPoolOptions::new()
-                    .max_connections(16)
-                    .acquire_timeout(Duration::from_secs(30))
+                let pool_options = AnyPoolOptions::new()
+                    .max_connections(settings.max_connections)
+                    .acquire_timeout(settings.acquire_timeout)
+                    .max_lifetime(settings.max_lifetime)
                     .after_connect(move |conn, _| {
                         Box::pin(async move {
                             for statement in session_statements(dialect) {
@@ -384,9 +380,35 @@ impl Store {
                             }
                             Ok(())
                         })
-                    })
-                    .connect_with(options.clone())
-                    .await?;
+                    });
+                // One connection first, tried again while the server
+                // cannot be reached (the pool itself would keep trying for
+                // its whole acquire timeout on each try).
+                let mut tries = 0u32;
+                loop {
+                    match options.connect().await {
+                        Ok(conn) => {
+                            let _ = sqlx::Connection::close(conn).await;
+                            break;
+                        }
+                        Err(e)
+                            if unreachable(&e)
+                                && settings.max_retries.is_none_or(|max| tries < max) =>
+                        {
+                            tries += 1;
+                            let of = settings
+                                .max_retries
+                                .map_or_else(|| "without end".to_owned(), |m| format!("of {m}"));
+                            tracing::warn!(
+                                "the database cannot be reached ({e}); try {tries} {of} in {} s",
+                                settings.retry_interval.as_secs_f64()
+                            );
+                            tokio::time::sleep(settings.retry_interval).await;
+                        }
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                let pool = pool_options.connect_with(options.clone()).await?;
                 let server_read = ServerReader::connect(dialect, &driver_url, READERS).await?;
                 Store {
                     read: pool.clone(),
@@ -732,35 +754,6 @@ mod tests {
         assert_eq!(file("sqlite:///:memory:"), None);
         assert_eq!(file("sqlite:////tmp/a%20b.db"), None);
         assert_eq!(file("postgresql://root@127.0.0.1/test"), None);
-    }
-
-    #[test]
-    fn upstream_urls_translate() {
-        assert_eq!(
-            translate_url("sqlite:////tmp/p.db").unwrap(),
-            (Dialect::Sqlite, "sqlite:///tmp/p.db?mode=rwc".to_owned())
-        );
-        assert_eq!(
-            translate_url("sqlite:///p.db").unwrap(),
-            (Dialect::Sqlite, "sqlite://p.db?mode=rwc".to_owned())
-        );
-        assert_eq!(
-            translate_url("postgresql+psycopg2://root@127.0.0.1/test").unwrap(),
-            (
-                Dialect::Postgres,
-                "postgres://root@127.0.0.1/test".to_owned()
-            )
-        );
-        assert_eq!(
-            translate_url("mysql+pymysql://root:@127.0.0.1/test?charset=utf8").unwrap(),
-            (Dialect::MySql, "mysql://root:@127.0.0.1/test".to_owned())
-        );
-        let err = translate_url("oracle://x/y").unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("expected sqlite, postgresql or mysql")
-        );
-        assert!(translate_url("nonsense").is_err());
     }
 
     #[test]

@@ -104,9 +104,17 @@ pub(crate) fn block_on<T>(work: impl Future<Output = T>) -> anyhow::Result<T> {
     Ok(runtime.block_on(work))
 }
 
-/// Connects to the configured database.
+/// Connects to the configured database; a server that cannot be reached
+/// yet is tried again as `[placement_database] max_retries` says, each try
+/// said on standard error (the commands' own output stays on standard
+/// output, as upstream's).
 pub(crate) async fn connect(config: &Config) -> anyhow::Result<Store> {
-    Store::connect(&config.database)
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(tracing_subscriber::EnvFilter::new("warn,sqlx=error"))
+        .try_init();
+    Store::connect_with(&config.database, &config.database_pool)
         .await
         .with_context(|| format!("cannot open the database {}", config.database))
 }
