@@ -38,7 +38,7 @@ use crate::error::Error;
 use crate::listen::RootPath;
 
 /// Where a request was addressed, as the proxy headers and the mount say;
-/// in the request's extensions when [`Mount`] is in force.
+/// in the request's extensions when `Mount` is in force.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Origin {
@@ -88,7 +88,7 @@ impl Origin {
         format!("{scheme}://{host}{}{path}", self.prefix)
     }
 
-    /// What [`Mount`] finds in `headers` with proxy headers parsing on,
+    /// What `Mount` finds in `headers` with proxy headers parsing on,
     /// before the mount's own prefix and scheme.
     #[must_use]
     pub fn from_proxy_headers(headers: &HeaderMap) -> Origin {
@@ -127,7 +127,7 @@ impl Origin {
     }
 }
 
-/// Reads the request's [`Origin`]: the one [`Mount`] left, or the root's
+/// Reads the request's [`Origin`]: the one `Mount` left, or the root's
 /// (scheme, host and prefix from the request alone).
 impl<S: Send + Sync> FromRequestParts<S> for Origin {
     type Rejection = std::convert::Infallible;
