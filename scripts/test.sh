@@ -91,6 +91,8 @@ for backend in $backends; do
   if [ "$backend" = sqlite ]; then
     echo "== gabbi under /placement beside upstream mounted there (scripts/gabbi-prefix.sh, short form)"
     bash scripts/gabbi-prefix.sh --binary "$bin_dir/placement-api"
+    echo "== database connections over TLS (scripts/db-tls-check.sh, about a minute)"
+    bash scripts/db-tls-check.sh --binary "$bin_dir/placement-api" "${ports[@]}"
     echo "== the openstack client's errors (scripts/osc-errors.sh)"
     bash scripts/osc-errors.sh --binary "$bin_dir/placement-api" "${ports[@]}"
     echo "== the placement command against both, beside osc-placement (scripts/placement-cli.sh)"

@@ -47,7 +47,12 @@ use crate::keystone_authtoken::KeystoneAuthtoken;
 pub async fn db_sync(config: &Config) -> anyhow::Result<Synced> {
     let store = db::Store::connect_with(&config.database, &config.database_pool)
         .await
-        .with_context(|| format!("cannot open the database {}", config.database))?;
+        .with_context(|| {
+            format!(
+                "cannot open the database {}",
+                db::redacted(&config.database)
+            )
+        })?;
     let synced = db::schema::sync(&store).await?;
     store.close().await;
     Ok(synced)

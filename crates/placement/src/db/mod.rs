@@ -30,6 +30,7 @@ pub(crate) use health::Health;
 pub(crate) use rows::{Bind, Columns, IdSet, insert_id};
 use server_read::ServerReader;
 use sqlite_read::SqliteReader;
+pub(crate) use url::redacted;
 pub use url::{InvalidDatabaseUrl, translate_url};
 use write::SqliteWriter;
 pub(crate) use write::pause_before_retry;
@@ -256,10 +257,27 @@ impl Default for PoolSettings {
 }
 
 /// Whether a failed connection is worth another try at start: the server
-/// could not be reached (refused, reset, timed out), not refused the
-/// login or the URL.
+/// could not be reached (refused, reset, closed, timed out); not a refused
+/// login, a bad URL or a certificate that does not verify, which another
+/// try would not change.
 fn unreachable(e: &sqlx::Error) -> bool {
-    matches!(e, sqlx::Error::Io(_))
+    use std::io::ErrorKind;
+    match e {
+        sqlx::Error::Io(io) => matches!(
+            io.kind(),
+            ErrorKind::ConnectionRefused
+                | ErrorKind::ConnectionReset
+                | ErrorKind::ConnectionAborted
+                | ErrorKind::NotConnected
+                | ErrorKind::AddrNotAvailable
+                | ErrorKind::HostUnreachable
+                | ErrorKind::NetworkUnreachable
+                | ErrorKind::TimedOut
+                | ErrorKind::UnexpectedEof
+                | ErrorKind::BrokenPipe
+        ),
+        _ => false,
+    }
 }
 
 /// The connection pools of the service.

@@ -216,16 +216,16 @@ fn with_query(base: &str, options: &[String]) -> String {
 }
 
 /// `url` without its password, for messages.
-fn redacted(url: &str) -> String {
+pub(crate) fn redacted(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
     };
     let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
     match authority.rsplit_once('@') {
-        Some((credentials, host)) => {
-            let user = credentials.split(':').next().unwrap_or("");
-            format!("{scheme}://{user}:***@{host}/{path}")
-        }
+        Some((credentials, host)) => match credentials.split_once(':') {
+            Some((user, _password)) => format!("{scheme}://{user}:***@{host}/{path}"),
+            None => url.to_owned(),
+        },
         None => url.to_owned(),
     }
 }
@@ -330,6 +330,22 @@ mod tests {
                 "the password is not shown: {e}"
             );
         }
+    }
+
+    #[test]
+    fn passwords_are_hidden_in_messages() {
+        assert_eq!(
+            redacted("mysql+pymysql://placement:s3cret@db:3306/placement?ssl_ca=/ca.pem"),
+            "mysql+pymysql://placement:***@db:3306/placement?ssl_ca=/ca.pem"
+        );
+        assert_eq!(
+            redacted("postgresql://placement@db/placement"),
+            "postgresql://placement@db/placement"
+        );
+        assert_eq!(
+            redacted("sqlite:////var/lib/p.db"),
+            "sqlite:////var/lib/p.db"
+        );
     }
 
     #[test]

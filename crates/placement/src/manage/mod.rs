@@ -116,7 +116,12 @@ pub(crate) async fn connect(config: &Config) -> anyhow::Result<Store> {
         .try_init();
     Store::connect_with(&config.database, &config.database_pool)
         .await
-        .with_context(|| format!("cannot open the database {}", config.database))
+        .with_context(|| {
+            format!(
+                "cannot open the database {}",
+                crate::db::redacted(&config.database)
+            )
+        })
 }
 
 /// Runs `placement-manage` with the process's arguments.
