@@ -24,7 +24,9 @@
 # of two instances behind HAProxy (scripts/rolling-restart.sh), the check of the
 # local Keystone (scripts/keystone-check.sh) and the real-Keystone tests:
 # keystone-auth's; placement-api behind Keystone beside upstream
-# (scripts/keystone-placement.sh); microversion-client and the CLI (with
+# (scripts/keystone-placement.sh); placement-api deployed as the
+# deployment tools deploy upstream (scripts/deploy-check.sh);
+# microversion-client and the CLI (with
 # placement-api and demo services in its catalog:
 # scripts/keystone-catalog.sh).
 set -euo pipefail
@@ -130,6 +132,8 @@ trap 'bash scripts/keystone.sh stop --port "$keystone_port"; rm -rf "$bin_dir"' 
 built_tests keystone-auth --test real_keystone -- --test-threads=1
 echo "== placement-api behind the real Keystone, beside upstream"
 bash scripts/keystone-placement.sh --keystone-port "$keystone_port" --binary "$bin_dir/placement-api" "${ports[@]}"
+echo "== deployed as kolla-ansible, openstack-helm, OpenStack-Ansible and devstack deploy upstream (scripts/deploy-check.sh)"
+bash scripts/deploy-check.sh --keystone-port "$keystone_port" --bin-dir "$bin_dir" "${ports[@]}"
 echo "== Nova's placement report client behind the real Keystone"
 bash scripts/nova-report-client.sh --keystone --binary "$bin_dir/placement-api" "${ports[@]}"
 echo "== the placement command behind the real Keystone, against both (scripts/placement-cli.sh)"
