@@ -6,77 +6,15 @@
 mod common;
 
 use common::run_in as run;
-use microversion_test_support::Scratch;
+use microversion_test_support::RealKeystone;
 use serde_json::Value;
-
-struct Env {
-    url: String,
-    member: String,
-    member_password: String,
-    placement: String,
-}
-
-fn env() -> Option<Env> {
-    let (Ok(url), Ok(placement)) = (
-        std::env::var("KEYSTONE_URL"),
-        std::env::var("MV_TEST_PLACEMENT_URL"),
-    ) else {
-        eprintln!("skipped: KEYSTONE_URL or MV_TEST_PLACEMENT_URL not set");
-        return None;
-    };
-    let var = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set"));
-    Some(Env {
-        url,
-        member: var("KEYSTONE_MEMBER_USER"),
-        member_password: var("KEYSTONE_MEMBER_PASSWORD"),
-        placement,
-    })
-}
-
-/// A directory with clouds.yaml: `member` (password in secure.yaml) and
-/// `wrong`.
-fn clouds(env: &Env) -> Scratch {
-    let dir = Scratch::new("cli-real-keystone");
-    std::fs::write(
-        dir.join("clouds.yaml"),
-        format!(
-            "clouds:
-  member:
-    auth:
-      auth_url: {url}
-      username: {member}
-      project_name: demo
-      user_domain_name: Default
-      project_domain_name: Default
-  wrong:
-    auth:
-      auth_url: {url}
-      username: {member}
-      password: wrong-password
-      project_name: demo
-      user_domain_name: Default
-      project_domain_name: Default
-",
-            url = env.url,
-            member = env.member
-        ),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("secure.yaml"),
-        format!(
-            "clouds:\n  member:\n    auth:\n      password: {}\n",
-            env.member_password
-        ),
-    )
-    .unwrap();
-    dir
-}
 
 #[test]
 fn version_list_of_the_whole_cloud() {
-    let Some(env) = env() else { return };
-    let dir = clouds(&env);
+    let Some(env) = RealKeystone::from_env() else {
+        return;
+    };
+    let dir = env.clouds();
     let r = run(
         &dir,
         &["version-list", "--os-cloud", "member", "-f", "json"],
@@ -111,8 +49,10 @@ fn version_list_of_the_whole_cloud() {
 
 #[test]
 fn request_by_service_type_from_the_catalog() {
-    let Some(env) = env() else { return };
-    let dir = clouds(&env);
+    let Some(env) = RealKeystone::from_env() else {
+        return;
+    };
+    let dir = env.clouds();
     let r = run(
         &dir,
         &[
@@ -171,8 +111,10 @@ fn request_by_service_type_from_the_catalog() {
 
 #[test]
 fn wrong_password_unknown_cloud_and_missing_service() {
-    let Some(env) = env() else { return };
-    let dir = clouds(&env);
+    let Some(env) = RealKeystone::from_env() else {
+        return;
+    };
+    let dir = env.clouds();
     let r = run(&dir, &["version-list", "--os-cloud", "wrong"], &[]);
     assert_eq!(r.code, 1, "{r:?}");
     assert!(

@@ -6,77 +6,15 @@
 
 mod placement_support;
 
-use microversion_test_support::Scratch;
+use microversion_test_support::RealKeystone;
 use placement_support::run_in;
-
-struct Env {
-    url: String,
-    member: String,
-    member_password: String,
-    placement: String,
-}
-
-fn env() -> Option<Env> {
-    let (Ok(url), Ok(placement)) = (
-        std::env::var("KEYSTONE_URL"),
-        std::env::var("MV_TEST_PLACEMENT_URL"),
-    ) else {
-        eprintln!("skipped: KEYSTONE_URL or MV_TEST_PLACEMENT_URL not set");
-        return None;
-    };
-    let var = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set"));
-    Some(Env {
-        url,
-        member: var("KEYSTONE_MEMBER_USER"),
-        member_password: var("KEYSTONE_MEMBER_PASSWORD"),
-        placement,
-    })
-}
-
-/// A directory with clouds.yaml: `member` (password in secure.yaml) and
-/// `wrong`.
-fn clouds(env: &Env) -> Scratch {
-    let dir = Scratch::new("cli-real-keystone");
-    std::fs::write(
-        dir.join("clouds.yaml"),
-        format!(
-            "clouds:
-  member:
-    auth:
-      auth_url: {url}
-      username: {member}
-      project_name: demo
-      user_domain_name: Default
-      project_domain_name: Default
-  wrong:
-    auth:
-      auth_url: {url}
-      username: {member}
-      password: wrong-password
-      project_name: demo
-      user_domain_name: Default
-      project_domain_name: Default
-",
-            url = env.url,
-            member = env.member
-        ),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("secure.yaml"),
-        format!(
-            "clouds:\n  member:\n    auth:\n      password: {}\n",
-            env.member_password
-        ),
-    )
-    .unwrap();
-    dir
-}
 
 #[test]
 fn the_placement_command_through_the_catalog() {
-    let Some(env) = env() else { return };
-    let dir = clouds(&env);
+    let Some(env) = RealKeystone::from_env() else {
+        return;
+    };
+    let dir = env.clouds();
     let placement = |cloud: &str, args: &[&str]| run_in(dir.path(), args, &[("OS_CLOUD", cloud)]);
     // The member's token, from Keystone, goes to the placement-api of the
     // catalog; that one runs noauth2, where only the token `admin` is an

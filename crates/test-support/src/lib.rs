@@ -22,11 +22,13 @@
 
 mod headers;
 pub mod keystone;
+mod real_keystone;
 mod request_log;
 mod scratch;
 mod serve;
 
 pub use headers::header_map;
+pub use real_keystone::RealKeystone;
 pub use request_log::{RequestLog, SeenRequest};
 pub use scratch::Scratch;
 pub use serve::{dead_base, serve, serve_on, serve_on_own_thread};
