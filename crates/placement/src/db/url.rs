@@ -121,6 +121,11 @@ fn options<'q>(
     let mut options: Vec<(&str, Cow<'_, str>)> = Vec::new();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        // SQLAlchemy's parse of the query drops an option without a value
+        // (openstack-helm ends its TLS URLs with a bare `ssl_verify_cert`).
+        if value.is_empty() {
+            continue;
+        }
         if !accepted.contains(&key) {
             return Err(InvalidDatabaseUrl(format!(
                 "the database URL option {key} is not supported by placement-api, which will not start without it; the accepted options are {} (in {})",
@@ -292,7 +297,16 @@ mod tests {
             )),
             "mysql://placement:pw@db/placement?ssl-mode=REQUIRED&ssl-ca=/ca.pem"
         );
-        // openstack-helm: a client certificate.
+        // openstack-helm: a client certificate, and a bare option (no
+        // value), which SQLAlchemy drops.
+        assert_eq!(
+            driver(&format!("{base}&ssl_ca=/ca.pem&ssl_verify_cert")),
+            "mysql://placement:pw@db/placement?ssl-mode=VERIFY_IDENTITY&ssl-ca=/ca.pem"
+        );
+        assert_eq!(
+            driver(&format!("{base}&unknown_option=&ssl_verify_cert")),
+            "mysql://placement:pw@db/placement"
+        );
         assert_eq!(
             driver(&format!(
                 "{base}&ssl_ca=/ca.pem&ssl_cert=/c.pem&ssl_key=/c.key"
