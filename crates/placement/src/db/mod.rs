@@ -9,10 +9,12 @@
 
 mod conn;
 mod health;
+pub(crate) mod ids;
 mod rows;
 pub mod schema;
 mod server_read;
 mod sqlite_read;
+pub(crate) mod statement;
 pub mod standard;
 mod url;
 mod write;

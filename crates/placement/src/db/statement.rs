@@ -1,0 +1,2 @@
+//! Statements built at run time, each bound value pushed with its
+//! placeholder.
