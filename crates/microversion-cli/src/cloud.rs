@@ -1,6 +1,6 @@
 //! The cloud a command works with: osc's `--os-*` options, the `OS_*`
 //! variables and clouds.yaml, through the client crate's
-//! [`ConfigLoader`] and [`Cloud`].
+//! [`CloudArgs`] and [`Cloud`].
 
 use std::time::Duration;
 
@@ -8,9 +8,6 @@ use crate::error::Error;
 use crate::net::USER_AGENT;
 use microversion_client::cli::CloudArgs;
 use microversion_client::cloud::Cloud;
-
-/// Variables that, alone, say a cloud is configured.
-const CLOUD_VARS: &[&str] = &["OS_CLOUD", "OS_AUTH_URL", "OS_AUTH_TYPE", "OS_ENDPOINT"];
 
 /// When a command may use the cloud of the environment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,27 +27,7 @@ pub(crate) fn load(
     need: Need,
     timeout: Duration,
 ) -> Result<Option<Cloud>, Error> {
-    let from_env = need == Need::Environment
-        && CLOUD_VARS
-            .iter()
-            .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()));
-    if !args.given() && !from_env {
-        return Ok(None);
-    }
-    let config = args
-        .loader()
-        .load()
-        .map_err(|e| Error::new(format!("invalid cloud configuration: {e}")))?;
-    let http = Cloud::http_client_builder(&config)
-        .map_err(Error::from_client)?
-        .timeout(timeout)
-        .connect_timeout(timeout)
-        .user_agent(USER_AGENT)
-        .build()
-        .map_err(|e| Error::with_source("cannot build the HTTP client", e))?;
-    Cloud::with_http_client(config, http)
-        .map(Some)
-        .map_err(Error::from_client)
+    args.load_cloud(need == Need::Environment, timeout, USER_AGENT)
 }
 
 /// The cloud, which the command cannot do without.

@@ -72,9 +72,9 @@ pub use crate::error::Error;
 pub const EXIT_SUCCESS: u8 = 0;
 /// Exit code: `check` found failures, or `request --fail` got an error
 /// status.
-pub const EXIT_FAILURES: u8 = 1;
+pub const EXIT_FAILURES: u8 = microversion_client::cli::EXIT_FAILURES;
 /// Exit code: a usage, input or connection error.
-pub const EXIT_ERROR: u8 = 2;
+pub const EXIT_ERROR: u8 = microversion_client::cli::EXIT_ERROR;
 
 /// Runs the command line `args` (the program name first), printing to
 /// standard output and standard error.

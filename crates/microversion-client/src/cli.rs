@@ -11,7 +11,8 @@
 //! What such commands share besides: [`CloudArgs`], osc's `--os-cloud`,
 //! `--os-auth-url`, `--os-token`... options feeding a
 //! [`ConfigLoader`](crate::config::ConfigLoader); [`parse_seconds`] for
-//! `--timeout`; [`error_chain`], an error and its causes on one line.
+//! `--timeout`; [`CommandError`], why a command failed and its exit code;
+//! [`error_chain`], an error and its causes on one line.
 //!
 //! ```
 //! use clap::{Arg, Command};
@@ -49,9 +50,11 @@
 //! ```
 
 mod cloud_args;
+mod command_error;
 mod error_chain;
 
 pub use self::cloud_args::{CloudArgs, parse_seconds};
+pub use self::command_error::{CommandError, EXIT_ERROR, EXIT_FAILURES};
 pub use self::error_chain::error_chain;
 
 use clap::parser::ValueSource;

@@ -59,9 +59,9 @@ use crate::error::Error;
 pub const EXIT_SUCCESS: u8 = 0;
 /// Exit code: the server refused a request, or Keystone refused the
 /// credentials.
-pub const EXIT_FAILURES: u8 = 1;
+pub const EXIT_FAILURES: u8 = microversion_client::cli::EXIT_FAILURES;
 /// Exit code: a usage, input, version, configuration or connection error.
-pub const EXIT_ERROR: u8 = 2;
+pub const EXIT_ERROR: u8 = microversion_client::cli::EXIT_ERROR;
 
 /// Why a command failed.
 #[derive(Debug)]

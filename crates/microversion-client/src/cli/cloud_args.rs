@@ -1,8 +1,12 @@
 //! osc's cloud options as clap arguments: [`CloudArgs`], and the
 //! `--timeout` value parser the OpenStack-style commands share.
 
+use std::time::Duration;
+
 use clap::Args;
 
+use super::CommandError;
+use crate::cloud::Cloud;
 use crate::config::ConfigLoader;
 
 /// osc's options naming the cloud and its credentials. Each one's
@@ -155,7 +159,51 @@ impl CloudArgs {
         }
         loader
     }
+
+    /// The cloud these options and the environment name, with an HTTP
+    /// client of `timeout` and `user_agent`; `None` when no cloud is named.
+    ///
+    /// A cloud is named by an option ([`CloudArgs::given`]), or, when
+    /// `environment` is true, by one of `OS_CLOUD`, `OS_AUTH_URL`,
+    /// `OS_AUTH_TYPE`, `OS_ENDPOINT` alone. Commands given URLs pass
+    /// false: they never send a token of the environment to a URL unasked.
+    ///
+    /// # Errors
+    ///
+    /// clouds.yaml or the variables are invalid, or the HTTP client cannot
+    /// be built (its certificate files, say).
+    pub fn load_cloud(
+        &self,
+        environment: bool,
+        timeout: Duration,
+        user_agent: &str,
+    ) -> Result<Option<Cloud>, CommandError> {
+        let from_env = environment
+            && CLOUD_VARIABLES
+                .iter()
+                .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()));
+        if !self.given() && !from_env {
+            return Ok(None);
+        }
+        let config = self
+            .loader()
+            .load()
+            .map_err(|e| CommandError::new(format!("invalid cloud configuration: {e}")))?;
+        let http = Cloud::http_client_builder(&config)
+            .map_err(CommandError::from_client)?
+            .timeout(timeout)
+            .connect_timeout(timeout)
+            .user_agent(user_agent)
+            .build()
+            .map_err(|e| CommandError::with_source("cannot build the HTTP client", e))?;
+        Cloud::with_http_client(config, http)
+            .map(Some)
+            .map_err(CommandError::from_client)
+    }
 }
+
+/// Variables that, alone, say a cloud is configured.
+const CLOUD_VARIABLES: &[&str] = &["OS_CLOUD", "OS_AUTH_URL", "OS_AUTH_TYPE", "OS_ENDPOINT"];
 
 /// The value parser of a `--timeout SECONDS` option: a finite number of
 /// seconds above 0 and at most a day.
