@@ -45,16 +45,9 @@ bin_dir=$(cd "$bin_dir" && pwd) || exit 2
 identity=${KEYSTONE_URL%/}
 identity=${identity%/v3}
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/deploy-check.XXXXXX")
-pids=() failed=0
+scratch deploy-check
+failed=0
 fail() { echo "FAIL: $*" >&2; failed=1; }
-stop_all() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-  pids=()
-}
-trap 'stop_all; rm -rf "$work"' EXIT
-trap 'exit 130' INT TERM
 osc_venv=$(pinned_venv scripts/requirements/osc.txt) || { echo "deploy-check.sh: cannot make the client's virtualenv" >&2; exit 1; }
 
 # osc ARGS...: the openstack client as the admin, the endpoint from the
@@ -203,7 +196,7 @@ for tool in kolla helm osa devstack; do
   pids+=($!)
   if ! wait_port "$port" $! 60; then
     fail "$tool: placement-api did not start: $(tail -n 5 "$work/$tool.out")"
-    stop_all
+    stop_pids
     db_drop mysql "mv_deploy_$tool"
     continue
   fi
@@ -225,7 +218,7 @@ for tool in kolla helm osa devstack; do
     [[ $refused == *"(HTTP 403)"* ]] || fail "helm: policy.yaml was not in force: $refused"
   fi
   sed -n 's/^placement-api: warning: /  start-up warning: /p' "$work/$tool.out"
-  stop_all
+  stop_pids
   db_drop mysql "mv_deploy_$tool"
 done
 

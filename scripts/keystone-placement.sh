@@ -55,17 +55,9 @@ if [ -n "$print_config" ]; then
 fi
 [ -n "$keystone_port" ] || { echo "keystone-placement.sh: --keystone-port is required" >&2; exit 2; }
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/keystone-placement.XXXXXX")
-pids=()
+scratch keystone-placement
 failed=0
 fail() { echo "FAIL: $*" >&2; failed=1; }
-stop_all() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-  pids=()
-}
-trap 'stop_all; rm -rf "$work"' EXIT
-trap 'exit 130' INT TERM
 
 venv=$(pinned_venv scripts/requirements/upstream.txt) || { echo "keystone-placement.sh: cannot make the upstream virtualenv" >&2; exit 1; }
 if [ -z "$binary" ]; then
@@ -126,7 +118,7 @@ for mode in legacy secure; do
   new_defaults=false
   [ "$mode" = secure ] && new_defaults=true
   start_ours "ours-$mode" "$new_defaults" || { fail "placement-api did not start ($mode)"; continue; }
-  start_upstream "upstream-$mode" "$new_defaults" || { fail "upstream did not start ($mode)"; stop_all; continue; }
+  start_upstream "upstream-$mode" "$new_defaults" || { fail "upstream did not start ($mode)"; stop_pids; continue; }
   echo "== policy matrix, $mode policy (placement-api $ours_url, upstream $upstream_url)"
   matrix matrix "$ours_url" "$upstream_url" || fail "the $mode policy matrix differs"
   # The same requests went to both: the same request log lines (user,
@@ -157,7 +149,7 @@ for mode in legacy secure; do
     done
     awk -v s="$seconds" 'BEGIN { exit !(s < 30) }' || fail "upstream took ${seconds}s to answer 503"
     bash scripts/keystone.sh start --port "$keystone_port" >/dev/null \
-      || { fail "Keystone did not start again"; stop_all; break; }
+      || { fail "Keystone did not start again"; stop_pids; break; }
     for target in "ours $ours_url" "upstream $upstream_url"; do
       set -- $target
       read -r code seconds _ < <(matrix status "$2" "$fresh")
@@ -165,7 +157,7 @@ for mode in legacy secure; do
       [ "$code" = 200 ] || fail "$1 answered $code after Keystone came back, expected 200"
     done
   fi
-  stop_all
+  stop_pids
 done
 
 echo "== the openstack client through the catalog"
@@ -192,7 +184,7 @@ if start_ours osc true; then
   echo "  a reader: exit $code: $refused"
   [ "$code" = 1 ] && [[ $refused == *"Policy does not allow placement:resource_providers:list to be performed. (HTTP 403)"* ]] \
     || fail "a reader listing providers: exit $code: $refused"
-  stop_all
+  stop_pids
 else
   fail "placement-api did not start for the client"
 fi
@@ -228,7 +220,7 @@ if service_token=$(keystone_token "$identity/v3" "$KEYSTONE_SERVICE_USER" "$KEYS
   else
     fail "placement-api did not start with an application credential: $(tail -n 3 "$dir/out.log")"
   fi
-  stop_all
+  stop_pids
 else
   fail "no token of the service user"
 fi

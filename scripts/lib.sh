@@ -273,6 +273,25 @@ start_placement_api_keystone() {
 # built_tests PACKAGE [--test NAME] [-- ARGS...]: runs what `cargo test
 # --all-features -p PACKAGE --tests` (with --test NAME: `--test NAME`)
 # runs, from the build `cargo test --workspace --all-features` made:
+# scratch NAME [KEEP]: $work, a new folder NAME.XXXXXX under TMPDIR,
+# removed at exit; $out, KEEP (made here) when given, else $work; $pids,
+# the script's servers, stopped at exit (stop_pids stops them sooner).
+scratch() {
+  work=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")
+  [ -n "${2:-}" ] && mkdir -p "$2"
+  out=${2:-$work}
+  pids=()
+  trap 'stop_pids; rm -rf "$work"' EXIT
+  trap 'exit 130' INT TERM
+}
+
+# Stops the processes in $pids (each waited for) and empties it.
+stop_pids() {
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  pids=()
+}
+
 # PACKAGE's test binaries (the unit tests of its library and binaries,
 # then its integration tests; or the integration test NAME), each in
 # PACKAGE's directory as cargo runs them, with ARGS; stops at the first

@@ -43,17 +43,7 @@ if [ -n "$keystone" ] && [ -z "${KEYSTONE_URL:-}" ]; then
   exit 2
 fi
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/nova-report-client.XXXXXX")
-[ -n "$keep" ] && mkdir -p "$keep"
-out=${keep:-$work}
-pids=()
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+scratch nova-report-client "$keep"
 
 upstream_venv=$(pinned_venv scripts/requirements/upstream.txt) || { echo "nova-report-client.sh: cannot make the upstream virtualenv" >&2; exit 1; }
 nova_venv=$(pinned_venv scripts/requirements/nova.txt) || { echo "nova-report-client.sh: cannot make Nova's virtualenv" >&2; exit 1; }

@@ -32,17 +32,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/osc-errors.XXXXXX")
-[ -n "$keep" ] && mkdir -p "$keep"
-out=${keep:-$work}
-pids=()
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+scratch osc-errors "$keep"
 
 upstream_venv=$(pinned_venv scripts/requirements/upstream.txt) || { echo "osc-errors.sh: cannot make the upstream virtualenv" >&2; exit 1; }
 osc_venv=$(pinned_venv scripts/requirements/osc.txt) || { echo "osc-errors.sh: cannot make the client's virtualenv" >&2; exit 1; }

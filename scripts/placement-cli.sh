@@ -56,17 +56,7 @@ if [ -n "$keystone" ] && [ -z "${KEYSTONE_URL:-}" ]; then
   exit 2
 fi
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/placement-cli.XXXXXX")
-[ -n "$keep" ] && mkdir -p "$keep"
-out=${keep:-$work}
-pids=()
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+scratch placement-cli "$keep"
 
 upstream_venv=$(pinned_venv scripts/requirements/upstream.txt) || { echo "placement-cli.sh: cannot make the upstream virtualenv" >&2; exit 1; }
 osc_venv=$(pinned_venv scripts/requirements/osc.txt) || { echo "placement-cli.sh: cannot make the client's virtualenv" >&2; exit 1; }
