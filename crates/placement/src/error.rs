@@ -23,10 +23,8 @@ pub(crate) mod code {
 pub(crate) enum Error {
     /// An answer for the client (4xx, or a 5xx the service chose).
     Api(ApiError),
-    /// The database failed.
-    Db(sqlx::Error),
-    /// The database failed, read through the SQLite driver's own rows.
-    Sqlite(rusqlite::Error),
+    /// The database failed (or the store could not start the work).
+    Db(crate::db::Error),
     /// The database answered what cannot be: a row this transaction has
     /// just written is not there to read back, or a provider's root or
     /// parent is missing from the rows of its tree.
@@ -65,39 +63,12 @@ impl Error {
     /// A database failure that the same work may not meet again: a lock
     /// not had in time, a deadlock, a serialization failure.
     pub(crate) fn is_transient(&self) -> bool {
-        match self {
-            Error::Db(e) => crate::db::is_transient(e),
-            Error::Sqlite(e) => matches!(
-                e.sqlite_error_code(),
-                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-            ),
-            Error::Api(_) | Error::Inconsistent(_) => false,
-        }
+        matches!(self, Error::Db(e) if e.is_transient())
     }
 
     /// A write that a unique key refused.
     pub(crate) fn is_unique_violation(&self) -> bool {
-        match self {
-            Error::Db(e) => crate::db::is_unique_violation(e),
-            Error::Sqlite(rusqlite::Error::SqliteFailure(e, _)) => matches!(
-                e.extended_code,
-                rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
-                    | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
-            ),
-            Error::Sqlite(_) | Error::Api(_) | Error::Inconsistent(_) => false,
-        }
-    }
-
-    /// A write that a foreign key refused (where foreign keys are
-    /// enforced: not on SQLite, as upstream).
-    pub(crate) fn is_foreign_key_violation(&self) -> bool {
-        match self {
-            Error::Db(sqlx::Error::Database(e)) => e.is_foreign_key_violation(),
-            Error::Sqlite(rusqlite::Error::SqliteFailure(e, _)) => {
-                e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY
-            }
-            _ => false,
-        }
+        matches!(self, Error::Db(e) if e.is_unique_violation())
     }
 }
 
@@ -106,15 +77,14 @@ impl std::fmt::Display for Error {
         match self {
             Error::Api(e) => f.write_str(e.detail()),
             Error::Db(e) => write!(f, "{e}"),
-            Error::Sqlite(e) => write!(f, "{e}"),
             Error::Inconsistent(what) => f.write_str(what),
         }
     }
 }
 
-impl From<rusqlite::Error> for Error {
-    fn from(e: rusqlite::Error) -> Self {
-        Error::Sqlite(e)
+impl From<crate::db::Error> for Error {
+    fn from(e: crate::db::Error) -> Self {
+        Error::Db(e)
     }
 }
 
@@ -130,17 +100,14 @@ impl From<BodyError> for Error {
     }
 }
 
-impl From<sqlx::Error> for Error {
-    fn from(e: sqlx::Error) -> Self {
-        Error::Db(e)
-    }
-}
-
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
         match self {
             Error::Api(e) => e.into_response(),
-            Error::Db(e) if crate::db::is_unstorable_text(&e) => {
+            Error::Db(e) if e.is_shutting_down() => {
+                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string()).into_response()
+            }
+            Error::Db(e) if e.is_unstorable_text() => {
                 tracing::info!(error = %e, "text the database cannot store");
                 ApiError::new(
                     StatusCode::BAD_REQUEST,
@@ -149,8 +116,7 @@ impl IntoResponse for Error {
                 )
                 .into_response()
             }
-            Error::Db(e) if crate::db::is_unreachable(&e) => database_unreachable(&e),
-            Error::Sqlite(e) => database_failed(&e),
+            Error::Db(e) if e.is_unreachable() => database_unreachable(&e),
             Error::Db(e) => database_failed(&e),
             Error::Inconsistent(what) => database_failed(&what),
         }
@@ -203,7 +169,7 @@ mod tests {
             sqlx::Error::Io(std::io::Error::from(std::io::ErrorKind::UnexpectedEof)),
             sqlx::Error::PoolTimedOut,
         ] {
-            let response = Error::Db(cause).into_response();
+            let response = Error::from(crate::db::Error::from(cause)).into_response();
             assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
             assert!(response.extensions().get::<DatabaseUnreachable>().is_some());
             let detail = response
@@ -212,9 +178,21 @@ mod tests {
                 .map(|e| e.detail().to_owned());
             assert_eq!(detail.as_deref(), Some(DATABASE_UNREACHABLE));
         }
-        let other = Error::Db(sqlx::Error::RowNotFound).into_response();
+        let other = Error::from(crate::db::Error::from(sqlx::Error::RowNotFound)).into_response();
         assert_eq!(other.status(), StatusCode::INTERNAL_SERVER_ERROR);
         assert!(other.extensions().get::<DatabaseUnreachable>().is_none());
+    }
+
+    #[test]
+    fn a_store_shutting_down_is_a_503_with_its_reason() {
+        let response = Error::from(crate::db::Error::shutting_down()).into_response();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert!(response.extensions().get::<DatabaseUnreachable>().is_none());
+        let detail = response
+            .extensions()
+            .get::<ApiError>()
+            .map(|e| e.detail().to_owned());
+        assert_eq!(detail.as_deref(), Some("The service is shutting down."));
     }
 
     #[test]

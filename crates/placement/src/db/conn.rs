@@ -7,8 +7,8 @@ use std::sync::{Mutex, PoisonError};
 
 use sqlx::AnyPool;
 
+use super::Result;
 use super::rows::{Bind, Columns, bind_all, fold_fetched, fold_sqlite};
-use crate::error::Result;
 
 /// Where a statement runs. Text is written for the store's dialect (as
 /// `sql!` and [`super::Dialect::placeholders`] give it).

@@ -8,14 +8,15 @@
 //! request, see `Store::writing`).
 
 mod conn;
+mod error;
 mod health;
 pub(crate) mod ids;
 mod rows;
 pub mod schema;
 mod server_read;
 mod sqlite_read;
-pub(crate) mod statement;
 pub mod standard;
+pub(crate) mod statement;
 mod url;
 mod write;
 
@@ -28,8 +29,9 @@ use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, ConnectOptions, Executor};
 
 pub(crate) use conn::Conn;
+pub use error::{Error, Result};
 pub(crate) use health::Health;
-pub(crate) use rows::{Bind, Columns, IdSet, insert_id};
+pub(crate) use rows::{Bind, Columns};
 use server_read::ServerReader;
 use sqlite_read::SqliteReader;
 pub(crate) use url::redacted;
@@ -138,53 +140,6 @@ impl Dialect {
             }
         }
     }
-}
-
-/// `n` placeholders separated by commas, for `IN (...)` lists built at run
-/// time (pass the whole query through [`Dialect::placeholders`]).
-pub(crate) fn placeholder_list(n: usize) -> String {
-    vec!["?"; n].join(", ")
-}
-
-/// Whether `error` is a conflict between concurrent transactions that a
-/// new try of the whole transaction may not meet again: a deadlock, a
-/// serialization failure, a lock timeout, or a busy SQLite database.
-pub(crate) fn is_transient(error: &sqlx::Error) -> bool {
-    let sqlx::Error::Database(e) = error else {
-        return false;
-    };
-    let code = e.code();
-    let code = code.as_deref().unwrap_or_default();
-    // PostgreSQL and MySQL: SQLSTATE 40001 (serialization failure, and
-    // MySQL's deadlock), 40P01 (PostgreSQL's deadlock); SQLite: BUSY (5)
-    // and LOCKED (6) with their extended codes.
-    matches!(code, "40001" | "40P01" | "5" | "6" | "261" | "262" | "517")
-        || e.message().contains("Lock wait timeout exceeded")
-}
-
-/// Whether `error` says the database server cannot be reached or cannot
-/// serve now (see [`health::is_unreachable`]).
-pub(crate) fn is_unreachable(error: &sqlx::Error) -> bool {
-    health::is_unreachable(error)
-}
-
-/// Whether `error` is a unique key that a concurrent transaction took.
-pub(crate) fn is_unique_violation(error: &sqlx::Error) -> bool {
-    matches!(error, sqlx::Error::Database(e) if e.kind() == sqlx::error::ErrorKind::UniqueViolation)
-}
-
-/// Whether `error` is text the database cannot store, which the client
-/// sent: a NUL character on PostgreSQL (SQLSTATE 22021, "invalid byte
-/// sequence"), a character outside the column's character set on MySQL
-/// (error 1366, "Incorrect string value", such as a 4-byte character in a
-/// `utf8mb3` column). SQLite stores both.
-pub(crate) fn is_unstorable_text(error: &sqlx::Error) -> bool {
-    let sqlx::Error::Database(e) = error else {
-        return false;
-    };
-    e.code().as_deref() == Some("22021")
-        || e.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>()
-            .is_some_and(|m| m.number() == 1366)
 }
 
 /// Rewrites `?` placeholders outside quotes as `$1`, `$2`, ...

@@ -8,8 +8,7 @@ use sqlx::any::AnyRow;
 use sqlx::database::HasStatementCache;
 use sqlx::{Database, Encode, Executor, IntoArguments, Row, Type};
 
-use super::{Conn, Store};
-use crate::error::Result;
+use super::{Conn, Error, Result, Store};
 
 /// A value bound to a query built at run time.
 #[derive(Clone, Debug, PartialEq)]
@@ -161,22 +160,8 @@ pub(crate) trait Columns {
     }
 }
 
-/// A set of row ids, hashed with a fast hasher: ids are the database's own,
-/// not chosen by a client.
-pub(crate) type IdSet = foldhash::HashSet<i64>;
-
-/// A [`Store::fold_rows`] step adding the id in the row's first column to
-/// a set.
-pub(crate) fn insert_id(ids: &mut IdSet, row: &dyn Columns) -> Result<()> {
-    ids.insert(row.required_int(0)?);
-    Ok(())
-}
-
-fn null_column(column: usize) -> crate::error::Error {
-    crate::error::Error::Db(sqlx::Error::ColumnDecode {
-        index: column.to_string(),
-        source: "unexpected NULL".into(),
-    })
+fn null_column(column: usize) -> Error {
+    Error::null_column(column)
 }
 
 impl Columns for AnyRow {
@@ -231,7 +216,7 @@ fn wrong_type(
     column: usize,
     found: rusqlite::types::ValueRef<'_>,
     what: Box<dyn std::error::Error + Send + Sync>,
-) -> crate::error::Error {
+) -> Error {
     rusqlite::Error::FromSqlConversionFailure(column, found.data_type(), what).into()
 }
 
@@ -332,11 +317,11 @@ mod tests {
                 (4, Type::Text, row.float(4).map(|_| ())),
             ];
             for (column, found, read) in wrong {
-                match read {
-                    Err(crate::error::Error::Sqlite(
-                        rusqlite::Error::FromSqlConversionFailure(at, ty, _),
-                    )) => assert_eq!((at, ty), (column, found)),
-                    other => panic!("column {column}: {other:?}"),
+                match read.as_ref().map_err(Error::as_sqlite) {
+                    Err(Some(rusqlite::Error::FromSqlConversionFailure(at, ty, _))) => {
+                        assert_eq!((*at, *ty), (column, found));
+                    }
+                    _ => panic!("column {column}: {read:?}"),
                 }
             }
             assert!(row.required_int(1).is_err(), "NULL is not required");

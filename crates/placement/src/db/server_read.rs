@@ -16,8 +16,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgRow};
 use sqlx::{ConnectOptions, Connection, Database, Executor, Pool, Row, TypeInfo, ValueRef};
 
 use super::rows::fold_fetched;
-use super::{Bind, Columns, Dialect, session_statements, shown};
-use crate::error::Result;
+use super::{Bind, Columns, Dialect, Result, session_statements, shown};
 
 /// A read pool of the database's own driver.
 #[derive(Clone, Debug)]

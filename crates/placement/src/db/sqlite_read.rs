@@ -15,7 +15,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 use tokio::sync::Semaphore;
 
-use crate::error::{Error, Result};
+use super::{Error, Result};
 
 /// Read connections to one SQLite file, opened when first needed and
 /// kept for the next read (with their prepared statements).
@@ -70,7 +70,7 @@ impl SqliteReader {
             let idle = reader.take_idle();
             let conn = match idle {
                 Some(conn) => conn,
-                None => reader.open().map_err(Error::Sqlite)?,
+                None => reader.open()?,
             };
             let result = read(&conn);
             reader
@@ -124,10 +124,8 @@ impl SqliteReader {
     }
 }
 
-/// 503 for a read that cannot start because the service is stopping.
+/// The error of a read that cannot start because the service is
+/// stopping (503 at the edge).
 pub(super) fn shutting_down() -> Error {
-    Error::new(
-        http::StatusCode::SERVICE_UNAVAILABLE,
-        "The service is shutting down.",
-    )
+    Error::shutting_down()
 }

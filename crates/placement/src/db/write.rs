@@ -20,10 +20,9 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 use sqlx::AnyPool;
 
-use super::Store;
 use super::conn::{Conn, lock};
 use super::sqlite_read::shutting_down;
-use crate::error::{Error, Result};
+use super::{Error, Result, Store};
 
 /// The SQLite driver's own write connection to one file.
 pub(crate) struct SqliteWriter {
