@@ -14,9 +14,10 @@ use bytes::Bytes;
 use http::{Method, Request, StatusCode};
 use http_body_util::BodyExt as _;
 use microversion::Version;
-use placement::app::{AppState, router};
+use placement::app::{ready, router};
 use placement::config::{AuthStrategy, Config};
 use placement::cors::CorsConfig;
+use placement::state::AppState;
 use serde_json::Value;
 use tower::ServiceExt as _;
 
@@ -113,7 +114,7 @@ impl Harness {
             .with_context(|| format!("cannot create {}", dir.display()))?;
         let file = dir.join("template.db");
         runtime.block_on(async {
-            let (state, app) = AppState::ready(config(&file)).await?;
+            let (state, app) = ready(config(&file)).await?;
             for (method, path, body) in fixture::requests() {
                 let bytes = (!body.is_null()).then(|| body.to_string().into_bytes());
                 let request =

@@ -44,7 +44,6 @@ use axum::Router;
 use axum::body::Body;
 use http::{Method, Request, StatusCode};
 use http_body_util::BodyExt;
-use placement::app::AppState;
 use placement::config::{AuthStrategy, CandidateStrategy, Config};
 use tower::ServiceExt;
 
@@ -142,7 +141,9 @@ async fn app(db: &str, row: &str) -> Router {
     if row == "candidates-e-breadth" {
         config.allocation_candidates_strategy = CandidateStrategy::BreadthFirst;
     }
-    let (_, app) = AppState::ready(config).await.expect("the service starts");
+    let (_, app) = placement::app::ready(config)
+        .await
+        .expect("the service starts");
     app
 }
 

@@ -334,7 +334,7 @@ impl Config {
     /// The auth strategy is keystone unless noauth2 is asked for (by the
     /// file, a flag or its environment variable); the keystone settings
     /// are read here and required when the service starts
-    /// ([`crate::app::AppState::new`]), so that `db sync` needs none. A
+    /// ([`crate::state::AppState::new`]), so that `db sync` needs none. A
     /// file must name the database (`[placement_database] connection`,
     /// or `--database`), as upstream refuses to start without one; with
     /// neither a file nor `--database`, the embedded SQLite file of

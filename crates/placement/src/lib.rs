@@ -15,10 +15,12 @@ mod error;
 mod handlers;
 pub mod history;
 pub mod keystone_authtoken;
+pub mod limits;
 pub mod listen;
 pub mod logging;
 pub mod manage;
 pub mod metrics;
+mod middleware;
 mod objects;
 pub mod openapi;
 pub mod oslo_config;
@@ -26,12 +28,13 @@ pub mod policy;
 pub mod proxy;
 pub mod query;
 pub mod requestlog;
+pub mod state;
 pub mod status;
+pub mod versioning;
 
 use anyhow::Context as _;
 use axum::serve::ListenerExt as _;
 
-use crate::app::AppState;
 use crate::config::Config;
 use crate::db::schema::Synced;
 use crate::keystone_authtoken::KeystoneAuthtoken;
@@ -94,7 +97,7 @@ pub async fn serve(config: Config) -> anyhow::Result<Stopped> {
         tracing::warn!("{warning}");
         eprintln!("placement-api: warning: {warning}");
     }
-    let (state, router) = AppState::ready(config).await?;
+    let (state, router) = app::ready(config).await?;
     let listener = match &unix_socket {
         Some(path) => {
             let (listener, file) = listen::bind_unix(path).await?;

@@ -13,7 +13,7 @@
 
 mod support;
 
-use placement::app::{MAX_QUERY_PARAMS, MAX_QUERY_STRING_BYTES, MAX_REQUEST_GROUPS};
+use placement::limits::{MAX_QUERY_PARAMS, MAX_QUERY_STRING_BYTES, MAX_REQUEST_GROUPS};
 use reqwest::Method;
 use serde_json::{Value, json};
 use support::{Resp, Server, uuid};

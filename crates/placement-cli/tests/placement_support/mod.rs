@@ -8,7 +8,6 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use microversion_test_support::{Scratch, serve_on};
-use placement::app::AppState;
 use placement::config::{AuthStrategy, Config};
 
 /// A running placement-api.
@@ -38,7 +37,9 @@ impl Service {
                     enforce_scope: false,
                     ..Config::default()
                 };
-                let (_, app) = AppState::ready(config).await.expect("the service starts");
+                let (_, app) = placement::app::ready(config)
+                    .await
+                    .expect("the service starts");
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
                     .await
                     .expect("bind");

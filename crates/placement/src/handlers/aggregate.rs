@@ -15,7 +15,6 @@ use microversion_server::{BodySchemas, BuildError, ServedVersion, VersionedRoute
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
 use crate::handlers::resource_provider::{Missing, existing};
@@ -23,6 +22,7 @@ use crate::handlers::util::{Path, body_schemas, check_accept, json_response_date
 use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::aggregate::{self, SetError};
 use crate::policy::Action;
+use crate::state::AppState;
 
 const AGGREGATES: &str = "/resource_providers/{uuid}/aggregates";
 

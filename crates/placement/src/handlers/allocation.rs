@@ -18,7 +18,6 @@ use microversion::{Version, VersionSpan};
 use microversion_server::{BodySchemas, BuildError, ServedVersion, VersionedRouter};
 use serde_json::{Map, Value, json};
 
-use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
 use crate::handlers::resource_provider::{Missing, existing};
@@ -29,6 +28,7 @@ use crate::objects::allocation::{
 };
 use crate::objects::usage::UNKNOWN_CONSUMER_TYPE;
 use crate::policy::Action;
+use crate::state::AppState;
 
 pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router

@@ -17,7 +17,6 @@ use serde::{Serialize, Serializer};
 use serde_json::{Map, Value, json};
 use smallvec::SmallVec;
 
-use crate::app::{AppState, MAX_REQUEST_GROUPS};
 use crate::config::CandidateStrategy;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
@@ -25,11 +24,13 @@ use crate::handlers::pieces::Pieces;
 use crate::handlers::query::{invalid, query_schemas, validate};
 use crate::handlers::util::{cache_headers, check_accept, is_uuid_like, push_int, push_plain_str};
 use crate::handlers::{RequestSchemas, RouterState};
+use crate::limits::MAX_REQUEST_GROUPS;
 use crate::objects::candidate::{
     self, AllocationRequest, Candidates, Group, RequestWide, SearchError, Summary, SummaryResource,
 };
 use crate::policy::Action;
 use crate::query::{self, QueryParams};
+use crate::state::AppState;
 
 pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router.get(

@@ -16,7 +16,6 @@ use microversion_server::{BodySchemas, BuildError, ServedVersion, VersionedRoute
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
 use crate::handlers::resource_provider::{self, Missing, existing};
@@ -25,6 +24,7 @@ use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::inventory::{self, Inventory, WriteError};
 use crate::policy::Action;
 use crate::proxy::Origin;
+use crate::state::AppState;
 
 const INVENTORIES: &str = "/resource_providers/{uuid}/inventories";
 const INVENTORY: &str = "/resource_providers/{uuid}/inventories/{resource_class}";

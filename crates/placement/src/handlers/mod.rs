@@ -19,7 +19,7 @@ use std::sync::Arc;
 use axum::extract::FromRef;
 use microversion_server::{BuildError, VersionedRouter};
 
-use crate::app::AppState;
+use crate::state::AppState;
 
 /// The state of the routes: the application's, and the request schemas
 /// built with the router. Handlers take either part with `State`.

@@ -12,7 +12,6 @@ use microversion::{Version, VersionSpan};
 use microversion_server::{BodySchemas, BuildError, ServedVersion, VersionedRouter};
 use serde_json::{Value, json};
 
-use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
 use crate::handlers::allocation::{
@@ -24,6 +23,7 @@ use crate::objects::allocation::{self, WriteError};
 use crate::objects::inventory::Inventory;
 use crate::objects::reshaper::InventoryReplacement;
 use crate::policy::Action;
+use crate::state::AppState;
 
 pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router

@@ -13,7 +13,6 @@ use microversion_server::{BodySchemas, BuildError, ServedVersion, VersionedRoute
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::db::standard;
 use crate::error::{Error, Result};
@@ -22,6 +21,7 @@ use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::resource_class::{self, Deleted, ResourceClass};
 use crate::policy::Action;
 use crate::proxy::Origin;
+use crate::state::AppState;
 
 /// Resource classes came in 1.2.
 const RESOURCE_CLASSES: VersionSpan = VersionSpan::from_static("1.2 - latest");

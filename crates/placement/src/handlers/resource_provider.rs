@@ -17,7 +17,6 @@ use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Value, json};
 
-use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
 use crate::handlers::pieces::Pieces;
@@ -33,6 +32,7 @@ use crate::objects::provider::{
 use crate::policy::Action;
 use crate::proxy::Origin;
 use crate::query::{self, QueryParams};
+use crate::state::AppState;
 
 pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router

@@ -6,9 +6,9 @@ use http::StatusCode;
 use microversion::VersionSpan;
 use microversion_server::{ServedVersion, VersionedRouter};
 
-use crate::app::AppState;
 use crate::handlers::RouterState;
 use crate::handlers::util::json_bytes_response;
+use crate::state::AppState;
 
 pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router.get("/", VersionSpan::ALL, home)

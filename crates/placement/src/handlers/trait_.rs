@@ -15,7 +15,6 @@ use microversion_server::{BodySchemas, BuildError, ServedVersion, VersionedRoute
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::error::{Error, Result, code};
 use crate::handlers::query::{query_schemas, validate};
@@ -28,6 +27,7 @@ use crate::objects::traits::{self, CUSTOM_NAMESPACE, DeleteError, Filters, SetEr
 use crate::policy::Action;
 use crate::proxy::Origin;
 use crate::query::QueryParams;
+use crate::state::AppState;
 
 const PROVIDER_TRAITS: &str = "/resource_providers/{uuid}/traits";
 

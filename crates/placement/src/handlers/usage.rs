@@ -12,7 +12,6 @@ use microversion::VersionSpan;
 use microversion_server::{BuildError, ServedVersion, VersionedRouter};
 use serde_json::{Map, Value, json};
 
-use crate::app::AppState;
 use crate::context::RequestContext;
 use crate::error::Result;
 use crate::handlers::resource_provider::{Missing, existing};
@@ -20,6 +19,7 @@ use crate::handlers::util::{Path, check_accept, json_response, validate_query};
 use crate::handlers::{RequestSchemas, RouterState};
 use crate::objects::usage;
 use crate::policy::{Action, Target};
+use crate::state::AppState;
 
 pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router

@@ -84,7 +84,7 @@ fn uuid_param(what: &str) -> (String, Value) {
 /// Fails when the documentation does not match the routes or schemas: a
 /// programming error, which the tests catch.
 pub fn description() -> Result<ApiDescription, BuildError> {
-    let api = crate::app::microversions()?;
+    let api = crate::versioning::microversions()?;
     let schemas = RequestSchemas::build()?;
     let router = handlers::routes(VersionedRouter::new());
     let (uuid_desc, uuid_schema) = uuid_param("The resource provider's UUID.");
@@ -507,7 +507,7 @@ pub fn served(config: &crate::config::Config) -> Result<Option<Router>, BuildErr
     } else {
         None
     };
-    let documents = router(description, crate::app::microversions()?);
+    let documents = router(description, crate::versioning::microversions()?);
     Ok(Some(match page {
         Some(page) => documents.merge(page),
         None => documents,
@@ -567,7 +567,7 @@ fn serve(description: &ApiDescription, api: &Microversions, query: Option<&str>)
 /// carrying it would get, exit code 2.
 #[must_use]
 pub fn print(version: Option<&str>, yaml: bool) -> ExitCode {
-    let built = description().and_then(|d| Ok((d, crate::app::microversions()?)));
+    let built = description().and_then(|d| Ok((d, crate::versioning::microversions()?)));
     let (description, api) = match built {
         Ok(built) => built,
         Err(e) => {

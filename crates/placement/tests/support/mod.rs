@@ -13,7 +13,6 @@
 use std::net::SocketAddr;
 
 use microversion_test_support::{Scratch, serve_on};
-use placement::app::AppState;
 use placement::config::{AuthStrategy, Config};
 use placement::db::Store;
 use reqwest::Method;
@@ -143,7 +142,9 @@ impl Server {
         configure(&mut config);
         // Servers started at once on one shared database race to add the
         // standard rows; `ready` tries again for the loser.
-        let (state, app) = AppState::ready(config).await.expect("the service starts");
+        let (state, app) = placement::app::ready(config)
+            .await
+            .expect("the service starts");
         let store = state.store;
         let base = serve_on(listener().await, app);
         Server {
