@@ -92,13 +92,13 @@ pub fn router(state: AppState) -> Result<Router, BuildError> {
     let mount = crate::proxy::Mount::of(&state.config);
     let state_cors = state.config.cors.clone();
     let keystone = state.keystone.clone();
-    let request_log = crate::requestlog::enabled().then_some(if keystone.is_some() {
-        crate::requestlog::Identities::Keystone
-    } else {
-        crate::requestlog::Identities::Noauth2
-    });
-    let noauth2 = keystone.is_none().then(|| from_fn(crate::auth::noauth2));
-    let log_caller = request_log.is_some();
+    let log_caller = crate::requestlog::enabled();
+    let noauth2_context = keystone
+        .is_none()
+        .then(|| from_fn(move |req, next| crate::auth::noauth2_context(log_caller, req, next)));
+    let require_token = keystone
+        .is_none()
+        .then(|| from_fn(crate::auth::require_token));
     let keystone_context = keystone
         .is_some()
         .then(|| from_fn(move |req, next| crate::auth::keystone_context(log_caller, req, next)));
@@ -140,28 +140,30 @@ pub fn router(state: AppState) -> Result<Router, BuildError> {
         .option_layer(keystone)
         .option_layer(keystone_context)
         .layer(MicroversionLayer::new(api))
-        .option_layer(noauth2)
+        // `noauth2`'s refusal comes after the version check (its context
+        // is made outside everything, below).
+        .option_layer(require_token)
         .layer(from_fn(middleware::refuse_large_body))
         .layer(from_fn(middleware::refuse_large_query))
         .layer(from_fn(middleware::require_content_type))
         .option_layer(database_gate)
         .service(routes);
     let app = documents.unwrap_or_default().fallback_service(stack);
-    if metrics.is_none() && request_log.is_none() && mount.is_none() {
+    if metrics.is_none() && !log_caller && mount.is_none() && noauth2_context.is_none() {
         return Ok(app);
     }
     // Outside everything that answers, the OpenAPI documents too: the
     // mount (proxy headers and root path: the paths inside are the
-    // service's own), the request log (outside CORS, as upstream's) and
-    // the counters.
+    // service's own), the request log (outside CORS, as upstream's), the
+    // counters, and `noauth2`'s context (the log shows its caller for
+    // every request, as upstream's).
     let outer = ServiceBuilder::new()
         .option_layer(mount.map(|mount| {
             from_fn(move |req, next| crate::proxy::mount(Arc::clone(&mount), req, next))
         }))
         .option_layer(metrics.map(|m| HttpMetricsLayer::new(m.api.telemetry().clone())))
-        .option_layer(request_log.map(|identities| {
-            from_fn(move |req, next| crate::requestlog::log(identities, req, next))
-        }))
+        .option_layer(log_caller.then(|| from_fn(crate::requestlog::log)))
+        .option_layer(noauth2_context)
         .service(app);
     Ok(Router::new().fallback_service(outer))
 }

@@ -1,14 +1,20 @@
 //! Authentication: upstream's two strategies.
 //!
-//! - `noauth2`: every path but the root needs an `x-auth-token`, else 401.
-//!   The token is `user[:project]` (the project defaults to the user); the
-//!   user `admin` gets the role `admin`. The headers keystonemiddleware
-//!   would set are honoured: `x-roles` (comma separated), `x-project-id`,
-//!   `x-domain-id`, `openstack-system-scope`.
+//! - `noauth2`: every path but the root needs an `x-auth-token`, else 401
+//!   ([`require_token`]). The token is `user[:project]` (the project
+//!   defaults to the user); the user `admin` gets the role `admin`. The
+//!   headers keystonemiddleware would set are honoured: `x-roles` (comma
+//!   separated), `x-project-id`, `x-domain-id`, `openstack-system-scope`
+//!   ([`noauth2_context`] makes the request context of them).
 //! - `keystone`: [`keystone_auth::KeystoneAuthLayer`] validates the token
 //!   (the root passes without one, whatever the method, as upstream's
 //!   `PlacementAuthProtocol` lets it), and [`keystone_context`] makes the
 //!   request context of the identity it found.
+//!
+//! Either way the caller is found once, here: the request log reads the
+//! [`Caller`] left in the response.
+
+use std::sync::Arc;
 
 use axum::extract::Request;
 use axum::middleware::Next;
@@ -18,6 +24,32 @@ use microversion_server::ApiError;
 
 use crate::context::RequestContext;
 use crate::keystone_authtoken::KeystoneAuthtoken;
+
+/// The caller authentication found, left in the response's extensions
+/// for the request log when it is on (the log sits outside every layer
+/// and cannot see the request's extensions).
+#[derive(Clone, Debug)]
+pub(crate) enum Caller {
+    /// The identity Keystone validated.
+    Keystone(Arc<keystone_auth::Identity>),
+    /// The context `noauth2` made of the token and headers, with the
+    /// user's and the project's domains (`x-user-domain-id`,
+    /// `x-project-domain-id`), which only the log shows.
+    Noauth2 {
+        /// The request context.
+        context: RequestContext,
+        /// `x-user-domain-id`.
+        user_domain: Option<String>,
+        /// `x-project-domain-id`.
+        project_domain: Option<String>,
+    },
+}
+
+/// Marks a response refused where upstream refuses it before its
+/// microversion middleware (`noauth2`'s 401): the request log shows no
+/// version.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RefusedUnversioned;
 
 /// Whether a path is the root, which upstream serves without a token.
 fn is_root(path: &str) -> bool {
@@ -58,7 +90,7 @@ pub(crate) async fn keystone_context(log_caller: bool, mut req: Request, next: N
     let identity = req
         .extensions()
         .get::<keystone_auth::RequestIdentity>()
-        .map(|identity| std::sync::Arc::clone(&identity.user));
+        .map(|identity| Arc::clone(&identity.user));
     let Some(identity) = identity else {
         return next.run(req).await;
     };
@@ -66,58 +98,63 @@ pub(crate) async fn keystone_context(log_caller: bool, mut req: Request, next: N
         .insert(RequestContext::from_identity(&identity));
     let mut response = next.run(req).await;
     if log_caller {
-        response
-            .extensions_mut()
-            .insert(crate::requestlog::Caller(identity));
+        response.extensions_mut().insert(Caller::Keystone(identity));
     }
     response
 }
 
-/// The `noauth2` middleware.
-pub(crate) async fn noauth2(mut req: Request, next: Next) -> Response {
+/// The request context of a `noauth2` request, made once of its token
+/// and headers: none for the root or without a token. Outside CORS, the
+/// OpenAPI documents and the version check, so that the request log shows
+/// the caller of a request answered there too, as upstream's does.
+///
+/// With `log_caller` (the request log is on), the response carries the
+/// caller for the log.
+pub(crate) async fn noauth2_context(log_caller: bool, mut req: Request, next: Next) -> Response {
     if is_root(req.uri().path()) {
         return next.run(req).await;
     }
-    let Some(token) = req
-        .headers()
-        .get("x-auth-token")
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
-    else {
-        let mut response = ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "The request you have made requires authentication.",
-        )
-        .into_response();
-        // Upstream refuses it before its microversion middleware: its
-        // request log shows no version.
-        response
-            .extensions_mut()
-            .insert(crate::requestlog::RefusedUnversioned);
-        return response;
+    let Some(token) = req.headers().get("x-auth-token") else {
+        return next.run(req).await;
     };
-    let context = context_from(&token, req.headers());
+    let context = context_from(&String::from_utf8_lossy(token.as_bytes()), req.headers());
+    let caller = log_caller.then(|| {
+        let header = |name: &str| {
+            req.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        Caller::Noauth2 {
+            context: context.clone(),
+            user_domain: header("x-user-domain-id"),
+            project_domain: header("x-project-domain-id"),
+        }
+    });
     req.extensions_mut().insert(context);
-    next.run(req).await
+    let mut response = next.run(req).await;
+    if let Some(caller) = caller {
+        response.extensions_mut().insert(caller);
+    }
+    response
 }
 
-/// The user identity the request log shows for a `noauth2` request: none
-/// for the root or without a token (upstream's middleware lets the first
-/// through and refuses the second before any context is made).
-pub(crate) fn noauth2_identity(path: &str, headers: &http::HeaderMap) -> Option<String> {
-    if is_root(path) {
-        return None;
+/// `noauth2`'s refusal of a request without a token (401); the root
+/// passes. Inside the microversion layer, so that a refused version is
+/// answered first; the context is [`noauth2_context`]'s.
+pub(crate) async fn require_token(req: Request, next: Next) -> Response {
+    if is_root(req.uri().path()) || req.headers().contains_key("x-auth-token") {
+        return next.run(req).await;
     }
-    let token = headers.get("x-auth-token")?;
-    let context = context_from(&String::from_utf8_lossy(token.as_bytes()), headers);
-    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    Some(crate::requestlog::user_identity([
-        Some(context.user_id.as_str()),
-        context.project_id.as_deref(),
-        context.domain_id.as_deref(),
-        context.system_scope.as_deref(),
-        header("x-user-domain-id"),
-        header("x-project-domain-id"),
-    ]))
+    let mut response = ApiError::new(
+        StatusCode::UNAUTHORIZED,
+        "The request you have made requires authentication.",
+    )
+    .into_response();
+    // Upstream refuses it before its microversion middleware: its
+    // request log shows no version.
+    response.extensions_mut().insert(RefusedUnversioned);
+    response
 }
 
 fn context_from(token: &str, headers: &http::HeaderMap) -> RequestContext {

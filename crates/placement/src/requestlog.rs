@@ -25,7 +25,6 @@
 
 use std::fmt::Write as _;
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use axum::extract::{ConnectInfo, Request};
 use axum::middleware::Next;
@@ -36,6 +35,7 @@ use http_body::Body as _;
 use microversion_server::REQUEST_ID;
 use microversion_server::RequestId;
 
+use crate::auth::{Caller, RefusedUnversioned};
 use crate::proxy::Origin;
 
 /// The target (oslo.log's logger name) of the request log lines.
@@ -49,31 +49,12 @@ pub fn enabled() -> bool {
     tracing::enabled!(target: TARGET, tracing::Level::INFO)
 }
 
-/// The Keystone identity of a request, put in its response's extensions
-/// for the request log by the Keystone context middleware.
-#[derive(Clone, Debug)]
-pub(crate) struct Caller(pub(crate) Arc<keystone_auth::Identity>);
-
-/// Marks a response refused where upstream refuses it before its
-/// microversion middleware (`noauth2`'s 401): the log shows no version.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct RefusedUnversioned;
-
-/// How the log finds the caller.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Identities {
-    /// From the request: `noauth2`'s token and headers.
-    Noauth2,
-    /// From the response: the [`Caller`] the Keystone middleware left.
-    Keystone,
-}
-
 /// The request log middleware; outside everything that may answer. It
 /// chooses the request id (the microversion layer uses it), writes the
 /// debug line `Starting request: ...` and, once the response's head is
 /// ready, the info line; a response without `x-openstack-request-id`
 /// (a Keystone or CORS answer) gets it here, as upstream's does.
-pub(crate) async fn log(identities: Identities, mut req: Request, next: Next) -> Response {
+pub(crate) async fn log(mut req: Request, next: Next) -> Response {
     let request_id = RequestId::generate();
     req.extensions_mut().insert(request_id.clone());
     let global_request_id = req
@@ -116,18 +97,8 @@ pub(crate) async fn log(identities: Identities, mut req: Request, next: Next) ->
         user_identity = "- - - - - -",
         "Starting request: {line}"
     );
-    let noauth2_identity = match identities {
-        Identities::Noauth2 => crate::auth::noauth2_identity(req.uri().path(), req.headers()),
-        Identities::Keystone => None,
-    };
     let mut response = next.run(req).await;
-    let user_identity = match identities {
-        Identities::Noauth2 => noauth2_identity,
-        Identities::Keystone => response
-            .extensions()
-            .get::<Caller>()
-            .map(|Caller(identity)| keystone_identity(identity)),
-    };
+    let user_identity = response.extensions().get::<Caller>().map(caller_identity);
     let _ = write!(line, " status: {} len: ", response.status().as_u16());
     push_length(&mut line, &response);
     line.push_str(" microversion: ");
@@ -218,6 +189,25 @@ fn served_version(headers: &HeaderMap) -> Option<&str> {
         .map(|(_, version)| version)
 }
 
+/// oslo.context's user identity of the caller authentication found.
+fn caller_identity(caller: &Caller) -> String {
+    match caller {
+        Caller::Keystone(identity) => keystone_identity(identity),
+        Caller::Noauth2 {
+            context,
+            user_domain,
+            project_domain,
+        } => user_identity([
+            Some(context.user_id.as_str()),
+            context.project_id.as_deref(),
+            context.domain_id.as_deref(),
+            context.system_scope.as_deref(),
+            user_domain.as_deref(),
+            project_domain.as_deref(),
+        ]),
+    }
+}
+
 /// oslo.context's user identity of a Keystone token.
 fn keystone_identity(identity: &keystone_auth::Identity) -> String {
     use keystone_auth::Scope;
@@ -243,7 +233,7 @@ fn keystone_identity(identity: &keystone_auth::Identity) -> String {
 }
 
 /// The six parts of oslo.context's user identity, `-` for a missing one.
-pub(crate) fn user_identity(parts: [Option<&str>; 6]) -> String {
+fn user_identity(parts: [Option<&str>; 6]) -> String {
     let mut out = String::with_capacity(64);
     for (i, part) in parts.iter().enumerate() {
         if i > 0 {
@@ -309,6 +299,20 @@ mod tests {
             keystone(r#", "system": {"all": true}"#),
             "u1 - - all default -"
         );
+    }
+
+    #[test]
+    fn noauth2_identities_take_the_domain_headers() {
+        let caller = Caller::Noauth2 {
+            context: crate::context::RequestContext {
+                user_id: "alice".to_owned(),
+                project_id: Some("proj1".to_owned()),
+                ..Default::default()
+            },
+            user_domain: Some("default".to_owned()),
+            project_domain: Some(String::new()),
+        };
+        assert_eq!(caller_identity(&caller), "alice proj1 - - default -");
     }
 
     #[test]
