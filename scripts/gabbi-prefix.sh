@@ -67,21 +67,9 @@ trap 'exit 130' INT TERM
 
 gabbi_venv=$(pinned_venv scripts/requirements/gabbi.txt) || { echo "gabbi-prefix.sh: cannot make the gabbi virtualenv" >&2; exit 1; }
 upstream_venv=$(pinned_venv scripts/requirements/upstream.txt) || { echo "gabbi-prefix.sh: cannot make upstream's virtualenv" >&2; exit 1; }
-gabbits=$("$gabbi_venv/bin/python" -c 'import os, placement.tests.functional as f; print(os.path.join(os.path.dirname(f.__file__), "gabbits"))') || exit 1
-
-if [ -z "$binary" ]; then
-  echo "building placement-api (release)" >&2
-  cargo build --quiet --release -p placement --bin placement-api || exit 1
-  cp "${CARGO_TARGET_DIR:-$root/target}/release/placement-api" "$work/placement-api" || exit 1
-  binary=$work/placement-api
-fi
-
-declare -A known=()
-while read -r kfile ktest kreason; do
-  case $kfile in ''|'#'*) continue ;; esac
-  known["$kfile $ktest"]=$kreason
-done < scripts/gabbi-known-failures.txt
-is_known() { [ -n "${known["$1 $2"]+x}" ] || [ -n "${known["$1 *"]+x}" ]; }
+gabbits=$(gabbits_dir "$gabbi_venv") || exit 1
+[ -n "$binary" ] || binary=$(release_placement_api "$work") || exit 1
+read_known_failures
 
 # run_gabbi NAME SIDE FILE: gabbi-run on http://127.0.0.1:$server_port$prefix,
 # its verdicts as "TEST pass|fail" lines in $logs/NAME.SIDE.results.

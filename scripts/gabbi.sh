@@ -77,24 +77,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 venv=$(pinned_venv scripts/requirements/gabbi.txt) || { echo "gabbi.sh: cannot make the gabbi virtualenv" >&2; exit 1; }
-gabbits=$("$venv/bin/python" -c 'import os, placement.tests.functional as f; print(os.path.join(os.path.dirname(f.__file__), "gabbits"))') || exit 1
-
-if [ -z "$binary" ]; then
-  echo "building placement-api (release)" >&2
-  cargo build --quiet --release -p placement --bin placement-api || exit 1
-  # A copy, so another build in the same target directory cannot change
-  # the binary under the run.
-  cp "${CARGO_TARGET_DIR:-$root/target}/release/placement-api" "$work/placement-api" || exit 1
-  binary=$work/placement-api
-fi
-
-# Known failures: "FILE TEST REASON", TEST "*" for every test of FILE.
-declare -A known=()
-while read -r kfile ktest kreason; do
-  case $kfile in ''|'#'*) continue ;; esac
-  known["$kfile $ktest"]=$kreason
-done < scripts/gabbi-known-failures.txt
-is_known() { [ -n "${known["$1 $2"]+x}" ] || [ -n "${known["$1 *"]+x}" ]; }
+gabbits=$(gabbits_dir "$venv") || exit 1
+[ -n "$binary" ] || binary=$(release_placement_api "$work") || exit 1
+read_known_failures
 
 # start_server NAME POLICY URL [ARG...]: starts placement-api (with the
 # extra arguments), sets server_pid and port.

@@ -292,6 +292,35 @@ stop_pids() {
   pids=()
 }
 
+# gabbits_dir VENV: the folder of upstream's gabbi files in VENV's
+# placement package.
+gabbits_dir() {
+  "$1/bin/python" -c 'import os, placement.tests.functional as f; print(os.path.join(os.path.dirname(f.__file__), "gabbits"))'
+}
+
+# release_placement_api DIR: builds placement-api (release) and prints the
+# path of its copy in DIR, so that another build in the same target
+# directory cannot change the binary under the run.
+release_placement_api() {
+  echo "building placement-api (release)" >&2
+  cargo build --quiet --release -p placement --bin placement-api || return 1
+  cp "${CARGO_TARGET_DIR:-$root/target}/release/placement-api" "$1/placement-api" || return 1
+  echo "$1/placement-api"
+}
+
+# Reads scripts/gabbi-known-failures.txt ("FILE TEST REASON", TEST "*" for
+# every test of FILE) into the array `known`; is_known FILE TEST says
+# whether a failure is listed.
+read_known_failures() {
+  local kfile ktest kreason
+  declare -gA known=()
+  while read -r kfile ktest kreason; do
+    case $kfile in ''|'#'*) continue ;; esac
+    known["$kfile $ktest"]=$kreason
+  done < scripts/gabbi-known-failures.txt
+}
+is_known() { [ -n "${known["$1 $2"]+x}" ] || [ -n "${known["$1 *"]+x}" ]; }
+
 # PACKAGE's test binaries (the unit tests of its library and binaries,
 # then its integration tests; or the integration test NAME), each in
 # PACKAGE's directory as cargo runs them, with ARGS; stops at the first
