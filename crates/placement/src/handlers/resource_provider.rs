@@ -778,7 +778,7 @@ mod tests {
 
     fn providers() -> Vec<Provider> {
         let root = Provider {
-            id: 1,
+            id: crate::db::ids::ProviderId::new(1),
             uuid: "4e8e5957-649f-477b-9e5b-f1f75b21c03c".to_owned(),
             name: Some("compute \"one\" \u{e9}\\ \u{1}".to_owned()),
             generation: 7,
@@ -787,7 +787,7 @@ mod tests {
             last_modified: None,
         };
         let child = Provider {
-            id: 2,
+            id: crate::db::ids::ProviderId::new(2),
             uuid: "a\"b".to_owned(),
             name: None,
             generation: -1,
@@ -796,7 +796,7 @@ mod tests {
             last_modified: None,
         };
         let plain_child = Provider {
-            id: 3,
+            id: crate::db::ids::ProviderId::new(3),
             uuid: "0b9a5c1e-2f4d-4c59-8e0b-5a8d7f3e6c21".to_owned(),
             name: Some("compute-2 \u{e9}\u{7f}/".to_owned()),
             generation: 12345678901,
@@ -805,7 +805,7 @@ mod tests {
             last_modified: None,
         };
         let plain_unnamed = Provider {
-            id: 4,
+            id: crate::db::ids::ProviderId::new(4),
             uuid: "c2d9e7a4-6b1f-4e8a-9d3c-7f5e1a2b4c68".to_owned(),
             name: None,
             generation: 0,

@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::db::ids::{AggregateId, ProviderId};
+use crate::db::statement::Statement;
 use crate::db::{self, Bind, Conn, Store, sql};
 use crate::error::{Error, Result};
 use crate::objects::provider::{self, ProviderRef};
@@ -12,7 +14,7 @@ use crate::objects::provider::{self, ProviderRef};
 pub(crate) async fn of_provider<'c>(
     store: &Store,
     conn: impl Into<Conn<'c>>,
-    provider_id: i64,
+    provider_id: ProviderId,
 ) -> Result<Vec<String>> {
     Ok(ids_of_provider(store, &mut conn.into(), provider_id)
         .await?
@@ -24,48 +26,50 @@ pub(crate) async fn of_provider<'c>(
 async fn ids_of_provider(
     store: &Store,
     conn: &mut Conn<'_>,
-    provider_id: i64,
-) -> Result<BTreeMap<i64, String>> {
-    conn.fold(
-        sql!(
-            store,
-            "SELECT agg.id, agg.uuid FROM placement_aggregates agg \
+    provider_id: ProviderId,
+) -> Result<BTreeMap<AggregateId, String>> {
+    Ok(conn
+        .fold(
+            sql!(
+                store,
+                "SELECT agg.id, agg.uuid FROM placement_aggregates agg \
              JOIN resource_provider_aggregates rpa ON rpa.aggregate_id = agg.id \
              WHERE rpa.resource_provider_id = ?"
-        ),
-        &[Bind::Int(provider_id)],
-        BTreeMap::new(),
-        |ids: &mut BTreeMap<i64, String>, row| {
-            ids.insert(
-                row.required_int(0)?,
-                row.text(1)?.unwrap_or_default().to_owned(),
-            );
-            Ok(())
-        },
-    )
-    .await
+            ),
+            &[Bind::from(provider_id)],
+            BTreeMap::new(),
+            |ids: &mut BTreeMap<AggregateId, String>, row| {
+                ids.insert(
+                    AggregateId::read(row, 0)?,
+                    row.text(1)?.unwrap_or_default().to_owned(),
+                );
+                Ok(())
+            },
+        )
+        .await?)
 }
 
 /// The id of the aggregate `uuid`, made if new.
-async fn ensure(store: &Store, tx: &mut Conn<'_>, uuid: &str) -> Result<i64> {
+async fn ensure(store: &Store, tx: &mut Conn<'_>, uuid: &str) -> Result<AggregateId> {
     let find = sql!(store, "SELECT id FROM placement_aggregates WHERE uuid = ?");
     let binds = [Bind::from(uuid)];
-    if let Some(id) = tx.row(find, &binds, |row| row.required_int(0)).await? {
+    let read = |row: &dyn db::Columns| AggregateId::read(row, 0);
+    if let Some(id) = tx.row(find, &binds, read).await? {
         return Ok(id);
     }
-    let insert = store.dialect().placeholders(format!(
-        "INSERT INTO placement_aggregates (uuid, created_at) VALUES (?, {})",
-        store.dialect().timestamp_param()
-    ));
-    tx.execute(&insert, &[Bind::from(uuid), Bind::from(db::now_text())])
-        .await?;
-    tx.row(find, &binds, |row| row.required_int(0))
-        .await?
-        .ok_or_else(|| {
-            Error::Inconsistent(format!(
-                "the aggregate {uuid} just inserted cannot be read back"
-            ))
-        })
+    let mut insert = Statement::new(store.dialect());
+    insert
+        .push("INSERT INTO placement_aggregates (uuid, created_at) VALUES (")
+        .bind(uuid)
+        .push(", ")
+        .bind_timestamp(db::now_text())
+        .push(")");
+    insert.execute_on(tx).await?;
+    tx.row(find, &binds, read).await?.ok_or_else(|| {
+        Error::Inconsistent(format!(
+            "the aggregate {uuid} just inserted cannot be read back"
+        ))
+    })
 }
 
 /// Why setting aggregates failed.
@@ -82,6 +86,12 @@ pub(crate) enum SetError {
 impl From<Error> for SetError {
     fn from(e: Error) -> Self {
         SetError::Other(e)
+    }
+}
+
+impl From<crate::db::Error> for SetError {
+    fn from(e: crate::db::Error) -> Self {
+        Error::from(e).into()
     }
 }
 
@@ -127,8 +137,9 @@ pub(crate) async fn set(
 /// What the database said of a failed statement.
 fn database_message(e: &Error) -> String {
     match e {
-        Error::Db(sqlx::Error::Database(db)) => db.message().to_owned(),
-        Error::Sqlite(rusqlite::Error::SqliteFailure(_, Some(message))) => message.clone(),
+        Error::Db(db) => db
+            .database_message()
+            .map_or_else(|| db.to_string(), str::to_owned),
         other => other.to_string(),
     }
 }
@@ -155,28 +166,30 @@ async fn try_set(
                 store,
                 "UPDATE resource_providers SET generation = generation WHERE id = ?"
             ),
-            &[Bind::Int(provider.id)],
+            &[Bind::from(provider.id)],
         )
         .await?;
         provider.generation
     };
     let existing = ids_of_provider(store, tx, provider.id).await?;
-    let insert = store.dialect().placeholders(format!(
-        "INSERT INTO resource_provider_aggregates (resource_provider_id, aggregate_id, created_at) \
-         VALUES (?, ?, {})",
-        store.dialect().timestamp_param()
-    ));
     for uuid in uuids {
         if existing.values().any(|u| u == uuid) {
             continue;
         }
         let id = ensure(store, tx, uuid).await?;
-        let binds = [
-            Bind::Int(provider.id),
-            Bind::Int(id),
-            Bind::from(db::now_text()),
-        ];
-        tx.execute(&insert, &binds).await?;
+        let mut insert = Statement::new(store.dialect());
+        insert
+            .push(
+                "INSERT INTO resource_provider_aggregates (resource_provider_id, aggregate_id, created_at) \
+                 VALUES (",
+            )
+            .bind(provider.id)
+            .push(", ")
+            .bind(id)
+            .push(", ")
+            .bind_timestamp(db::now_text())
+            .push(")");
+        insert.execute_on(tx).await?;
     }
     for (id, uuid) in &existing {
         if !uuids.contains(uuid) {
@@ -185,7 +198,7 @@ async fn try_set(
                     store,
                     "DELETE FROM resource_provider_aggregates WHERE resource_provider_id = ? AND aggregate_id = ?"
                 ),
-                &[Bind::Int(provider.id), Bind::Int(*id)],
+                &[Bind::from(provider.id), Bind::from(*id)],
             )
             .await?;
         }

@@ -18,6 +18,10 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::config::Config;
+use crate::db::ids::{
+    AllocationId, ConsumerTypeId, ProjectId, ProviderId, ResourceClassId, UserId,
+};
+use crate::db::statement::Statement;
 use crate::db::{self, Bind, Columns, Conn, Store, sql};
 use crate::error::{Error, Result};
 use crate::objects::consumer::{self, Consumer, Owners, Wanted};
@@ -89,6 +93,12 @@ impl From<Error> for WriteError {
     }
 }
 
+impl From<crate::db::Error> for WriteError {
+    fn from(e: crate::db::Error) -> Self {
+        Error::from(e).into()
+    }
+}
+
 /// Why one try of a write's transaction did not complete: it failed, or
 /// it met a concurrent writer and the write is to be tried again.
 #[derive(Debug)]
@@ -110,6 +120,12 @@ impl From<WriteError> for Attempt {
 impl From<Error> for Attempt {
     fn from(e: Error) -> Self {
         WriteError::from(e).into()
+    }
+}
+
+impl From<crate::db::Error> for Attempt {
+    fn from(e: crate::db::Error) -> Self {
+        Error::from(e).into()
     }
 }
 
@@ -213,7 +229,7 @@ fn wanted(config: &Config, writes: &[ConsumerWrite], rules: Rules) -> Wanted {
 struct Alloc {
     /// Index into the write's consumers.
     consumer: usize,
-    provider_id: i64,
+    provider_id: ProviderId,
     provider_uuid: String,
     class: String,
     used: i64,
@@ -258,10 +274,10 @@ async fn attempt(
             }));
         }
     }
-    for (c, requested) in &mut consumers {
-        if requested.differs_from(c) {
-            requested.apply_to(c);
-            consumer::update_owner(store, tx, c).await?;
+    for c in &mut consumers {
+        if c.requested.differs_from(&c.consumer) {
+            c.requested.apply_to(&mut c.consumer);
+            consumer::update_owner(store, tx, &c.consumer).await?;
         }
     }
     reshaper::set_interim(store, tx, &mut reshaped).await?;
@@ -274,10 +290,10 @@ async fn attempt(
 /// The project, user and type a write asks a consumer to have.
 #[derive(Clone, Copy, Debug)]
 struct Requested {
-    project_id: i64,
-    user_id: i64,
+    project_id: ProjectId,
+    user_id: UserId,
     /// `None` before 1.38: leave the type as it is.
-    consumer_type_id: Option<i64>,
+    consumer_type_id: Option<ConsumerTypeId>,
 }
 
 impl Requested {
@@ -298,6 +314,23 @@ impl Requested {
     }
 }
 
+/// A consumer of the write, as read or created, and what the write asks
+/// of it.
+#[derive(Clone, Debug)]
+struct Written {
+    consumer: Consumer,
+    requested: Requested,
+}
+
+/// The id of the owner `name`, which the write made if it was missing.
+fn id_of<T: Copy>(ids: &HashMap<String, T>, name: &str) -> Result<T, Attempt> {
+    ids.get(name).copied().ok_or_else(|| {
+        Attempt::Failed(WriteError::Done(Error::Inconsistent(format!(
+            "{name} was created but cannot be read back"
+        ))))
+    })
+}
+
 /// Reads or creates every consumer of the write, checking generations as
 /// upstream's `ensure_consumer` does.
 async fn ensure_consumers(
@@ -307,14 +340,7 @@ async fn ensure_consumers(
     owners: &Owners,
     writes: &[ConsumerWrite],
     rules: Rules,
-) -> Result<Vec<(Consumer, Requested)>, Attempt> {
-    let id_of = |map: &HashMap<String, i64>, name: &str| -> Result<i64, Attempt> {
-        map.get(name).copied().ok_or_else(|| {
-            Attempt::Failed(WriteError::Done(Error::Inconsistent(format!(
-                "{name} was created but cannot be read back"
-            ))))
-        })
-    };
+) -> Result<Vec<Written>, Attempt> {
     let mut out = Vec::with_capacity(writes.len());
     for w in writes {
         let (project, user) = owner_names(config, w);
@@ -369,7 +395,10 @@ async fn ensure_consumers(
                 }
             }
         };
-        out.push((c, requested));
+        out.push(Written {
+            consumer: c,
+            requested,
+        });
     }
     Ok(out)
 }
@@ -399,16 +428,24 @@ async fn current_allocations(
          JOIN resource_classes rc ON a.resource_class_id = rc.id \
          WHERE a.consumer_id = ? ORDER BY a.id"
     );
-    tx.rows(query, &[Bind::from(uuid)], |row| {
-        Ok(Alloc {
-            consumer,
-            provider_id: row.required_int(0)?,
-            provider_uuid: row.required_text(1)?.to_owned(),
-            class: row.required_text(2)?.to_owned(),
-            used: 0,
+    Ok(tx
+        .rows(query, &[Bind::from(uuid)], |row| {
+            Ok(Alloc {
+                consumer,
+                provider_id: ProviderId::read(row, 0)?,
+                provider_uuid: row.required_text(1)?.to_owned(),
+                class: row.required_text(2)?.to_owned(),
+                used: 0,
+            })
         })
-    })
-    .await
+        .await?)
+}
+
+/// A provider's inventory of one class (see [`InventoryKey`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct InventoryKey {
+    provider: ProviderId,
+    class: ResourceClassId,
 }
 
 /// A provider's inventory of one class, with what is allocated from it.
@@ -425,6 +462,13 @@ struct Usage {
     used: i64,
 }
 
+/// A provider's generation as [`set_allocations`] read it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct ProviderGeneration {
+    id: ProviderId,
+    generation: i64,
+}
+
 /// Upstream's `_set_allocations`: removes the consumers' allocations,
 /// checks that the new ones fit, writes them, and moves the generations of
 /// every provider and consumer involved. Returns the ids of the providers
@@ -432,44 +476,47 @@ struct Usage {
 async fn set_allocations(
     store: &Store,
     tx: &mut Conn<'_>,
-    consumers: &mut [(Consumer, Requested)],
+    consumers: &mut [Written],
     allocs: &[Alloc],
-) -> Result<Vec<i64>, Attempt> {
+) -> Result<Vec<ProviderId>, Attempt> {
     if allocs.is_empty() {
         return Ok(Vec::new());
     }
     let d = store.dialect();
     let class_ids = class_ids(store, tx, allocs).await?;
-    let class_of = |a: &Alloc| class_ids.get(&a.class).copied().unwrap_or_default();
-    let rc_ids: BTreeSet<i64> = allocs.iter().map(class_of).collect();
-    let rp_ids: BTreeSet<i64> = allocs.iter().map(|a| a.provider_id).collect();
-    let rc_list = db::placeholder_list(rc_ids.len());
-    let rp_list = db::placeholder_list(rp_ids.len());
-    let ids = |lists: &[&BTreeSet<i64>]| -> Vec<Bind> {
-        lists
-            .iter()
-            .flat_map(|ids| ids.iter().map(|id| Bind::Int(*id)))
-            .collect()
+    // `class_ids` has every class of `allocs`, or failed.
+    let class_of = |a: &Alloc| class_ids[&a.class];
+    let rc_ids: BTreeSet<ResourceClassId> = allocs.iter().map(class_of).collect();
+    let rp_ids: BTreeSet<ProviderId> = allocs.iter().map(|a| a.provider_id).collect();
+    let in_classes = |q: &mut Statement| {
+        q.push("IN (").list(rc_ids.iter().copied()).push(")");
+    };
+    let in_providers = |q: &mut Statement| {
+        q.push("IN (").list(rp_ids.iter().copied()).push(")");
     };
 
     // Usage before this write, to allow a change that leaves a provider
     // over capacity no worse than it was.
-    let prev_query = d.placeholders(format!(
+    let mut prev_query = Statement::new(d);
+    prev_query.push(&format!(
         "SELECT resource_provider_id, resource_class_id, {} \
-         FROM allocations WHERE resource_class_id IN ({rc_list}) AND resource_provider_id IN ({rp_list}) \
-         GROUP BY resource_provider_id, resource_class_id",
+         FROM allocations WHERE resource_class_id ",
         d.int("SUM(used)")
     ));
-    let prev_usage = tx
-        .fold(
-            &prev_query,
-            &ids(&[&rc_ids, &rp_ids]),
+    in_classes(&mut prev_query);
+    prev_query.push(" AND resource_provider_id ");
+    in_providers(&mut prev_query);
+    prev_query.push(" GROUP BY resource_provider_id, resource_class_id");
+    let prev_usage = prev_query
+        .fold_on(
+            tx,
             HashMap::new(),
-            |prev: &mut HashMap<(i64, i64), i64>, row| {
-                prev.insert(
-                    (row.required_int(0)?, row.required_int(1)?),
-                    row.int(2)?.unwrap_or(0),
-                );
+            |prev: &mut HashMap<InventoryKey, i64>, row| {
+                let key = InventoryKey {
+                    provider: ProviderId::read(row, 0)?,
+                    class: ResourceClassId::read(row, 1)?,
+                };
+                prev.insert(key, row.int(2)?.unwrap_or(0));
                 Ok(())
             },
         )
@@ -477,7 +524,7 @@ async fn set_allocations(
 
     let consumer_uuids: BTreeSet<&str> = allocs
         .iter()
-        .map(|a| consumers[a.consumer].0.uuid.as_str())
+        .map(|a| consumers[a.consumer].consumer.uuid.as_str())
         .collect();
     // Found by a plain read, deleted by primary key: on MySQL a DELETE
     // searching the consumer index locks the index gap where a new
@@ -485,38 +532,54 @@ async fn set_allocations(
     // deadlock on each other's gaps. Allocations of these consumers that a
     // concurrent writer adds in between are that writer's: it moved the
     // consumer's generation, which the check below meets.
-    let existing = d.placeholders(format!(
-        "SELECT id FROM allocations WHERE consumer_id IN ({})",
-        db::placeholder_list(consumer_uuids.len())
-    ));
-    let binds: Vec<Bind> = consumer_uuids.iter().map(|u| Bind::from(*u)).collect();
-    let old = tx
-        .rows(&existing, &binds, |row| row.required_int(0).map(Bind::Int))
+    let mut existing = Statement::new(d);
+    existing
+        .push("SELECT id FROM allocations WHERE consumer_id IN (")
+        .list(consumer_uuids.iter().copied())
+        .push(")");
+    let old = existing
+        .rows_on(tx, |row| AllocationId::read(row, 0))
         .await?;
     delete_by_id(store, tx, &old).await?;
 
     // Inventory, usage and generation in one statement: one consistent
     // view, whose generation guards the writes below.
-    let usage_query = d.placeholders(format!(
+    let mut usage_query = Statement::new(d);
+    usage_query.push(
         "SELECT rp.id, rp.uuid, rp.generation, inv.resource_class_id, inv.total, inv.reserved, \
-         inv.allocation_ratio, inv.min_unit, inv.max_unit, inv.step_size, {} \
-         FROM resource_providers rp \
-         JOIN inventories inv ON rp.id = inv.resource_provider_id AND inv.resource_class_id IN ({rc_list}) \
-         LEFT JOIN (SELECT resource_provider_id, resource_class_id, SUM(used) AS used FROM allocations \
-           WHERE resource_class_id IN ({rc_list}) AND resource_provider_id IN ({rp_list}) \
-           GROUP BY resource_provider_id, resource_class_id) usg \
+         inv.allocation_ratio, inv.min_unit, inv.max_unit, inv.step_size, ",
+    );
+    usage_query.push(&d.int("usg.used")).push(
+        " FROM resource_providers rp \
+         JOIN inventories inv ON rp.id = inv.resource_provider_id AND inv.resource_class_id ",
+    );
+    in_classes(&mut usage_query);
+    usage_query.push(
+        " LEFT JOIN (SELECT resource_provider_id, resource_class_id, SUM(used) AS used FROM allocations \
+           WHERE resource_class_id ",
+    );
+    in_classes(&mut usage_query);
+    usage_query.push(" AND resource_provider_id ");
+    in_providers(&mut usage_query);
+    usage_query.push(
+        " GROUP BY resource_provider_id, resource_class_id) usg \
          ON inv.resource_provider_id = usg.resource_provider_id AND inv.resource_class_id = usg.resource_class_id \
-         WHERE rp.id IN ({rp_list}) AND inv.resource_class_id IN ({rc_list})",
-        d.int("usg.used")
-    ));
-    let usage = tx
-        .fold(
-            &usage_query,
-            &ids(&[&rc_ids, &rc_ids, &rp_ids, &rp_ids, &rc_ids]),
+         WHERE rp.id ",
+    );
+    in_providers(&mut usage_query);
+    usage_query.push(" AND inv.resource_class_id ");
+    in_classes(&mut usage_query);
+    let usage = usage_query
+        .fold_on(
+            tx,
             HashMap::new(),
-            |usage: &mut HashMap<(i64, i64), Usage>, row| {
+            |usage: &mut HashMap<InventoryKey, Usage>, row| {
+                let key = InventoryKey {
+                    provider: ProviderId::read(row, 0)?,
+                    class: ResourceClassId::read(row, 3)?,
+                };
                 usage.insert(
-                    (row.required_int(0)?, row.required_int(3)?),
+                    key,
                     Usage {
                         provider_uuid: row.required_text(1)?.to_owned(),
                         generation: row.int(2)?.unwrap_or(0),
@@ -538,40 +601,49 @@ async fn set_allocations(
     // Every new allocation in one statement.
     let kept: Vec<&Alloc> = allocs.iter().filter(|a| a.used > 0).collect();
     if !kept.is_empty() {
-        let row = format!("(?, ?, ?, ?, {})", d.timestamp_param());
-        let insert = d.placeholders(format!(
-            "INSERT INTO allocations (resource_provider_id, consumer_id, resource_class_id, used, created_at) \
-             VALUES {}",
-            vec![row.as_str(); kept.len()].join(", ")
-        ));
         let now = db::now_text();
-        let mut binds = Vec::with_capacity(kept.len() * 5);
-        for a in &kept {
-            binds.extend([
-                Bind::Int(a.provider_id),
-                Bind::from(consumers[a.consumer].0.uuid.as_str()),
-                Bind::Int(class_of(a)),
-                Bind::Int(a.used),
-                Bind::from(now.as_str()),
-            ]);
+        let mut insert = Statement::new(d);
+        insert.push(
+            "INSERT INTO allocations (resource_provider_id, consumer_id, resource_class_id, used, created_at) \
+             VALUES ",
+        );
+        for (n, a) in kept.iter().enumerate() {
+            if n > 0 {
+                insert.push(", ");
+            }
+            insert
+                .push("(")
+                .bind(a.provider_id)
+                .push(", ")
+                .bind(consumers[a.consumer].consumer.uuid.as_str())
+                .push(", ")
+                .bind(class_of(a))
+                .push(", ")
+                .bind(a.used)
+                .push(", ")
+                .bind_timestamp(now.as_str())
+                .push(")");
         }
-        tx.execute(&insert, &binds).await?;
+        insert.execute_on(tx).await?;
     }
 
     // Every provider involved, in id order (one lock order for all
     // writers): a generation that moved means another writer committed
     // since the read above; try the whole write again.
-    let mut generations: Vec<(i64, i64)> = rp_ids
+    let mut generations: Vec<ProviderGeneration> = rp_ids
         .iter()
         .filter_map(|id| {
             usage
                 .iter()
-                .find(|((rp, _), _)| rp == id)
-                .map(|(_, u)| (*id, u.generation))
+                .find(|(key, _)| key.provider == *id)
+                .map(|(_, u)| ProviderGeneration {
+                    id: *id,
+                    generation: u.generation,
+                })
         })
         .collect();
     generations.sort_unstable();
-    for (id, generation) in &generations {
+    for ProviderGeneration { id, generation } in &generations {
         if !provider::try_bump_generation(store, &mut *tx, *id, *generation).await? {
             return Err(Attempt::Again(format!(
                 "the generation of provider {id} moved from {generation}"
@@ -580,10 +652,10 @@ async fn set_allocations(
     }
 
     let mut touched: Vec<usize> = allocs.iter().map(|a| a.consumer).collect();
-    touched.sort_by_key(|i| consumers[*i].0.id);
+    touched.sort_by_key(|i| consumers[*i].consumer.id);
     touched.dedup();
     for i in &touched {
-        if !consumer::increment_generation(store, tx, &mut consumers[*i].0).await? {
+        if !consumer::increment_generation(store, tx, &mut consumers[*i].consumer).await? {
             return Err(Attempt::Failed(WriteError::Concurrent(
                 CONSUMER_CHANGED.to_owned(),
             )));
@@ -593,10 +665,10 @@ async fn set_allocations(
     let emptied: Vec<&str> = touched
         .iter()
         .filter(|i| !keeping.contains(i))
-        .map(|i| consumers[*i].0.uuid.as_str())
+        .map(|i| consumers[*i].consumer.uuid.as_str())
         .collect();
     consumer::delete_if_no_allocations(store, tx, &emptied).await?;
-    Ok(generations.into_iter().map(|(id, _)| id).collect())
+    Ok(generations.into_iter().map(|g| g.id).collect())
 }
 
 /// The ids of the allocations' resource classes; the first unknown one
@@ -605,20 +677,22 @@ async fn class_ids(
     store: &Store,
     tx: &mut Conn<'_>,
     allocs: &[Alloc],
-) -> Result<HashMap<String, i64>, Attempt> {
+) -> Result<HashMap<String, ResourceClassId>, Attempt> {
     let names: BTreeSet<&str> = allocs.iter().map(|a| a.class.as_str()).collect();
-    let query = store.dialect().placeholders(format!(
-        "SELECT id, name FROM resource_classes WHERE name IN ({})",
-        db::placeholder_list(names.len())
-    ));
-    let binds: Vec<Bind> = names.iter().map(|n| Bind::from(*n)).collect();
-    let found = tx
-        .fold(
-            &query,
-            &binds,
+    let mut query = Statement::new(store.dialect());
+    query
+        .push("SELECT id, name FROM resource_classes WHERE name IN (")
+        .list(names.iter().copied())
+        .push(")");
+    let found = query
+        .fold_on(
+            tx,
             HashMap::new(),
-            |found: &mut HashMap<String, i64>, row| {
-                found.insert(row.required_text(1)?.to_owned(), row.required_int(0)?);
+            |found: &mut HashMap<String, ResourceClassId>, row| {
+                found.insert(
+                    row.required_text(1)?.to_owned(),
+                    ResourceClassId::read(row, 0)?,
+                );
                 Ok(())
             },
         )
@@ -634,20 +708,19 @@ async fn class_ids(
 /// Upstream's `_check_capacity_exceeded`, on what one statement read.
 fn check_capacity(
     allocs: &[Alloc],
-    class_ids: &HashMap<String, i64>,
-    usage: &HashMap<(i64, i64), Usage>,
-    prev_usage: &HashMap<(i64, i64), i64>,
+    class_ids: &HashMap<String, ResourceClassId>,
+    usage: &HashMap<InventoryKey, Usage>,
+    prev_usage: &HashMap<InventoryKey, i64>,
 ) -> Result<(), WriteError> {
-    let class_of = |a: &Alloc| class_ids.get(&a.class).copied().unwrap_or_default();
     // Every provider must have inventory of at least one of the classes.
-    let with_inventory: HashSet<i64> = usage.keys().map(|(rp, _)| *rp).collect();
+    let with_inventory: HashSet<ProviderId> = usage.keys().map(|key| key.provider).collect();
     let missing: BTreeSet<&str> = allocs
         .iter()
         .filter(|a| !with_inventory.contains(&a.provider_id))
         .map(|a| a.provider_uuid.as_str())
         .collect();
     if !missing.is_empty() {
-        let mut classes: Vec<(i64, &str)> = class_ids
+        let mut classes: Vec<(ResourceClassId, &str)> = class_ids
             .iter()
             .map(|(name, id)| (*id, name.as_str()))
             .collect();
@@ -659,9 +732,15 @@ fn check_capacity(
             &missing.into_iter().collect::<Vec<_>>().join(", "),
         )));
     }
-    let mut asked: HashMap<(i64, i64), i64> = HashMap::new();
+    let mut asked: HashMap<InventoryKey, i64> = HashMap::new();
     for a in allocs {
-        let key = (a.provider_id, class_of(a));
+        let Some(class) = class_ids.get(&a.class).copied() else {
+            return Err(WriteError::NoSuchResourceClass(a.class.clone()));
+        };
+        let key = InventoryKey {
+            provider: a.provider_id,
+            class,
+        };
         let needed_all = {
             let sum = asked.entry(key).or_insert(0);
             *sum = sum.saturating_add(a.used);
@@ -748,7 +827,7 @@ pub(crate) struct ConsumerInfo {
 
 /// Upstream's modification time of an allocation row: `updated_at`, else
 /// `created_at` (the row's columns `updated` and `created`).
-fn modified(row: &dyn Columns, created: usize, updated: usize) -> Result<Option<SystemTime>> {
+fn modified(row: &dyn Columns, created: usize, updated: usize) -> db::Result<Option<SystemTime>> {
     Ok(row.timestamp(updated)?.or(row.timestamp(created)?))
 }
 
@@ -758,7 +837,8 @@ pub(crate) async fn for_consumer(
     consumer_uuid: &str,
 ) -> Result<(Vec<ConsumerAllocation>, Option<ConsumerInfo>)> {
     let d = store.dialect();
-    let query = format!(
+    let mut q = Statement::new(d);
+    q.push(&format!(
         "SELECT rp.uuid, rp.generation, rc.name, a.used, {}, {}, c.generation, ct.name, \
          p.external_id, u.external_id \
          FROM allocations a \
@@ -768,35 +848,31 @@ pub(crate) async fn for_consumer(
          JOIN users u ON c.user_id = u.id \
          JOIN resource_classes rc ON a.resource_class_id = rc.id \
          LEFT JOIN consumer_types ct ON c.consumer_type_id = ct.id \
-         WHERE a.consumer_id = ? ORDER BY a.id",
+         WHERE a.consumer_id = ",
         d.timestamp_text("a.created_at"),
         d.timestamp_text("a.updated_at")
-    );
-    store
-        .fold_rows(
-            query,
-            vec![Bind::from(consumer_uuid)],
-            (Vec::new(), None),
-            |(out, info), row| {
-                if info.is_none() {
-                    *info = Some(ConsumerInfo {
-                        project_id: row.required_text(8)?.to_owned(),
-                        user_id: row.required_text(9)?.to_owned(),
-                        generation: row.int(6)?.unwrap_or(0),
-                        consumer_type: row.text(7)?.map(str::to_owned),
-                    });
-                }
-                out.push(ConsumerAllocation {
-                    provider_uuid: row.required_text(0)?.to_owned(),
-                    provider_generation: row.int(1)?.unwrap_or(0),
-                    class: row.required_text(2)?.to_owned(),
-                    used: row.required_int(3)?,
-                    modified: modified(row, 4, 5)?,
-                });
-                Ok(())
-            },
-        )
-        .await
+    ))
+    .bind(consumer_uuid)
+    .push(" ORDER BY a.id");
+    Ok(q.fold(store, (Vec::new(), None), |(out, info), row| {
+        if info.is_none() {
+            *info = Some(ConsumerInfo {
+                project_id: row.required_text(8)?.to_owned(),
+                user_id: row.required_text(9)?.to_owned(),
+                generation: row.int(6)?.unwrap_or(0),
+                consumer_type: row.text(7)?.map(str::to_owned),
+            });
+        }
+        out.push(ConsumerAllocation {
+            provider_uuid: row.required_text(0)?.to_owned(),
+            provider_generation: row.int(1)?.unwrap_or(0),
+            class: row.required_text(2)?.to_owned(),
+            used: row.required_int(3)?,
+            modified: modified(row, 4, 5)?,
+        });
+        Ok(())
+    })
+    .await?)
 }
 
 /// One allocation from a provider, as
@@ -813,31 +889,33 @@ pub(crate) struct ProviderAllocation {
 /// The allocations from the provider with id `provider_id`.
 pub(crate) async fn for_provider(
     store: &Store,
-    provider_id: i64,
+    provider_id: ProviderId,
 ) -> Result<Vec<ProviderAllocation>> {
     let d = store.dialect();
-    let query = format!(
+    let mut q = Statement::new(d);
+    q.push(&format!(
         "SELECT c.uuid, c.generation, rc.name, a.used, {}, {} \
          FROM allocations a \
          JOIN consumers c ON a.consumer_id = c.uuid \
          JOIN projects p ON c.project_id = p.id \
          JOIN users u ON c.user_id = u.id \
          JOIN resource_classes rc ON a.resource_class_id = rc.id \
-         WHERE a.resource_provider_id = ? ORDER BY a.id",
+         WHERE a.resource_provider_id = ",
         d.timestamp_text("a.created_at"),
         d.timestamp_text("a.updated_at")
-    );
-    store
-        .read_rows(query, vec![Bind::from(provider_id)], |row| {
-            Ok(ProviderAllocation {
-                consumer_uuid: row.required_text(0)?.to_owned(),
-                consumer_generation: row.int(1)?.unwrap_or(0),
-                class: row.required_text(2)?.to_owned(),
-                used: row.required_int(3)?,
-                modified: modified(row, 4, 5)?,
-            })
+    ))
+    .bind(provider_id)
+    .push(" ORDER BY a.id");
+    Ok(q.read_rows(store, |row| {
+        Ok(ProviderAllocation {
+            consumer_uuid: row.required_text(0)?.to_owned(),
+            consumer_generation: row.int(1)?.unwrap_or(0),
+            class: row.required_text(2)?.to_owned(),
+            used: row.required_int(3)?,
+            modified: modified(row, 4, 5)?,
         })
-        .await
+    })
+    .await?)
 }
 
 /// The latest of the allocations' modification times.
@@ -865,7 +943,7 @@ pub(crate) async fn delete_for_consumer(
                 let mut tx = writer.begin().await?;
                 let outcome =
                     match try_delete_for_consumer(&owned_store, &mut tx.conn(), &consumer_uuid).await {
-                        Ok(deleted) => tx.commit().await.map(|()| deleted),
+                        Ok(deleted) => tx.commit().await.map(|()| deleted).map_err(Error::from),
                         Err(e) => Err(e),
                     };
                 match outcome {
@@ -901,7 +979,7 @@ async fn try_delete_for_consumer(
     );
     let ids = tx
         .rows(query, &[Bind::from(consumer_uuid)], |row| {
-            row.required_int(0).map(Bind::Int)
+            AllocationId::read(row, 0)
         })
         .await?;
     if ids.is_empty() {
@@ -914,15 +992,16 @@ async fn try_delete_for_consumer(
 
 /// Deletes the allocation rows of these ids (by primary key: on MySQL a
 /// delete that searches another index also locks its gaps).
-async fn delete_by_id(store: &Store, tx: &mut Conn<'_>, ids: &[Bind]) -> Result<()> {
+async fn delete_by_id(store: &Store, tx: &mut Conn<'_>, ids: &[AllocationId]) -> Result<()> {
     if ids.is_empty() {
         return Ok(());
     }
-    let delete = store.dialect().placeholders(format!(
-        "DELETE FROM allocations WHERE id IN ({})",
-        db::placeholder_list(ids.len())
-    ));
-    tx.execute(&delete, ids).await?;
+    let mut delete = Statement::new(store.dialect());
+    delete
+        .push("DELETE FROM allocations WHERE id IN (")
+        .list(ids.iter().copied())
+        .push(")");
+    delete.execute_on(tx).await?;
     Ok(())
 }
 
@@ -933,7 +1012,7 @@ mod tests {
     fn alloc(provider_id: i64, class: &str, used: i64) -> Alloc {
         Alloc {
             consumer: 0,
-            provider_id,
+            provider_id: ProviderId::new(provider_id),
             provider_uuid: format!("rp{provider_id}"),
             class: class.to_owned(),
             used,
@@ -954,14 +1033,25 @@ mod tests {
         }
     }
 
-    fn classes() -> HashMap<String, i64> {
-        HashMap::from([("VCPU".to_owned(), 0), ("DISK_GB".to_owned(), 2)])
+    fn classes() -> HashMap<String, ResourceClassId> {
+        HashMap::from([
+            ("VCPU".to_owned(), ResourceClassId::new(0)),
+            ("DISK_GB".to_owned(), ResourceClassId::new(2)),
+        ])
+    }
+
+    /// Provider 1's inventory of VCPU (class 0).
+    fn vcpu_of_1() -> InventoryKey {
+        InventoryKey {
+            provider: ProviderId::new(1),
+            class: ResourceClassId::new(0),
+        }
     }
 
     #[test]
     fn capacity_is_total_less_reserved_times_ratio() {
         // (10 - 2) * 1.5 = 12, 4 used.
-        let inv = HashMap::from([((1, 0), usage(10, 4))]);
+        let inv = HashMap::from([(vcpu_of_1(), usage(10, 4))]);
         let prev = HashMap::new();
         let check = |allocs: &[Alloc]| check_capacity(allocs, &classes(), &inv, &prev);
         assert!(check(&[alloc(1, "VCPU", 8)]).is_ok());
@@ -987,7 +1077,7 @@ mod tests {
 
     #[test]
     fn inventory_must_exist() {
-        let inv = HashMap::from([((1, 0), usage(10, 0))]);
+        let inv = HashMap::from([(vcpu_of_1(), usage(10, 0))]);
         let prev = HashMap::new();
         let Err(WriteError::Invalid(m)) =
             check_capacity(&[alloc(1, "DISK_GB", 1)], &classes(), &inv, &prev)
@@ -1017,8 +1107,8 @@ mod tests {
     fn an_overage_may_shrink() {
         // Capacity 12, 14 used by others after this consumer's 6 were
         // removed (20 before): asking 4 leaves 18 <= 20, allowed; 7 is not.
-        let inv = HashMap::from([((1, 0), usage(10, 14))]);
-        let prev = HashMap::from([((1, 0), 20)]);
+        let inv = HashMap::from([(vcpu_of_1(), usage(10, 14))]);
+        let prev = HashMap::from([(vcpu_of_1(), 20)]);
         assert!(check_capacity(&[alloc(1, "VCPU", 4)], &classes(), &inv, &prev).is_ok());
         assert!(check_capacity(&[alloc(1, "VCPU", 7)], &classes(), &inv, &prev).is_err());
         assert!(check_capacity(&[alloc(1, "VCPU", 4)], &classes(), &inv, &HashMap::new()).is_err());

@@ -7,52 +7,95 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use crate::db::ids::{ConsumerId, ConsumerTypeId, ProjectId, RowId, UserId};
+use crate::db::statement::Statement;
 use crate::db::{self, Bind, Columns, Conn, Store, sql};
 use crate::error::Result;
 
 /// A consumer as a write transaction read it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Consumer {
-    pub(crate) id: i64,
+    pub(crate) id: ConsumerId,
     pub(crate) uuid: String,
-    pub(crate) project_id: i64,
-    pub(crate) user_id: i64,
+    pub(crate) project_id: ProjectId,
+    pub(crate) user_id: UserId,
     pub(crate) generation: i64,
-    pub(crate) consumer_type_id: Option<i64>,
+    pub(crate) consumer_type_id: Option<ConsumerTypeId>,
 }
 
 /// The internal ids of projects, users and consumer types, by name.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Owners {
-    pub(crate) projects: HashMap<String, i64>,
-    pub(crate) users: HashMap<String, i64>,
-    pub(crate) types: HashMap<String, i64>,
+    pub(crate) projects: HashMap<String, ProjectId>,
+    pub(crate) users: HashMap<String, UserId>,
+    pub(crate) types: HashMap<String, ConsumerTypeId>,
 }
 
-/// The tables [`Owners`] come from: table and name column.
-const PROJECTS: (&str, &str) = ("projects", "external_id");
-const USERS: (&str, &str) = ("users", "external_id");
-const TYPES: (&str, &str) = ("consumer_types", "name");
+/// A table of owners ([`Owners`]): its name and its name column.
+#[derive(Clone, Copy, Debug)]
+struct OwnerTable {
+    table: &'static str,
+    column: &'static str,
+}
 
-async fn ids_of(
+const PROJECTS: OwnerTable = OwnerTable {
+    table: "projects",
+    column: "external_id",
+};
+const USERS: OwnerTable = OwnerTable {
+    table: "users",
+    column: "external_id",
+};
+const TYPES: OwnerTable = OwnerTable {
+    table: "consumer_types",
+    column: "name",
+};
+
+impl OwnerTable {
+    /// The columns `id, name` (read by [`OwnerTable::insert_row`]) and the
+    /// rest of a `SELECT` of the rows named `names` (not empty).
+    fn select<'a>(self, q: &mut Statement, names: impl IntoIterator<Item = &'a String>) {
+        let OwnerTable { table, column } = self;
+        q.push(&format!("id, {column} FROM {table} WHERE {column} IN ("))
+            .list(names.into_iter().map(String::as_str))
+            .push(")");
+    }
+
+    /// Adds the row's id (in the column `first`, its name next) to
+    /// `ids`, by name.
+    fn insert_row<T: RowId>(
+        ids: &mut HashMap<String, T>,
+        row: &dyn Columns,
+        first: usize,
+    ) -> db::Result<()> {
+        ids.insert(
+            row.required_text(first + 1)?.to_owned(),
+            T::read(row, first)?,
+        );
+        Ok(())
+    }
+}
+
+/// The ids of the rows of `table` named `names`, by name.
+async fn ids_of<T>(
     store: &Store,
     conn: &mut Conn<'_>,
-    (table, column): (&str, &str),
+    table: OwnerTable,
     names: &[String],
-) -> Result<HashMap<String, i64>> {
+) -> Result<HashMap<String, T>>
+where
+    T: RowId + Send,
+{
     if names.is_empty() {
         return Ok(HashMap::new());
     }
-    let query = store.dialect().placeholders(format!(
-        "SELECT id, {column} FROM {table} WHERE {column} IN ({})",
-        db::placeholder_list(names.len())
-    ));
-    let binds: Vec<Bind> = names.iter().map(|n| Bind::from(n.as_str())).collect();
-    conn.fold(&query, &binds, HashMap::new(), |ids, row| {
-        ids.insert(row.required_text(1)?.to_owned(), row.required_int(0)?);
-        Ok(())
+    let mut q = Statement::new(store.dialect());
+    q.push("SELECT ");
+    table.select(&mut q, names);
+    Ok(q.fold_on(conn, HashMap::new(), move |ids, row| {
+        OwnerTable::insert_row(ids, row, 0)
     })
-    .await
+    .await?)
 }
 
 /// What a write needs: the names of the projects, users and consumer types
@@ -75,34 +118,34 @@ impl Wanted {
             (USERS, &self.users),
             (TYPES, &self.types),
         ];
-        let mut selects = Vec::with_capacity(parts.len());
-        for (kind, ((table, column), names)) in parts.iter().enumerate() {
-            if !names.is_empty() {
-                selects.push(format!(
-                    "SELECT {kind} AS kind, id, {column} FROM {table} WHERE {column} IN ({})",
-                    db::placeholder_list(names.len())
-                ));
-            }
-        }
-        if selects.is_empty() {
+        if parts.iter().all(|(_, names)| names.is_empty()) {
             return Ok(Owners::default());
         }
-        let query = store.dialect().placeholders(selects.join(" UNION ALL "));
-        let binds: Vec<Bind> = parts
-            .iter()
-            .flat_map(|(_, names)| names.iter().map(|n| Bind::from(n.as_str())))
-            .collect();
-        Conn::from(store.reader())
-            .fold(&query, &binds, Owners::default(), |owners, row| {
-                let found = match row.required_int(0)? {
-                    0 => &mut owners.projects,
-                    1 => &mut owners.users,
-                    _ => &mut owners.types,
-                };
-                found.insert(row.required_text(2)?.to_owned(), row.required_int(1)?);
-                Ok(())
-            })
-            .await
+        // Columns: the part's index in `parts` (its table), then the
+        // table's id and name.
+        let mut q = Statement::new(store.dialect());
+        let mut first = true;
+        for (kind, (table, names)) in parts.iter().enumerate() {
+            if names.is_empty() {
+                continue;
+            }
+            if !first {
+                q.push(" UNION ALL ");
+            }
+            first = false;
+            q.push(&format!("SELECT {kind} AS kind, "));
+            table.select(&mut q, names.iter());
+        }
+        Ok(q.fold_on(
+            &mut Conn::from(store.reader()),
+            Owners::default(),
+            |owners, row| match row.required_int(0)? {
+                0 => OwnerTable::insert_row(&mut owners.projects, row, 1),
+                1 => OwnerTable::insert_row(&mut owners.users, row, 1),
+                _ => OwnerTable::insert_row(&mut owners.types, row, 1),
+            },
+        )
+        .await?)
     }
 
     /// Creates, in `tx`, those `known` lacks and returns every id. Call it
@@ -114,13 +157,13 @@ impl Wanted {
         tx: &mut Conn<'_>,
         known: &Owners,
     ) -> Result<Owners> {
-        let missing = |wanted: &BTreeSet<String>, have: &HashMap<String, i64>| -> Vec<String> {
+        fn missing<T>(wanted: &BTreeSet<String>, have: &HashMap<String, T>) -> Vec<String> {
             wanted
                 .iter()
                 .filter(|n| !have.contains_key(*n))
                 .cloned()
                 .collect()
-        };
+        }
         let projects = missing(&self.projects, &known.projects);
         let users = missing(&self.users, &known.users);
         let types = missing(&self.types, &known.types);
@@ -141,47 +184,48 @@ impl Wanted {
 async fn insert_missing(
     store: &Store,
     tx: &mut Conn<'_>,
-    (table, column): (&str, &str),
+    OwnerTable { table, column }: OwnerTable,
     names: &[String],
 ) -> Result<()> {
     let d = store.dialect();
-    let insert = d.placeholders(d.insert_unless_present(
-        table,
-        &[column, "created_at"],
-        &format!("?, {}", d.timestamp_param()),
-    ));
+    // The statement's text around its values, as the dialect writes it.
+    let marker = "{values}";
+    let around = d.insert_unless_present(table, &[column, "created_at"], marker);
+    debug_assert!(around.contains(marker), "{around}");
+    let (before, after) = around.split_once(marker).unwrap_or((&around, ""));
     for name in names {
-        tx.execute(
-            &insert,
-            &[Bind::from(name.as_str()), Bind::from(db::now_text())],
-        )
-        .await?;
+        let mut insert = Statement::new(d);
+        insert
+            .push(before)
+            .bind(name.as_str())
+            .push(", ")
+            .bind_timestamp(db::now_text())
+            .push(after);
+        insert.execute_on(tx).await?;
     }
     Ok(())
 }
 
-fn read_consumer(row: &dyn Columns) -> Result<Consumer> {
-    Ok(Consumer {
-        id: row.required_int(0)?,
-        uuid: row.required_text(1)?.to_owned(),
-        project_id: row.required_int(2)?,
-        user_id: row.required_int(3)?,
-        generation: row.int(4)?.unwrap_or(0),
-        consumer_type_id: row.int(5)?,
-    })
-}
-
 /// The consumer with `uuid`, read in `tx`.
 pub(crate) async fn find(store: &Store, tx: &mut Conn<'_>, uuid: &str) -> Result<Option<Consumer>> {
-    tx.row(
+    Ok(tx.row(
         sql!(
             store,
             "SELECT id, uuid, project_id, user_id, generation, consumer_type_id FROM consumers WHERE uuid = ?"
         ),
         &[Bind::from(uuid)],
-        read_consumer,
+        |row| {
+            Ok(Consumer {
+                id: ConsumerId::read(row, 0)?,
+                uuid: row.required_text(1)?.to_owned(),
+                project_id: ProjectId::read(row, 2)?,
+                user_id: UserId::read(row, 3)?,
+                generation: row.int(4)?.unwrap_or(0),
+                consumer_type_id: ConsumerTypeId::read_optional(row, 5)?,
+            })
+        },
     )
-    .await
+    .await?)
 }
 
 /// Creates a consumer with generation 0. A unique key violation (another
@@ -190,28 +234,29 @@ pub(crate) async fn create(
     store: &Store,
     tx: &mut Conn<'_>,
     uuid: &str,
-    project_id: i64,
-    user_id: i64,
-    consumer_type_id: Option<i64>,
+    project_id: ProjectId,
+    user_id: UserId,
+    consumer_type_id: Option<ConsumerTypeId>,
 ) -> Result<Consumer> {
-    let d = store.dialect();
-    let insert = d.placeholders(format!(
-        "INSERT INTO consumers (uuid, project_id, user_id, generation, consumer_type_id, created_at) VALUES (?, ?, ?, 0, ?, {})",
-        d.timestamp_param()
-    ));
-    let binds = [
-        Bind::from(uuid),
-        Bind::from(project_id),
-        Bind::from(user_id),
-        Bind::from(consumer_type_id),
-        Bind::from(db::now_text()),
-    ];
-    let inserted = tx.execute(&insert, &binds).await?;
+    let mut insert = Statement::new(store.dialect());
+    insert
+        .push("INSERT INTO consumers (uuid, project_id, user_id, generation, consumer_type_id, created_at) VALUES (")
+        .bind(uuid)
+        .push(", ")
+        .bind(project_id)
+        .push(", ")
+        .bind(user_id)
+        .push(", 0, ")
+        .bind(consumer_type_id)
+        .push(", ")
+        .bind_timestamp(db::now_text())
+        .push(")");
+    let inserted = insert.execute_on(tx).await?;
     // The row is what was just written; only its id is the database's.
     // SQLite and MySQL tell it; PostgreSQL does not, so read it back.
     if let Some(id) = inserted.last_insert_id {
         return Ok(Consumer {
-            id,
+            id: ConsumerId::new(id),
             uuid: uuid.to_owned(),
             project_id,
             user_id,
@@ -234,20 +279,21 @@ pub(crate) async fn update_owner(
     tx: &mut Conn<'_>,
     consumer: &Consumer,
 ) -> Result<()> {
-    let d = store.dialect();
-    let update = d.placeholders(format!(
-        "UPDATE consumers SET project_id = ?, user_id = ?, consumer_type_id = ?, updated_at = {} WHERE id = ? AND generation = ?",
-        d.timestamp_param()
-    ));
-    let binds = [
-        Bind::from(consumer.project_id),
-        Bind::from(consumer.user_id),
-        Bind::from(consumer.consumer_type_id),
-        Bind::from(db::now_text()),
-        Bind::from(consumer.id),
-        Bind::from(consumer.generation),
-    ];
-    tx.execute(&update, &binds).await?;
+    let mut update = Statement::new(store.dialect());
+    update
+        .push("UPDATE consumers SET project_id = ")
+        .bind(consumer.project_id)
+        .push(", user_id = ")
+        .bind(consumer.user_id)
+        .push(", consumer_type_id = ")
+        .bind(consumer.consumer_type_id)
+        .push(", updated_at = ")
+        .bind_timestamp(db::now_text())
+        .push(" WHERE id = ")
+        .bind(consumer.id)
+        .push(" AND generation = ")
+        .bind(consumer.generation);
+    update.execute_on(tx).await?;
     Ok(())
 }
 
@@ -258,18 +304,17 @@ pub(crate) async fn increment_generation(
     tx: &mut Conn<'_>,
     consumer: &mut Consumer,
 ) -> Result<bool> {
-    let d = store.dialect();
-    let update = d.placeholders(format!(
-        "UPDATE consumers SET generation = ?, updated_at = {} WHERE id = ? AND generation = ?",
-        d.timestamp_param()
-    ));
-    let binds = [
-        Bind::from(consumer.generation + 1),
-        Bind::from(db::now_text()),
-        Bind::from(consumer.id),
-        Bind::from(consumer.generation),
-    ];
-    if tx.execute(&update, &binds).await?.rows_affected == 1 {
+    let mut update = Statement::new(store.dialect());
+    update
+        .push("UPDATE consumers SET generation = ")
+        .bind(consumer.generation + 1)
+        .push(", updated_at = ")
+        .bind_timestamp(db::now_text())
+        .push(" WHERE id = ")
+        .bind(consumer.id)
+        .push(" AND generation = ")
+        .bind(consumer.generation);
+    if update.execute_on(tx).await?.rows_affected == 1 {
         consumer.generation += 1;
         Ok(true)
     } else {
@@ -287,8 +332,6 @@ pub(crate) async fn delete_if_no_allocations(
         return Ok(());
     }
     let d = store.dialect();
-    let list = db::placeholder_list(uuids.len());
-    let binds: Vec<Bind> = uuids.iter().map(|u| Bind::from(*u)).collect();
     // The consumers first: a writer giving one of them allocations moves
     // its generation, so once this transaction holds their rows, such a
     // writer has either committed (and the read below sees its
@@ -296,33 +339,37 @@ pub(crate) async fn delete_if_no_allocations(
     // with `NOT EXISTS (SELECT ... FROM allocations ...)` instead scanned
     // the allocations on MariaDB, share-locking every row, and concurrent
     // deleters deadlocked.
-    let lock = d.placeholders(format!(
-        "SELECT id FROM consumers WHERE uuid IN ({list}){}",
-        d.for_update()
-    ));
-    tx.rows(&lock, &binds, |row| row.required_int(0)).await?;
-    let holding = d.placeholders(format!(
-        "SELECT consumer_id FROM allocations WHERE consumer_id IN ({list}){}",
-        d.for_share()
-    ));
-    let holding = tx
-        .fold(&holding, &binds, BTreeSet::new(), |held, row| {
+    let mut lock = Statement::new(d);
+    lock.push("SELECT id FROM consumers WHERE uuid IN (")
+        .list(uuids.iter().copied())
+        .push(")")
+        .push(d.for_update());
+    lock.rows_on(tx, |row| ConsumerId::read(row, 0)).await?;
+    let mut holding = Statement::new(d);
+    holding
+        .push("SELECT consumer_id FROM allocations WHERE consumer_id IN (")
+        .list(uuids.iter().copied())
+        .push(")")
+        .push(d.for_share());
+    let holding = holding
+        .fold_on(tx, BTreeSet::new(), |held, row| {
             held.insert(row.required_text(0)?.to_owned());
             Ok(())
         })
         .await?;
-    let empty: Vec<Bind> = uuids
+    let empty: Vec<&str> = uuids
         .iter()
-        .filter(|u| !holding.contains(**u))
-        .map(|u| Bind::from(*u))
+        .copied()
+        .filter(|u| !holding.contains(*u))
         .collect();
     if empty.is_empty() {
         return Ok(());
     }
-    let delete = d.placeholders(format!(
-        "DELETE FROM consumers WHERE uuid IN ({})",
-        db::placeholder_list(empty.len())
-    ));
-    tx.execute(&delete, &empty).await?;
+    let mut delete = Statement::new(d);
+    delete
+        .push("DELETE FROM consumers WHERE uuid IN (")
+        .list(empty)
+        .push(")");
+    delete.execute_on(tx).await?;
     Ok(())
 }

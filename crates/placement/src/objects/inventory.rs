@@ -9,6 +9,8 @@ use std::time::SystemTime;
 
 use std::sync::Arc;
 
+use crate::db::ids::{ProviderId, ResourceClassId};
+use crate::db::statement::Statement;
 use crate::db::{self, Bind, Columns, Conn, Store, sql};
 use crate::error::{Error, Result};
 use crate::objects::provider::{self, ProviderRef};
@@ -18,14 +20,15 @@ pub(crate) async fn resource_class_id<'c>(
     store: &Store,
     conn: impl Into<Conn<'c>>,
     name: &str,
-) -> Result<Option<i64>> {
-    conn.into()
+) -> Result<Option<ResourceClassId>> {
+    Ok(conn
+        .into()
         .row(
             sql!(store, "SELECT id FROM resource_classes WHERE name = ?"),
             &[Bind::from(name)],
-            |row| row.required_int(0),
+            |row| ResourceClassId::read(row, 0),
         )
-        .await
+        .await?)
 }
 
 /// What an inventory of `total` with `reserved` and `allocation_ratio`
@@ -66,17 +69,17 @@ impl Inventory {
         capacity(self.total, self.reserved, self.allocation_ratio)
     }
 
-    /// The record's values in the order the inventory statements write
-    /// them: total, reserved, min_unit, max_unit, step_size,
-    /// allocation_ratio.
-    fn record_binds(&self) -> [Bind; 6] {
+    /// The record's columns and their values, in the order the
+    /// inventory statements write them.
+    fn record_columns(&self) -> [RecordColumn; 6] {
+        let column = |name, value| RecordColumn { name, value };
         [
-            Bind::Int(self.total),
-            Bind::Int(self.reserved),
-            Bind::Int(self.min_unit),
-            Bind::Int(self.max_unit),
-            Bind::Int(self.step_size),
-            Bind::Float(self.allocation_ratio),
+            column("total", Bind::Int(self.total)),
+            column("reserved", Bind::Int(self.reserved)),
+            column("min_unit", Bind::Int(self.min_unit)),
+            column("max_unit", Bind::Int(self.max_unit)),
+            column("step_size", Bind::Int(self.step_size)),
+            column("allocation_ratio", Bind::Float(self.allocation_ratio)),
         ]
     }
 
@@ -86,38 +89,44 @@ impl Inventory {
     }
 }
 
-fn read_inventory(row: &dyn Columns) -> Result<Inventory> {
-    Ok(Inventory {
-        resource_class: row.required_text(0)?.to_owned(),
-        total: row.required_int(1)?,
-        reserved: row.required_int(2)?,
-        min_unit: row.required_int(3)?,
-        max_unit: row.required_int(4)?,
-        step_size: row.required_int(5)?,
-        allocation_ratio: row.required_float(6)?,
-        created_at: row.timestamp(7)?,
-        updated_at: row.timestamp(8)?,
-    })
+/// A column of an inventory record and its value, as written.
+struct RecordColumn {
+    name: &'static str,
+    value: Bind,
 }
 
 /// The inventories of the provider `provider_id`, by resource class id.
 pub(crate) async fn list<'c>(
     store: &Store,
     conn: impl Into<Conn<'c>>,
-    provider_id: i64,
+    provider_id: ProviderId,
 ) -> Result<Vec<Inventory>> {
     let d = store.dialect();
-    let query = d.placeholders(format!(
+    let mut q = Statement::new(d);
+    q.push(&format!(
         "SELECT rc.name, inv.total, inv.reserved, inv.min_unit, inv.max_unit, inv.step_size, \
          inv.allocation_ratio, {}, {} \
          FROM inventories inv JOIN resource_classes rc ON rc.id = inv.resource_class_id \
-         WHERE inv.resource_provider_id = ? ORDER BY inv.resource_class_id",
+         WHERE inv.resource_provider_id = ",
         d.timestamp_text("inv.created_at"),
         d.timestamp_text("inv.updated_at"),
-    ));
-    conn.into()
-        .rows(&query, &[Bind::Int(provider_id)], read_inventory)
-        .await
+    ))
+    .bind(provider_id)
+    .push(" ORDER BY inv.resource_class_id");
+    Ok(q.rows_on(&mut conn.into(), |row| {
+        Ok(Inventory {
+            resource_class: row.required_text(0)?.to_owned(),
+            total: row.required_int(1)?,
+            reserved: row.required_int(2)?,
+            min_unit: row.required_int(3)?,
+            max_unit: row.required_int(4)?,
+            step_size: row.required_int(5)?,
+            allocation_ratio: row.required_float(6)?,
+            created_at: row.timestamp(7)?,
+            updated_at: row.timestamp(8)?,
+        })
+    })
+    .await?)
 }
 
 /// Why an inventory write failed (upstream's exceptions).
@@ -147,6 +156,12 @@ impl From<Error> for WriteError {
     }
 }
 
+impl From<crate::db::Error> for WriteError {
+    fn from(e: crate::db::Error) -> Self {
+        Error::from(e).into()
+    }
+}
+
 impl WriteError {
     /// Upstream's message for it, about the provider `uuid`.
     pub(crate) fn message(&self, uuid: &str) -> String {
@@ -170,7 +185,7 @@ async fn class_ids(
     store: &Store,
     tx: &mut Conn<'_>,
     classes: &[&str],
-) -> Result<Vec<i64>, WriteError> {
+) -> Result<Vec<ResourceClassId>, WriteError> {
     let mut ids = Vec::with_capacity(classes.len());
     for class in classes {
         ids.push(
@@ -183,41 +198,51 @@ async fn class_ids(
 }
 
 /// The resource class ids the provider has inventory of.
-async fn existing_classes(store: &Store, tx: &mut Conn<'_>, provider_id: i64) -> Result<Vec<i64>> {
-    tx.rows(
-        sql!(
-            store,
-            "SELECT resource_class_id FROM inventories WHERE resource_provider_id = ?"
-        ),
-        &[Bind::Int(provider_id)],
-        |row| row.required_int(0),
-    )
-    .await
+async fn existing_classes(
+    store: &Store,
+    tx: &mut Conn<'_>,
+    provider_id: ProviderId,
+) -> Result<Vec<ResourceClassId>> {
+    Ok(tx
+        .rows(
+            sql!(
+                store,
+                "SELECT resource_class_id FROM inventories WHERE resource_provider_id = ?"
+            ),
+            &[Bind::from(provider_id)],
+            |row| ResourceClassId::read(row, 0),
+        )
+        .await?)
 }
 
 /// Used amounts of the provider by resource class id.
-async fn usage(store: &Store, tx: &mut Conn<'_>, provider_id: i64) -> Result<HashMap<i64, i64>> {
-    let query = store.dialect().placeholders(format!(
-        "SELECT resource_class_id, {} FROM allocations \
-         WHERE resource_provider_id = ? GROUP BY resource_class_id",
+async fn usage(
+    store: &Store,
+    tx: &mut Conn<'_>,
+    provider_id: ProviderId,
+) -> Result<HashMap<ResourceClassId, i64>> {
+    let mut q = Statement::new(store.dialect());
+    q.push(&format!(
+        "SELECT resource_class_id, {} FROM allocations WHERE resource_provider_id = ",
         store.dialect().int("SUM(used)")
-    ));
-    tx.fold(
-        &query,
-        &[Bind::Int(provider_id)],
+    ))
+    .bind(provider_id)
+    .push(" GROUP BY resource_class_id");
+    Ok(q.fold_on(
+        tx,
         HashMap::new(),
-        |used: &mut HashMap<i64, i64>, row| {
-            used.insert(row.required_int(0)?, row.int(1)?.unwrap_or(0));
+        |used: &mut HashMap<ResourceClassId, i64>, row| {
+            used.insert(ResourceClassId::read(row, 0)?, row.int(1)?.unwrap_or(0));
             Ok(())
         },
     )
-    .await
+    .await?)
 }
 
 /// `InUse` when any of `to_delete` (class id to name) has allocations.
 fn check_unused(
-    to_delete: &BTreeMap<i64, String>,
-    used: &HashMap<i64, i64>,
+    to_delete: &BTreeMap<ResourceClassId, String>,
+    used: &HashMap<ResourceClassId, i64>,
 ) -> Result<(), WriteError> {
     let in_use: Vec<&str> = to_delete
         .iter()
@@ -235,8 +260,8 @@ fn check_unused(
 async fn delete_classes(
     store: &Store,
     tx: &mut Conn<'_>,
-    provider_id: i64,
-    to_delete: &BTreeMap<i64, String>,
+    provider_id: ProviderId,
+    to_delete: &BTreeMap<ResourceClassId, String>,
 ) -> Result<(), WriteError> {
     for id in to_delete.keys() {
         tx.execute(
@@ -244,7 +269,7 @@ async fn delete_classes(
                 store,
                 "DELETE FROM inventories WHERE resource_provider_id = ? AND resource_class_id = ?"
             ),
-            &[Bind::Int(provider_id), Bind::Int(*id)],
+            &[Bind::from(provider_id), Bind::from(*id)],
         )
         .await?;
     }
@@ -254,21 +279,25 @@ async fn delete_classes(
 async fn insert(
     store: &Store,
     tx: &mut Conn<'_>,
-    provider_id: i64,
-    class_id: i64,
+    provider_id: ProviderId,
+    class_id: ResourceClassId,
     inv: &Inventory,
 ) -> Result<(), WriteError> {
-    let d = store.dialect();
-    let query = d.placeholders(format!(
-        "INSERT INTO inventories (resource_provider_id, resource_class_id, total, reserved, \
-         min_unit, max_unit, step_size, allocation_ratio, created_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, {})",
-        d.timestamp_param()
-    ));
-    let mut binds = vec![Bind::Int(provider_id), Bind::Int(class_id)];
-    binds.extend(inv.record_binds());
-    binds.push(Bind::from(db::now_text()));
-    match tx.execute(&query, &binds).await {
+    let record = inv.record_columns();
+    let mut q = Statement::new(store.dialect());
+    q.push("INSERT INTO inventories (resource_provider_id, resource_class_id, ");
+    for column in &record {
+        q.push(column.name).push(", ");
+    }
+    q.push("created_at) VALUES (")
+        .bind(provider_id)
+        .push(", ")
+        .bind(class_id);
+    for column in record {
+        q.push(", ").bind(column.value);
+    }
+    q.push(", ").bind_timestamp(db::now_text()).push(")");
+    match q.execute_on(tx).await {
         Ok(_) => Ok(()),
         Err(e) if e.is_unique_violation() => Err(WriteError::Exists(inv.resource_class.clone())),
         Err(e) => Err(e.into()),
@@ -280,32 +309,33 @@ async fn insert(
 async fn update_record(
     store: &Store,
     tx: &mut Conn<'_>,
-    (provider_id, uuid): (i64, &str),
-    class_id: i64,
+    provider: ProviderKey<'_>,
+    class_id: ResourceClassId,
     inv: &Inventory,
-    used: &HashMap<i64, i64>,
+    used: &HashMap<ResourceClassId, i64>,
 ) -> Result<(), WriteError> {
     if used.get(&class_id).is_some_and(|u| *u > inv.capacity()) {
         tracing::warn!(
-            provider = %uuid,
+            provider = %provider.uuid,
             resource_class = %inv.resource_class,
             "resource provider is now over-capacity"
         );
     }
-    let d = store.dialect();
-    let query = d.placeholders(format!(
-        "UPDATE inventories SET total = ?, reserved = ?, min_unit = ?, max_unit = ?, \
-         step_size = ?, allocation_ratio = ?, updated_at = {} \
-         WHERE resource_provider_id = ? AND resource_class_id = ?",
-        d.timestamp_param()
-    ));
-    let mut binds = inv.record_binds().to_vec();
-    binds.extend([
-        Bind::from(db::now_text()),
-        Bind::Int(provider_id),
-        Bind::Int(class_id),
-    ]);
-    if tx.execute(&query, &binds).await?.rows_affected == 0 {
+    let mut q = Statement::new(store.dialect());
+    q.push("UPDATE inventories SET ");
+    for column in inv.record_columns() {
+        q.push(column.name)
+            .push(" = ")
+            .bind(column.value)
+            .push(", ");
+    }
+    q.push("updated_at = ")
+        .bind_timestamp(db::now_text())
+        .push(" WHERE resource_provider_id = ")
+        .bind(provider.id)
+        .push(" AND resource_class_id = ")
+        .bind(class_id);
+    if q.execute_on(tx).await?.rows_affected == 0 {
         return Err(WriteError::NoInventory(inv.resource_class.clone()));
     }
     Ok(())
@@ -355,15 +385,11 @@ pub(crate) async fn update(
                 }
                 let used = usage(store, tx, provider.id).await?;
                 let generation = bump(store, tx, &provider).await?;
-                update_record(
-                    store,
-                    tx,
-                    (provider.id, &provider.uuid),
-                    class_id,
-                    &inv,
-                    &used,
-                )
-                .await?;
+                let key = ProviderKey {
+                    id: provider.id,
+                    uuid: &provider.uuid,
+                };
+                update_record(store, tx, key, class_id, &inv, &used).await?;
                 Ok(generation)
             })
         })
@@ -427,13 +453,21 @@ pub(crate) async fn replace(
 /// the writer's transaction; moving the provider's generation is the
 /// writer's (before or after [`Replacement::apply`]).
 pub(crate) struct Replacement<'a> {
-    provider_id: i64,
+    provider_id: ProviderId,
     inventories: &'a [Inventory],
     /// The class id of each of `inventories`, in order.
-    wanted: Vec<i64>,
-    existing: Vec<i64>,
-    used: HashMap<i64, i64>,
-    to_delete: BTreeMap<i64, String>,
+    wanted: Vec<ResourceClassId>,
+    existing: Vec<ResourceClassId>,
+    used: HashMap<ResourceClassId, i64>,
+    to_delete: BTreeMap<ResourceClassId, String>,
+}
+
+/// A provider as [`update_record`] names it: its id, and its uuid for
+/// the log.
+#[derive(Clone, Copy, Debug)]
+struct ProviderKey<'a> {
+    id: ProviderId,
+    uuid: &'a str,
 }
 
 impl<'a> Replacement<'a> {
@@ -441,7 +475,7 @@ impl<'a> Replacement<'a> {
     pub(crate) async fn plan(
         store: &Store,
         tx: &mut Conn<'_>,
-        provider_id: i64,
+        provider_id: ProviderId,
         inventories: &'a [Inventory],
     ) -> Result<Replacement<'a>, WriteError> {
         let names: Vec<&str> = inventories
@@ -482,15 +516,11 @@ impl<'a> Replacement<'a> {
         delete_classes(store, tx, self.provider_id, &self.to_delete).await?;
         for (inv, class_id) in self.inventories.iter().zip(&self.wanted) {
             if self.existing.contains(class_id) {
-                update_record(
-                    store,
-                    tx,
-                    (self.provider_id, uuid),
-                    *class_id,
-                    inv,
-                    &self.used,
-                )
-                .await?;
+                let key = ProviderKey {
+                    id: self.provider_id,
+                    uuid,
+                };
+                update_record(store, tx, key, *class_id, inv, &self.used).await?;
             } else {
                 insert(store, tx, self.provider_id, *class_id, inv).await?;
             }
@@ -504,22 +534,26 @@ pub(crate) const CLASS_NAMES: &str = "SELECT id, name FROM resource_classes";
 
 /// A fold step adding a row of [`CLASS_NAMES`] to names by id.
 pub(crate) fn insert_class_name<S: BuildHasher>(
-    names: &mut HashMap<i64, String, S>,
+    names: &mut HashMap<ResourceClassId, String, S>,
     row: &dyn Columns,
-) -> Result<()> {
-    names.insert(row.required_int(0)?, row.required_text(1)?.to_owned());
+) -> db::Result<()> {
+    names.insert(
+        ResourceClassId::read(row, 0)?,
+        row.required_text(1)?.to_owned(),
+    );
     Ok(())
 }
 
 /// Every resource class name by id.
-async fn class_names(store: &Store, tx: &mut Conn<'_>) -> Result<HashMap<i64, String>> {
-    tx.fold(
-        sql!(store, CLASS_NAMES),
-        &[],
-        HashMap::new(),
-        insert_class_name,
-    )
-    .await
+async fn class_names(store: &Store, tx: &mut Conn<'_>) -> Result<HashMap<ResourceClassId, String>> {
+    Ok(tx
+        .fold(
+            sql!(store, CLASS_NAMES),
+            &[],
+            HashMap::new(),
+            insert_class_name,
+        )
+        .await?)
 }
 
 /// Moves the provider's generation on from the one the caller read.

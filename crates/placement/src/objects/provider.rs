@@ -5,13 +5,15 @@
 use std::collections::{BTreeSet, HashMap};
 use std::time::SystemTime;
 
-use crate::db::{self, Bind, Columns, Conn, IdSet, Store, sql};
+use crate::db::ids::{AggregateId, IdSet, ProviderId, ResourceClassId};
+use crate::db::statement::Statement;
+use crate::db::{self, Bind, Columns, Conn, Store, sql};
 use crate::error::{Error, Result, code};
 
 /// The identity of a provider and its current generation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct ProviderRef {
-    pub(crate) id: i64,
+    pub(crate) id: ProviderId,
     pub(crate) uuid: String,
     pub(crate) generation: i64,
 }
@@ -23,7 +25,8 @@ pub(crate) async fn find<'c>(
     conn: impl Into<Conn<'c>>,
     uuid: &str,
 ) -> Result<Option<ProviderRef>> {
-    conn.into()
+    Ok(conn
+        .into()
         .row(
             sql!(
                 store,
@@ -32,13 +35,13 @@ pub(crate) async fn find<'c>(
             &[Bind::from(uuid)],
             |row| {
                 Ok(ProviderRef {
-                    id: row.required_int(0)?,
+                    id: ProviderId::read(row, 0)?,
                     uuid: row.required_text(1)?.to_owned(),
                     generation: row.int(2)?.unwrap_or(0),
                 })
             },
         )
-        .await
+        .await?)
 }
 
 /// Moves the provider's generation from `expected` to the next one, in the
@@ -70,26 +73,26 @@ pub(crate) fn concurrent_update(uuid: &str) -> Error {
 pub(crate) async fn try_bump_generation<'c>(
     store: &Store,
     tx: impl Into<Conn<'c>>,
-    id: i64,
+    id: ProviderId,
     expected: i64,
 ) -> Result<bool> {
-    let update = store.dialect().placeholders(format!(
-        "UPDATE resource_providers SET generation = ?, updated_at = {} WHERE id = ? AND generation = ?",
-        store.dialect().timestamp_param()
-    ));
-    let binds = [
-        Bind::from(expected + 1),
-        Bind::from(db::now_text()),
-        Bind::from(id),
-        Bind::from(expected),
-    ];
-    Ok(tx.into().execute(&update, &binds).await?.rows_affected == 1)
+    let mut update = Statement::new(store.dialect());
+    update
+        .push("UPDATE resource_providers SET generation = ")
+        .bind(expected + 1)
+        .push(", updated_at = ")
+        .bind_timestamp(db::now_text())
+        .push(" WHERE id = ")
+        .bind(id)
+        .push(" AND generation = ")
+        .bind(expected);
+    Ok(update.execute_on(&mut tx.into()).await?.rows_affected == 1)
 }
 
 /// A provider as the API shows it, with its place in its tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Provider {
-    pub(crate) id: i64,
+    pub(crate) id: ProviderId,
     pub(crate) uuid: String,
     pub(crate) name: Option<String>,
     pub(crate) generation: i64,
@@ -133,10 +136,11 @@ pub(crate) trait ListVisitor: Send + 'static {
 }
 
 /// The columns of [`Provider`], from `rp` joined to its `root` and
-/// (left) its `parent`.
-fn provider_select(store: &Store) -> String {
+/// (left) its `parent`, read by [`ProviderRow::read`].
+fn provider_select(store: &Store) -> Statement {
     let d = store.dialect();
-    format!(
+    let mut q = Statement::new(d);
+    q.push(&format!(
         "SELECT rp.id AS id, rp.uuid AS uuid, rp.name AS name, rp.generation AS generation, \
          root.uuid AS root_uuid, parent.uuid AS parent_uuid, \
          {} AS last_modified \
@@ -144,26 +148,44 @@ fn provider_select(store: &Store) -> String {
          JOIN resource_providers root ON rp.root_provider_id = root.id \
          LEFT JOIN resource_providers parent ON rp.parent_provider_id = parent.id",
         d.timestamp_text("COALESCE(rp.updated_at, rp.created_at)"),
-    )
+    ));
+    q
 }
 
-/// A row of [`provider_select`], its columns read by position (a name
-/// lookup per column shows in the 1,000-provider list): the id, what the
-/// API shows, and the last-modified time as the database wrote it.
-fn read_provider_row(row: &dyn Columns) -> Result<(i64, ProviderView<'_>, Option<&str>)> {
-    let view = ProviderView {
-        uuid: row.required_text(1)?,
-        name: row.text(2)?,
-        generation: row.int(3)?.unwrap_or(0),
-        root_uuid: row.required_text(4)?,
-        parent_uuid: row.text(5)?,
-    };
-    Ok((row.required_int(0)?, view, row.text(6)?))
+/// A row of [`provider_select`], borrowed from the row.
+struct ProviderRow<'a> {
+    id: ProviderId,
+    /// What the API shows.
+    view: ProviderView<'a>,
+    /// The last-modified time as the database wrote it.
+    last_modified: Option<&'a str>,
+}
+
+impl<'a> ProviderRow<'a> {
+    /// The columns of [`provider_select`], read by position (a name
+    /// lookup per column shows in the 1,000-provider list).
+    fn read(row: &'a dyn Columns) -> db::Result<Self> {
+        Ok(ProviderRow {
+            id: ProviderId::read(row, 0)?,
+            view: ProviderView {
+                uuid: row.required_text(1)?,
+                name: row.text(2)?,
+                generation: row.int(3)?.unwrap_or(0),
+                root_uuid: row.required_text(4)?,
+                parent_uuid: row.text(5)?,
+            },
+            last_modified: row.text(6)?,
+        })
+    }
 }
 
 /// A row of [`provider_select`] as an owned [`Provider`].
-fn read_provider(row: &dyn Columns) -> Result<Provider> {
-    let (id, view, last_modified) = read_provider_row(row)?;
+fn read_provider(row: &dyn Columns) -> db::Result<Provider> {
+    let ProviderRow {
+        id,
+        view,
+        last_modified,
+    } = ProviderRow::read(row)?;
     Ok(Provider {
         id,
         uuid: view.uuid.to_owned(),
@@ -178,16 +200,17 @@ fn read_provider(row: &dyn Columns) -> Result<Provider> {
 /// The `updated_at` of the provider `uuid` (itself none until the
 /// provider's first change), or `None` when there is no such provider.
 pub(crate) async fn updated_at(store: &Store, uuid: &str) -> Result<Option<Option<SystemTime>>> {
-    let query = format!(
-        "SELECT {} FROM resource_providers WHERE uuid = ?",
+    let mut q = Statement::new(store.dialect());
+    q.push(&format!(
+        "SELECT {} FROM resource_providers WHERE uuid = ",
         store.dialect().timestamp_text("updated_at")
-    );
-    store
-        .fold_rows(query, vec![Bind::from(uuid)], None, |found, row| {
-            *found = Some(row.timestamp(0)?);
-            Ok(())
-        })
-        .await
+    ))
+    .bind(uuid);
+    Ok(q.fold(store, None, |found, row| {
+        *found = Some(row.timestamp(0)?);
+        Ok(())
+    })
+    .await?)
 }
 
 /// The provider with `uuid`, with its tree, read within `conn`.
@@ -196,21 +219,18 @@ pub(crate) async fn load<'c>(
     conn: impl Into<Conn<'c>>,
     uuid: &str,
 ) -> Result<Option<Provider>> {
-    let query = store
-        .dialect()
-        .placeholders(format!("{} WHERE rp.uuid = ?", provider_select(store)));
-    conn.into()
-        .row(&query, &[Bind::from(uuid)], read_provider)
-        .await
+    let mut q = provider_select(store);
+    q.push(" WHERE rp.uuid = ").bind(uuid);
+    Ok(q.row_on(&mut conn.into(), read_provider).await?)
 }
 
 /// A provider's internal ids and those of its parent and root.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct TreeIds {
-    pub(crate) id: i64,
+    pub(crate) id: ProviderId,
     pub(crate) uuid: String,
-    pub(crate) parent_id: Option<i64>,
-    pub(crate) root_id: i64,
+    pub(crate) parent_id: Option<ProviderId>,
+    pub(crate) root_id: ProviderId,
     pub(crate) root_uuid: String,
 }
 
@@ -227,17 +247,18 @@ pub(crate) async fn tree_ids<'c>(
          JOIN resource_providers root ON me.root_provider_id = root.id \
          WHERE me.uuid = ?"
     );
-    conn.into()
+    Ok(conn
+        .into()
         .row(query, &[Bind::from(uuid)], |row| {
             Ok(TreeIds {
-                id: row.required_int(0)?,
+                id: ProviderId::read(row, 0)?,
                 uuid: row.required_text(1)?.to_owned(),
-                parent_id: row.int(2)?,
-                root_id: row.required_int(3)?,
+                parent_id: ProviderId::read_optional(row, 2)?,
+                root_id: ProviderId::read(row, 3)?,
                 root_uuid: row.required_text(4)?.to_owned(),
             })
         })
-        .await
+        .await?)
 }
 
 /// What `GET /resource_providers` filters on (upstream's
@@ -269,8 +290,8 @@ pub(crate) enum ListError {
     Other(Error),
 }
 
-impl From<sqlx::Error> for ListError {
-    fn from(e: sqlx::Error) -> Self {
+impl From<crate::db::Error> for ListError {
+    fn from(e: crate::db::Error) -> Self {
         ListError::Other(e.into())
     }
 }
@@ -290,28 +311,33 @@ pub(crate) async fn list<V: ListVisitor>(
     visitor: V,
 ) -> Result<V, ListError> {
     let pool = store.reader();
-    let mut conditions = Vec::new();
-    let mut binds: Vec<Bind> = Vec::new();
+    let mut q = provider_select(store);
+    // Each condition after the first is joined with `AND`.
+    let mut conditions = 0;
+    let mut and = |q: &mut Statement| {
+        q.push(if conditions == 0 { " WHERE " } else { " AND " });
+        conditions += 1;
+    };
     // An empty name or uuid filters nothing, as upstream (`if name:`).
     if let Some(name) = filters.name.as_deref().filter(|n| !n.is_empty()) {
-        conditions.push("rp.name = ?");
-        binds.push(Bind::Text(name.to_owned()));
+        and(&mut q);
+        q.push("rp.name = ").bind(name);
     }
     if let Some(uuid) = filters.uuid.as_deref().filter(|u| !u.is_empty()) {
-        conditions.push("rp.uuid = ?");
-        binds.push(Bind::Text(uuid.to_owned()));
+        and(&mut q);
+        q.push("rp.uuid = ").bind(uuid);
     }
     if let Some(in_tree) = filters.in_tree.as_deref().filter(|u| !u.is_empty()) {
         let Some(tree) = tree_ids(store, pool, in_tree).await? else {
             return Ok(visitor);
         };
-        conditions.push("rp.root_provider_id = ?");
-        binds.push(Bind::Int(tree.root_id));
+        and(&mut q);
+        q.push("rp.root_provider_id = ").bind(tree.root_id);
     }
     // Each id filter narrows `allowed` (None: no such filter yet) or
     // grows `denied`.
-    let mut allowed: Option<IdSet> = None;
-    let mut denied: IdSet = IdSet::default();
+    let mut allowed: Option<IdSet<ProviderId>> = None;
+    let mut denied: IdSet<ProviderId> = IdSet::default();
     if !filters.required_traits.is_empty() {
         let mut groups = Vec::with_capacity(filters.required_traits.len());
         for group in &filters.required_traits {
@@ -371,23 +397,18 @@ pub(crate) async fn list<V: ListVisitor>(
             None => fitting,
         });
     }
-    let mut query = provider_select(store);
-    if !conditions.is_empty() {
-        query.push_str(" WHERE ");
-        query.push_str(&conditions.join(" AND "));
-    }
-    query.push_str(" ORDER BY rp.id");
-    let keep =
-        move |id: i64| !denied.contains(&id) && allowed.as_ref().is_none_or(|a| a.contains(&id));
-    Ok(store
-        .fold_rows(query, binds, visitor, move |visitor, row| {
-            let (id, view, last_modified) = read_provider_row(row)?;
-            if keep(id) {
-                visitor.visit(view, last_modified);
-            }
-            Ok(())
-        })
-        .await?)
+    q.push(" ORDER BY rp.id");
+    let keep = move |id: ProviderId| {
+        !denied.contains(&id) && allowed.as_ref().is_none_or(|a| a.contains(&id))
+    };
+    Ok(q.fold(store, visitor, move |visitor, row| {
+        let provider = ProviderRow::read(row)?;
+        if keep(provider.id) {
+            visitor.visit(provider.view, provider.last_modified);
+        }
+        Ok(())
+    })
+    .await?)
 }
 
 /// The most groups [`providers_having_all`] joins in one statement.
@@ -402,47 +423,49 @@ const MAX_JOINED_GROUPS: usize = 16;
 /// to `resource_providers` (a seek per row): on SQLite, whose foreign keys
 /// upstream leaves unenforced, a row left by a removed provider may add
 /// its id, which matches no provider the callers filter.
-pub(crate) async fn providers_having_all(
+pub(crate) async fn providers_having_all<T>(
     store: &Store,
     table: &str,
     column: &str,
-    groups: &[Vec<i64>],
-) -> Result<IdSet> {
+    groups: &[Vec<T>],
+) -> Result<IdSet<ProviderId>>
+where
+    T: Copy + Into<Bind>,
+{
     if groups.iter().any(Vec::is_empty) {
         return Ok(IdSet::default());
     }
     // No group at all: every provider, from one statement without joins.
-    let chunks: Vec<&[Vec<i64>]> = if groups.is_empty() {
+    let chunks: Vec<&[Vec<T>]> = if groups.is_empty() {
         vec![&[]]
     } else {
         groups.chunks(MAX_JOINED_GROUPS).collect()
     };
-    let mut having: Option<IdSet> = None;
+    let mut having: Option<IdSet<ProviderId>> = None;
     for chunk in chunks {
-        let mut binds = Vec::new();
-        let query = match chunk.split_first() {
-            None => String::from("SELECT rp.id FROM resource_providers rp"),
+        let mut q = Statement::new(store.dialect());
+        match chunk.split_first() {
+            None => {
+                q.push("SELECT rp.id FROM resource_providers rp");
+            }
             Some((first, others)) => {
-                let mut query = format!("SELECT a0.resource_provider_id FROM {table} a0");
+                q.push(&format!("SELECT a0.resource_provider_id FROM {table} a0"));
                 for (n, group) in others.iter().enumerate() {
                     let n = n + 1;
-                    query.push_str(&format!(
+                    q.push(&format!(
                         " JOIN {table} a{n} ON a{n}.resource_provider_id = a0.resource_provider_id \
-                         AND a{n}.{column} IN ({})",
-                        db::placeholder_list(group.len())
-                    ));
-                    binds.extend(group.iter().copied().map(Bind::from));
+                         AND a{n}.{column} IN ("
+                    ))
+                    .list(group.iter().copied())
+                    .push(")");
                 }
-                query.push_str(&format!(
-                    " WHERE a0.{column} IN ({})",
-                    db::placeholder_list(first.len())
-                ));
-                binds.extend(first.iter().copied().map(Bind::from));
-                query
+                q.push(&format!(" WHERE a0.{column} IN ("))
+                    .list(first.iter().copied())
+                    .push(")");
             }
-        };
-        let these = store
-            .fold_rows(query, binds, IdSet::default(), db::insert_id)
+        }
+        let these = q
+            .fold(store, IdSet::default(), ProviderId::insert_first)
             .await?;
         let these = match having {
             None => these,
@@ -461,23 +484,22 @@ pub(crate) async fn providers_having_all(
 pub(crate) async fn providers_in_aggregates(
     store: &Store,
     groups: &[BTreeSet<String>],
-) -> Result<IdSet> {
+) -> Result<IdSet<ProviderId>> {
     let all: BTreeSet<&String> = groups.iter().flatten().collect();
     if all.is_empty() {
         return Ok(IdSet::default());
     }
-    let query = format!(
-        "SELECT uuid, id FROM placement_aggregates WHERE uuid IN ({})",
-        db::placeholder_list(all.len())
-    );
-    let binds = all.iter().map(|uuid| Bind::from(uuid.as_str())).collect();
-    let ids_by_uuid = store
-        .fold_rows(query, binds, HashMap::new(), |ids, row| {
-            ids.insert(row.required_text(0)?.to_owned(), row.required_int(1)?);
+    let mut q = Statement::new(store.dialect());
+    q.push("SELECT uuid, id FROM placement_aggregates WHERE uuid IN (")
+        .list(all.iter().map(|uuid| uuid.as_str()))
+        .push(")");
+    let ids_by_uuid = q
+        .fold(store, HashMap::new(), |ids, row| {
+            ids.insert(row.required_text(0)?.to_owned(), AggregateId::read(row, 1)?);
             Ok(())
         })
         .await?;
-    let id_groups: Vec<Vec<i64>> = groups
+    let id_groups: Vec<Vec<AggregateId>> = groups
         .iter()
         .map(|g| {
             g.iter()
@@ -497,26 +519,33 @@ pub(crate) async fn providers_in_aggregates(
 /// The ids of providers whose inventory of `class_id` can take `amount`
 /// more: within capacity after their allocations, and within the unit
 /// constraints.
-async fn providers_with_capacity(store: &Store, class_id: i64, amount: i64) -> Result<IdSet> {
+async fn providers_with_capacity(
+    store: &Store,
+    class_id: ResourceClassId,
+    amount: i64,
+) -> Result<IdSet<ProviderId>> {
     // No inventory holds more than the database's 32-bit integers; asking
     // the database would overflow its arithmetic instead.
     if amount > i64::from(i32::MAX) {
         return Ok(IdSet::default());
     }
-    let query = format!(
-        "SELECT inv.resource_provider_id FROM inventories inv \
-         WHERE inv.resource_class_id = ? \
-           AND {} + ? <= (inv.total - inv.reserved) * inv.allocation_ratio \
-           AND inv.min_unit <= ? AND inv.max_unit >= ? AND (? % inv.step_size) = 0",
-        store
-            .dialect()
-            .int(&format!("COALESCE({}, 0)", crate::objects::inventory::USED))
-    );
-    let mut binds = vec![Bind::from(class_id)];
-    binds.extend(std::iter::repeat_n(Bind::from(amount), 4));
-    store
-        .fold_rows(query, binds, IdSet::default(), db::insert_id)
-        .await
+    let used = store
+        .dialect()
+        .int(&format!("COALESCE({}, 0)", crate::objects::inventory::USED));
+    let mut q = Statement::new(store.dialect());
+    q.push("SELECT inv.resource_provider_id FROM inventories inv WHERE inv.resource_class_id = ")
+        .bind(class_id)
+        .push(&format!(" AND {used} + "))
+        .bind(amount)
+        .push(" <= (inv.total - inv.reserved) * inv.allocation_ratio AND inv.min_unit <= ")
+        .bind(amount)
+        .push(" AND inv.max_unit >= ")
+        .bind(amount)
+        .push(" AND (")
+        .bind(amount)
+        .push(" % inv.step_size) = 0");
+    Ok(q.fold(store, IdSet::default(), ProviderId::insert_first)
+        .await?)
 }
 
 /// Why a provider could not be created, changed or deleted (upstream's
@@ -552,6 +581,12 @@ impl From<Error> for WriteError {
     }
 }
 
+impl From<crate::db::Error> for WriteError {
+    fn from(e: crate::db::Error) -> Self {
+        Error::from(e).into()
+    }
+}
+
 impl std::fmt::Display for WriteError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -582,7 +617,7 @@ async fn taken_columns(
     tx: &mut Conn<'_>,
     uuid: &str,
     name: &str,
-    except_id: Option<i64>,
+    except_id: Option<ProviderId>,
 ) -> Result<Vec<&'static str>> {
     let mut taken = Vec::new();
     let by_uuid = tx
@@ -599,7 +634,7 @@ async fn taken_columns(
         .row(
             sql!(store, "SELECT id FROM resource_providers WHERE name = ?"),
             &[Bind::from(name)],
-            |row| row.required_int(0),
+            |row| ProviderId::read(row, 0),
         )
         .await?;
     if by_name.is_some_and(|id| except_id != Some(id)) {
@@ -695,19 +730,23 @@ async fn try_create(
     let now = db::now_text();
     // As upstream: a root is written twice (its root is itself), so it
     // has `updated_at` from the start; a child is written once.
-    let insert = d.placeholders(format!(
-        "INSERT INTO resource_providers (uuid, name, generation, root_provider_id, parent_provider_id, created_at) \
-         VALUES (?, ?, 0, ?, ?, {})",
-        d.timestamp_param()
-    ));
-    let binds = [
-        Bind::from(asked.uuid.as_str()),
-        Bind::from(asked.name.as_str()),
-        Bind::from(parent_ids.as_ref().map(|p| p.root_id)),
-        Bind::from(parent_ids.as_ref().map(|p| p.id)),
-        Bind::from(now.as_str()),
-    ];
-    match tx.execute(&insert, &binds).await {
+    let mut insert = Statement::new(d);
+    insert
+        .push(
+            "INSERT INTO resource_providers (uuid, name, generation, root_provider_id, parent_provider_id, created_at) \
+             VALUES (",
+        )
+        .bind(asked.uuid.as_str())
+        .push(", ")
+        .bind(asked.name.as_str())
+        .push(", 0, ")
+        .bind(parent_ids.as_ref().map(|p| p.root_id))
+        .push(", ")
+        .bind(parent_ids.as_ref().map(|p| p.id))
+        .push(", ")
+        .bind_timestamp(now.as_str())
+        .push(")");
+    match insert.execute_on(tx).await {
         Ok(_) => {}
         Err(e) if e.is_foreign_key_violation() => {
             return Err(WriteError::Action {
@@ -716,55 +755,62 @@ async fn try_create(
             });
         }
         // A unique violation stays `Other`: the caller looks again.
-        Err(e) if e.is_unique_violation() => return Err(WriteError::Other(e)),
+        Err(e) if e.is_unique_violation() => return Err(WriteError::Other(e.into())),
         Err(e) => return Err(e.into()),
     }
     if parent_ids.is_none() {
-        let own_root = d.placeholders(format!(
-            "UPDATE resource_providers SET root_provider_id = id, updated_at = {} WHERE uuid = ?",
-            d.timestamp_param()
-        ));
-        tx.execute(
-            &own_root,
-            &[Bind::from(now), Bind::from(asked.uuid.as_str())],
-        )
-        .await?;
+        let mut own_root = Statement::new(d);
+        own_root
+            .push("UPDATE resource_providers SET root_provider_id = id, updated_at = ")
+            .bind_timestamp(now)
+            .push(" WHERE uuid = ")
+            .bind(asked.uuid.as_str());
+        own_root.execute_on(tx).await?;
     }
     load(store, tx, &asked.uuid)
         .await?
         .ok_or(WriteError::NotFound)
 }
 
-/// The ids of the provider `root_of_subtree` and of every provider below
-/// it, read within `tx`.
-async fn subtree_ids(store: &Store, tx: &mut Conn<'_>, me: &TreeIds) -> Result<Vec<(i64, String)>> {
+/// A provider of a subtree (see [`subtree_ids`]).
+#[derive(Clone, Debug)]
+struct SubtreeMember {
+    id: ProviderId,
+    uuid: String,
+}
+
+/// The provider `me` and every provider below it, read within `tx`.
+async fn subtree_ids(store: &Store, tx: &mut Conn<'_>, me: &TreeIds) -> Result<Vec<SubtreeMember>> {
     let children = tx
         .fold(
             sql!(
                 store,
                 "SELECT id, uuid, parent_provider_id FROM resource_providers WHERE root_provider_id = ?"
             ),
-            &[Bind::Int(me.root_id)],
-            std::collections::HashMap::new(),
-            |children: &mut std::collections::HashMap<i64, Vec<(i64, String)>>, row| {
-                if let Some(parent) = row.int(2)? {
-                    children
-                        .entry(parent)
-                        .or_default()
-                        .push((row.required_int(0)?, row.required_text(1)?.to_owned()));
+            &[Bind::from(me.root_id)],
+            HashMap::new(),
+            |children: &mut HashMap<ProviderId, Vec<SubtreeMember>>, row| {
+                if let Some(parent) = ProviderId::read_optional(row, 2)? {
+                    children.entry(parent).or_default().push(SubtreeMember {
+                        id: ProviderId::read(row, 0)?,
+                        uuid: row.required_text(1)?.to_owned(),
+                    });
                 }
                 Ok(())
             },
         )
         .await?;
-    let mut subtree = vec![(me.id, me.uuid.clone())];
+    let mut subtree = vec![SubtreeMember {
+        id: me.id,
+        uuid: me.uuid.clone(),
+    }];
     let mut next = 0;
     while next < subtree.len() {
-        let id = subtree[next].0;
+        let id = subtree[next].id;
         if let Some(kids) = children.get(&id) {
             for kid in kids {
                 // A tree read mid-change could hold a cycle: visit once.
-                if !subtree.iter().any(|(seen, _)| *seen == kid.0) {
+                if !subtree.iter().any(|seen| seen.id == kid.id) {
                     subtree.push(kid.clone());
                 }
             }
@@ -816,7 +862,7 @@ async fn try_update(
             Some(parent_id) => {
                 tx.row(
                     sql!(store, "SELECT uuid FROM resource_providers WHERE id = ?"),
-                    &[Bind::Int(parent_id)],
+                    &[Bind::from(parent_id)],
                     |row| Ok(row.required_text(0)?.to_owned()),
                 )
                 .await?
@@ -824,8 +870,8 @@ async fn try_update(
             None => None,
         },
     };
-    let mut new_parent: Option<Option<i64>> = None;
-    let mut new_root: Option<i64> = None;
+    let mut new_parent: Option<Option<ProviderId>> = None;
+    let mut new_root: Option<ProviderId> = None;
     match wanted_parent {
         Some(parent_uuid) => {
             let parent =
@@ -845,7 +891,7 @@ async fn try_update(
                 });
             }
             let subtree = subtree_ids(store, tx, &me).await?;
-            if subtree.iter().any(|(_, u)| *u == parent.uuid) {
+            if subtree.iter().any(|member| member.uuid == parent.uuid) {
                 return Err(WriteError::Action {
                     action: "update",
                     reason: "creating loop in the provider tree is not allowed.",
@@ -873,33 +919,19 @@ async fn try_update(
     }
     let d = store.dialect();
     let now = db::now_text();
-    let renamed = match new_parent {
-        Some(parent) => {
-            let query = d.placeholders(format!(
-                "UPDATE resource_providers SET name = ?, parent_provider_id = ?, updated_at = {} WHERE id = ?",
-                d.timestamp_param()
-            ));
-            let binds = [
-                Bind::from(change.name.as_str()),
-                Bind::from(parent),
-                Bind::from(now.as_str()),
-                Bind::Int(me.id),
-            ];
-            tx.execute(&query, &binds).await
-        }
-        None => {
-            let query = d.placeholders(format!(
-                "UPDATE resource_providers SET name = ?, updated_at = {} WHERE id = ?",
-                d.timestamp_param()
-            ));
-            let binds = [
-                Bind::from(change.name.as_str()),
-                Bind::from(now.as_str()),
-                Bind::Int(me.id),
-            ];
-            tx.execute(&query, &binds).await
-        }
-    };
+    let mut rename = Statement::new(d);
+    rename
+        .push("UPDATE resource_providers SET name = ")
+        .bind(change.name.as_str());
+    if let Some(parent) = new_parent {
+        rename.push(", parent_provider_id = ").bind(parent);
+    }
+    rename
+        .push(", updated_at = ")
+        .bind_timestamp(now.as_str())
+        .push(" WHERE id = ")
+        .bind(me.id);
+    let renamed = rename.execute_on(tx).await;
     match renamed {
         Ok(_) => {}
         Err(e) if e.is_unique_violation() => {
@@ -914,13 +946,16 @@ async fn try_update(
         Err(e) => return Err(e.into()),
     }
     if let Some(root) = new_root {
-        let query = d.placeholders(format!(
-            "UPDATE resource_providers SET root_provider_id = ?, updated_at = {} WHERE id = ?",
-            d.timestamp_param()
-        ));
-        for (id, _) in subtree_ids(store, tx, &me).await? {
-            let binds = [Bind::Int(root), Bind::from(now.as_str()), Bind::Int(id)];
-            tx.execute(&query, &binds).await?;
+        for member in subtree_ids(store, tx, &me).await? {
+            let mut update = Statement::new(d);
+            update
+                .push("UPDATE resource_providers SET root_provider_id = ")
+                .bind(root)
+                .push(", updated_at = ")
+                .bind_timestamp(now.as_str())
+                .push(" WHERE id = ")
+                .bind(member.id);
+            update.execute_on(tx).await?;
         }
     }
     load(store, tx, uuid).await?.ok_or(WriteError::NotFound)
@@ -941,7 +976,7 @@ async fn try_delete(store: &Store, tx: &mut Conn<'_>, uuid: &str) -> Result<(), 
     let me = find(store, &mut *tx, uuid)
         .await?
         .ok_or(WriteError::NotFound)?;
-    let id = [Bind::Int(me.id)];
+    let id = [Bind::from(me.id)];
     let child = tx
         .row(
             sql!(
@@ -977,7 +1012,7 @@ async fn try_delete(store: &Store, tx: &mut Conn<'_>, uuid: &str) -> Result<(), 
                 store,
                 "UPDATE resource_providers SET generation = generation WHERE id = ? AND generation = ?"
             ),
-            &[Bind::Int(me.id), Bind::Int(me.generation)],
+            &[Bind::from(me.id), Bind::Int(me.generation)],
         )
         .await?;
     if locked.rows_affected != 1 {

@@ -5,6 +5,7 @@
 //! replaced, then the inventory is set to what is asked (which fails if
 //! allocations still use a class being removed).
 
+use crate::db::ids::ProviderId;
 use crate::db::{Conn, Store};
 use crate::error::{Error, code};
 use crate::objects::allocation::{Attempt, PROVIDERS_CHANGED, WriteError};
@@ -25,7 +26,7 @@ pub(crate) struct InventoryReplacement {
 #[derive(Debug)]
 pub(crate) struct Reshaped<'a> {
     replacement: &'a InventoryReplacement,
-    id: i64,
+    id: ProviderId,
     generation: i64,
 }
 
@@ -92,7 +93,7 @@ pub(crate) async fn set_interim(
 }
 
 /// Records that the allocation step moved the generations of `bumped`.
-pub(crate) fn note_bumped(reshaped: &mut [Reshaped<'_>], bumped: &[i64]) {
+pub(crate) fn note_bumped(reshaped: &mut [Reshaped<'_>], bumped: &[ProviderId]) {
     for rp in reshaped.iter_mut() {
         if bumped.contains(&rp.id) {
             rp.generation += 1;

@@ -4,6 +4,8 @@
 
 use std::time::SystemTime;
 
+use crate::db::ids::ResourceClassId;
+use crate::db::statement::Statement;
 use crate::db::{self, Bind, Columns, Conn, Store, sql, standard};
 use crate::error::{Error, Result};
 use crate::objects::inventory;
@@ -11,7 +13,7 @@ use crate::objects::inventory;
 /// A row of `resource_classes`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct ResourceClass {
-    pub(crate) id: i64,
+    pub(crate) id: ResourceClassId,
     pub(crate) name: String,
     /// The later of its creation and its last change.
     pub(crate) updated: Option<SystemTime>,
@@ -20,23 +22,26 @@ pub(crate) struct ResourceClass {
 impl ResourceClass {
     /// One of the standard classes (which cannot be changed or deleted).
     pub(crate) fn is_standard(&self) -> bool {
-        self.id < standard::MIN_CUSTOM_RESOURCE_CLASS_ID
+        self.id.get() < standard::MIN_CUSTOM_RESOURCE_CLASS_ID
     }
 }
 
-fn select_columns(store: &Store) -> String {
+/// `SELECT` of the classes' columns, read by [`read_class`].
+fn select_columns(store: &Store) -> Statement {
     let d = store.dialect();
-    format!(
+    let mut q = Statement::new(d);
+    q.push(&format!(
         "SELECT id, name, {}, {} FROM resource_classes",
         d.timestamp_text("created_at"),
         d.timestamp_text("updated_at")
-    )
+    ));
+    q
 }
 
 /// A row of [`select_columns`].
-fn read_class(row: &dyn Columns) -> Result<ResourceClass> {
+fn read_class(row: &dyn Columns) -> db::Result<ResourceClass> {
     Ok(ResourceClass {
-        id: row.required_int(0)?,
+        id: ResourceClassId::read(row, 0)?,
         name: row.required_text(1)?.to_owned(),
         updated: row.timestamp(2)?.max(row.timestamp(3)?),
     })
@@ -44,20 +49,18 @@ fn read_class(row: &dyn Columns) -> Result<ResourceClass> {
 
 /// The class `name`, or `None`.
 pub(crate) async fn find(store: &Store, name: &str) -> Result<Option<ResourceClass>> {
-    let query = store
-        .dialect()
-        .placeholders(format!("{} WHERE name = ?", select_columns(store)));
-    Conn::from(store.reader())
-        .row(&query, &[Bind::from(name)], read_class)
-        .await
+    let mut q = select_columns(store);
+    q.push(" WHERE name = ").bind(name);
+    Ok(q.row_on(&mut Conn::from(store.reader()), read_class)
+        .await?)
 }
 
 /// Every class, by id.
 pub(crate) async fn list(store: &Store) -> Result<Vec<ResourceClass>> {
-    let query = format!("{} ORDER BY id", select_columns(store));
-    Conn::from(store.reader())
-        .rows(&query, &[], read_class)
-        .await
+    let mut q = select_columns(store);
+    q.push(" ORDER BY id");
+    Ok(q.rows_on(&mut Conn::from(store.reader()), read_class)
+        .await?)
 }
 
 /// Tries of [`create`] before it gives up (upstream's count).
@@ -73,7 +76,11 @@ pub(crate) async fn create(store: &Store, name: &str) -> Result<Option<ResourceC
             for _ in 0..CREATE_TRIES {
                 let mut tx = writer.begin().await?;
                 let done = match try_create(&owned, &mut tx.conn(), &name).await {
-                    Ok(Some(created)) => tx.commit().await.map(|()| Some(created)),
+                    Ok(Some(created)) => tx
+                        .commit()
+                        .await
+                        .map(|()| Some(created))
+                        .map_err(Error::from),
                     other => other,
                 };
                 match done {
@@ -102,16 +109,20 @@ async fn try_create(store: &Store, tx: &mut Conn<'_>, name: &str) -> Result<Opti
         store.dialect().int("MAX(id)")
     );
     let max = tx.row(&max_query, &[], |row| row.int(0)).await?.flatten();
-    let id = match max {
+    let id = ResourceClassId::new(match max {
         Some(max) if max >= standard::MIN_CUSTOM_RESOURCE_CLASS_ID => max + 1,
         _ => standard::MIN_CUSTOM_RESOURCE_CLASS_ID,
-    };
-    let insert = store.dialect().placeholders(format!(
-        "INSERT INTO resource_classes (id, name, created_at) VALUES (?, ?, {})",
-        store.dialect().timestamp_param()
-    ));
-    let binds = [Bind::Int(id), Bind::from(name), Bind::from(db::now_text())];
-    tx.execute(&insert, &binds).await?;
+    });
+    let mut insert = Statement::new(store.dialect());
+    insert
+        .push("INSERT INTO resource_classes (id, name, created_at) VALUES (")
+        .bind(id)
+        .push(", ")
+        .bind(name)
+        .push(", ")
+        .bind_timestamp(db::now_text())
+        .push(")");
+    insert.execute_on(tx).await?;
     Ok(Some(ResourceClass {
         id,
         name: name.to_owned(),
@@ -121,7 +132,7 @@ async fn try_create(store: &Store, tx: &mut Conn<'_>, name: &str) -> Result<Opti
 
 /// Renames the custom class `id` to `new_name`; 409 when another class
 /// has that name.
-pub(crate) async fn rename(store: &Store, id: i64, new_name: &str) -> Result<()> {
+pub(crate) async fn rename(store: &Store, id: ResourceClassId, new_name: &str) -> Result<()> {
     let new_name = new_name.to_owned();
     store
         .transaction(move |store, tx| {
@@ -132,8 +143,8 @@ pub(crate) async fn rename(store: &Store, id: i64, new_name: &str) -> Result<()>
                             store,
                             "SELECT id FROM resource_classes WHERE name = ? AND id <> ?"
                         ),
-                        &[Bind::from(new_name.as_str()), Bind::Int(id)],
-                        |row| row.required_int(0),
+                        &[Bind::from(new_name.as_str()), Bind::from(id)],
+                        |row| ResourceClassId::read(row, 0),
                     )
                     .await?;
                 if taken.is_some() {
@@ -141,16 +152,15 @@ pub(crate) async fn rename(store: &Store, id: i64, new_name: &str) -> Result<()>
                         "Resource class already exists: {new_name}"
                     )));
                 }
-                let update = store.dialect().placeholders(format!(
-                    "UPDATE resource_classes SET name = ?, updated_at = {} WHERE id = ?",
-                    store.dialect().timestamp_param()
-                ));
-                let binds = [
-                    Bind::from(new_name),
-                    Bind::from(db::now_text()),
-                    Bind::Int(id),
-                ];
-                tx.execute(&update, &binds).await?;
+                let mut update = Statement::new(store.dialect());
+                update
+                    .push("UPDATE resource_classes SET name = ")
+                    .bind(new_name)
+                    .push(", updated_at = ")
+                    .bind_timestamp(db::now_text())
+                    .push(" WHERE id = ")
+                    .bind(id);
+                update.execute_on(tx).await?;
                 Ok(())
             })
         })
@@ -168,7 +178,7 @@ pub(crate) enum Deleted {
 }
 
 /// Deletes the custom class `id` unless an inventory is of it.
-pub(crate) async fn delete(store: &Store, id: i64) -> Result<Deleted> {
+pub(crate) async fn delete(store: &Store, id: ResourceClassId) -> Result<Deleted> {
     store
         .transaction(move |store, tx| {
             Box::pin(async move {
@@ -178,7 +188,7 @@ pub(crate) async fn delete(store: &Store, id: i64) -> Result<Deleted> {
                             store,
                             "SELECT id FROM inventories WHERE resource_class_id = ? LIMIT 1"
                         ),
-                        &[Bind::Int(id)],
+                        &[Bind::from(id)],
                         |row| row.required_int(0),
                     )
                     .await?;
@@ -188,7 +198,7 @@ pub(crate) async fn delete(store: &Store, id: i64) -> Result<Deleted> {
                 let done = tx
                     .execute(
                         sql!(store, "DELETE FROM resource_classes WHERE id = ?"),
-                        &[Bind::Int(id)],
+                        &[Bind::from(id)],
                     )
                     .await?;
                 Ok(if done.rows_affected == 0 {

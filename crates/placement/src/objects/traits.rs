@@ -4,6 +4,8 @@
 use std::collections::BTreeSet;
 use std::time::SystemTime;
 
+use crate::db::ids::{ProviderId, TraitId};
+use crate::db::statement::Statement;
 use crate::db::{self, Bind, Columns, Conn, Store, sql};
 use crate::error::{Error, Result};
 use crate::objects::provider::{self, ProviderRef};
@@ -14,7 +16,7 @@ pub(crate) const CUSTOM_NAMESPACE: &str = "CUSTOM_";
 /// One trait.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Trait {
-    pub(crate) id: i64,
+    pub(crate) id: TraitId,
     pub(crate) name: String,
     pub(crate) created_at: Option<SystemTime>,
     pub(crate) updated_at: Option<SystemTime>,
@@ -27,19 +29,23 @@ impl Trait {
     }
 }
 
-fn select(store: &Store, alias: &str) -> String {
+/// `SELECT` of the columns of the traits aliased `t`, read by
+/// [`read_trait`].
+fn select(store: &Store) -> Statement {
     let d = store.dialect();
-    format!(
-        "SELECT {alias}.id, {alias}.name, {}, {} FROM traits {alias}",
-        d.timestamp_text(&format!("{alias}.created_at")),
-        d.timestamp_text(&format!("{alias}.updated_at")),
-    )
+    let mut q = Statement::new(d);
+    q.push(&format!(
+        "SELECT t.id, t.name, {}, {} FROM traits t",
+        d.timestamp_text("t.created_at"),
+        d.timestamp_text("t.updated_at"),
+    ));
+    q
 }
 
 /// A row of [`select`].
-fn read_trait(row: &dyn Columns) -> Result<Trait> {
+fn read_trait(row: &dyn Columns) -> db::Result<Trait> {
     Ok(Trait {
-        id: row.required_int(0)?,
+        id: TraitId::read(row, 0)?,
         name: row.required_text(1)?.to_owned(),
         created_at: row.timestamp(2)?,
         updated_at: row.timestamp(3)?,
@@ -52,12 +58,9 @@ pub(crate) async fn find<'c>(
     conn: impl Into<Conn<'c>>,
     name: &str,
 ) -> Result<Option<Trait>> {
-    let query = store
-        .dialect()
-        .placeholders(format!("{} WHERE t.name = ?", select(store, "t")));
-    conn.into()
-        .row(&query, &[Bind::from(name)], read_trait)
-        .await
+    let mut q = select(store);
+    q.push(" WHERE t.name = ").bind(name);
+    Ok(q.row_on(&mut conn.into(), read_trait).await?)
 }
 
 /// The id of the trait `name`, or `None`.
@@ -65,14 +68,15 @@ pub(crate) async fn id_of<'c>(
     store: &Store,
     conn: impl Into<Conn<'c>>,
     name: &str,
-) -> Result<Option<i64>> {
-    conn.into()
+) -> Result<Option<TraitId>> {
+    Ok(conn
+        .into()
         .row(
             sql!(store, "SELECT id FROM traits WHERE name = ?"),
             &[Bind::from(name)],
-            |row| row.required_int(0),
+            |row| TraitId::read(row, 0),
         )
-        .await
+        .await?)
 }
 
 /// What `GET /traits` filters on.
@@ -89,56 +93,58 @@ pub(crate) struct Filters {
 
 /// The traits matching `filters`, by id.
 pub(crate) async fn list(store: &Store, filters: &Filters) -> Result<Vec<Trait>> {
-    let mut query = select(store, "t");
-    let mut conditions: Vec<String> = Vec::new();
-    let mut binds: Vec<Bind> = Vec::new();
+    if filters.name_in.as_ref().is_some_and(Vec::is_empty) {
+        return Ok(Vec::new());
+    }
+    let mut q = select(store);
+    // Each condition after the first is joined with `AND`.
+    let mut conditions = 0;
+    let mut and = |q: &mut Statement| {
+        q.push(if conditions == 0 { " WHERE " } else { " AND " });
+        conditions += 1;
+    };
     match filters.associated {
-        Some(true) => conditions.push(
-            "EXISTS (SELECT 1 FROM resource_provider_traits rpt WHERE rpt.trait_id = t.id)"
-                .to_owned(),
-        ),
-        Some(false) => conditions.push(
-            "NOT EXISTS (SELECT 1 FROM resource_provider_traits rpt WHERE rpt.trait_id = t.id)"
-                .to_owned(),
-        ),
+        Some(true) => {
+            and(&mut q);
+            q.push("EXISTS (SELECT 1 FROM resource_provider_traits rpt WHERE rpt.trait_id = t.id)");
+        }
+        Some(false) => {
+            and(&mut q);
+            q.push(
+                "NOT EXISTS (SELECT 1 FROM resource_provider_traits rpt WHERE rpt.trait_id = t.id)",
+            );
+        }
         None => {}
     }
     if let Some(names) = &filters.name_in {
-        if names.is_empty() {
-            return Ok(Vec::new());
-        }
-        conditions.push(format!("t.name IN ({})", vec!["?"; names.len()].join(", ")));
-        binds.extend(names.iter().map(|n| Bind::from(n.as_str())));
+        and(&mut q);
+        q.push("t.name IN (")
+            .list(names.iter().map(String::as_str))
+            .push(")");
     }
     if let Some(prefix) = &filters.prefix {
-        conditions.push("t.name LIKE ?".to_owned());
-        binds.push(Bind::Text(format!("{prefix}%")));
+        and(&mut q);
+        q.push("t.name LIKE ").bind(format!("{prefix}%"));
     }
-    if !conditions.is_empty() {
-        query.push_str(" WHERE ");
-        query.push_str(&conditions.join(" AND "));
-    }
-    query.push_str(" ORDER BY t.id");
-    let query = store.dialect().placeholders(query);
-    Conn::from(store.reader())
-        .rows(&query, &binds, read_trait)
-        .await
+    q.push(" ORDER BY t.id");
+    Ok(q.rows_on(&mut Conn::from(store.reader()), read_trait)
+        .await?)
 }
 
 /// The traits of the provider `provider_id`, by id.
 pub(crate) async fn of_provider<'c>(
     store: &Store,
     conn: impl Into<Conn<'c>>,
-    provider_id: i64,
+    provider_id: ProviderId,
 ) -> Result<Vec<Trait>> {
-    let query = store.dialect().placeholders(format!(
-        "{} JOIN resource_provider_traits rpt ON rpt.trait_id = t.id \
-         WHERE rpt.resource_provider_id = ? ORDER BY t.id",
-        select(store, "t")
-    ));
-    conn.into()
-        .rows(&query, &[Bind::Int(provider_id)], read_trait)
-        .await
+    let mut q = select(store);
+    q.push(
+        " JOIN resource_provider_traits rpt ON rpt.trait_id = t.id \
+         WHERE rpt.resource_provider_id = ",
+    )
+    .bind(provider_id)
+    .push(" ORDER BY t.id");
+    Ok(q.rows_on(&mut conn.into(), read_trait).await?)
 }
 
 /// Creates the custom trait `name`: `Some` when made here, `None` when it
@@ -151,15 +157,17 @@ pub(crate) async fn create(store: &Store, name: &str) -> Result<Option<Trait>> {
                 if find(store, &mut *tx, &name).await?.is_some() {
                     return Ok(None);
                 }
-                let insert = store.dialect().placeholders(format!(
-                    "INSERT INTO traits (name, created_at) VALUES (?, {})",
-                    store.dialect().timestamp_param()
-                ));
-                let binds = [Bind::from(name.as_str()), Bind::from(db::now_text())];
-                match tx.execute(&insert, &binds).await {
+                let mut insert = Statement::new(store.dialect());
+                insert
+                    .push("INSERT INTO traits (name, created_at) VALUES (")
+                    .bind(name.as_str())
+                    .push(", ")
+                    .bind_timestamp(db::now_text())
+                    .push(")");
+                match insert.execute_on(tx).await {
                     Ok(_) => {}
                     Err(e) if e.is_unique_violation() => return Ok(None),
-                    Err(e) => return Err(e),
+                    Err(e) => return Err(e.into()),
                 }
                 find(store, &mut *tx, &name).await
             })
@@ -182,6 +190,12 @@ impl From<Error> for DeleteError {
     }
 }
 
+impl From<crate::db::Error> for DeleteError {
+    fn from(e: crate::db::Error) -> Self {
+        Error::from(e).into()
+    }
+}
+
 /// Deletes the custom trait `name` unless a provider has it.
 pub(crate) async fn delete(store: &Store, name: &str) -> Result<(), DeleteError> {
     let name = name.to_owned();
@@ -200,7 +214,7 @@ pub(crate) async fn delete(store: &Store, name: &str) -> Result<(), DeleteError>
                             store,
                             "SELECT trait_id FROM resource_provider_traits WHERE trait_id = ? LIMIT 1"
                         ),
-                        &[Bind::Int(found.id)],
+                        &[Bind::from(found.id)],
                         |row| row.required_int(0),
                     )
                     .await?;
@@ -210,7 +224,7 @@ pub(crate) async fn delete(store: &Store, name: &str) -> Result<(), DeleteError>
                 match tx
                     .execute(
                         sql!(store, "DELETE FROM traits WHERE id = ?"),
-                        &[Bind::Int(found.id)],
+                        &[Bind::from(found.id)],
                     )
                     .await
                 {
@@ -245,6 +259,12 @@ impl From<Error> for SetError {
     }
 }
 
+impl From<crate::db::Error> for SetError {
+    fn from(e: crate::db::Error) -> Self {
+        Error::from(e).into()
+    }
+}
+
 /// Makes `traits` the provider's traits. When that changes anything the
 /// generation moves on from the one the caller read; returns the
 /// provider's generation after.
@@ -254,20 +274,20 @@ pub(crate) async fn set_for_provider(
     traits: &[Trait],
 ) -> Result<i64, SetError> {
     let provider = provider.clone();
-    let wanted: BTreeSet<i64> = traits.iter().map(|t| t.id).collect();
+    let wanted: BTreeSet<TraitId> = traits.iter().map(|t| t.id).collect();
     store
         .transaction(move |store, tx| {
             Box::pin(async move {
-                let existing: BTreeSet<i64> = tx
+                let existing: BTreeSet<TraitId> = tx
                     .fold(
                         sql!(
                             store,
                             "SELECT trait_id FROM resource_provider_traits WHERE resource_provider_id = ?"
                         ),
-                        &[Bind::Int(provider.id)],
+                        &[Bind::from(provider.id)],
                         BTreeSet::new(),
-                        |ids: &mut BTreeSet<i64>, row| {
-                            ids.insert(row.required_int(0)?);
+                        |ids: &mut BTreeSet<TraitId>, row| {
+                            ids.insert(TraitId::read(row, 0)?);
                             Ok(())
                         },
                     )
@@ -288,21 +308,21 @@ pub(crate) async fn set_for_provider(
                             store,
                             "DELETE FROM resource_provider_traits WHERE resource_provider_id = ? AND trait_id = ?"
                         ),
-                        &[Bind::Int(provider.id), Bind::Int(*id)],
+                        &[Bind::from(provider.id), Bind::from(*id)],
                     )
                     .await?;
                 }
-                let insert = store.dialect().placeholders(format!(
-                    "INSERT INTO resource_provider_traits (trait_id, resource_provider_id, created_at) VALUES (?, ?, {})",
-                    store.dialect().timestamp_param()
-                ));
                 for id in wanted.difference(&existing) {
-                    let binds = [
-                        Bind::Int(*id),
-                        Bind::Int(provider.id),
-                        Bind::from(db::now_text()),
-                    ];
-                    tx.execute(&insert, &binds).await?;
+                    let mut insert = Statement::new(store.dialect());
+                    insert
+                        .push("INSERT INTO resource_provider_traits (trait_id, resource_provider_id, created_at) VALUES (")
+                        .bind(*id)
+                        .push(", ")
+                        .bind(provider.id)
+                        .push(", ")
+                        .bind_timestamp(db::now_text())
+                        .push(")");
+                    insert.execute_on(tx).await?;
                 }
                 Ok(generation)
             })

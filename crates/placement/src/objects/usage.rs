@@ -1,9 +1,11 @@
 //! Usages: what is allocated, by provider, or by project (and user), and
 //! from 1.38 by consumer type.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
-use crate::db::{Bind, Columns, Store};
+use crate::db::ids::{ConsumerId, IdSet};
+use crate::db::statement::Statement;
+use crate::db::{Columns, Store};
 use crate::error::Result;
 
 /// Upstream's name for consumers without a type.
@@ -14,22 +16,23 @@ pub(crate) const ALL_CONSUMER_TYPES: &str = "all";
 /// The usage of each resource class the provider `uuid` has inventory of
 /// (0 when nothing is allocated).
 pub(crate) async fn by_provider(store: &Store, uuid: &str) -> Result<BTreeMap<String, i64>> {
-    let query = format!(
+    let mut q = Statement::new(store.dialect());
+    q.push(&format!(
         "SELECT rc.name AS name, {} AS used FROM inventories i \
          JOIN resource_providers rp ON i.resource_provider_id = rp.id \
          JOIN resource_classes rc ON i.resource_class_id = rc.id \
          LEFT JOIN allocations a ON i.resource_provider_id = a.resource_provider_id \
            AND i.resource_class_id = a.resource_class_id \
-         WHERE rp.uuid = ? GROUP BY i.resource_class_id, rc.name",
+         WHERE rp.uuid = ",
         store.dialect().int("COALESCE(SUM(a.used), 0)")
-    );
-    store
-        .fold_rows(query, vec![uuid.into()], BTreeMap::new(), add_usage)
-        .await
+    ))
+    .bind(uuid)
+    .push(" GROUP BY i.resource_class_id, rc.name");
+    Ok(q.fold(store, BTreeMap::new(), add_usage).await?)
 }
 
 /// Adds a row of (resource class name, amount) to `usages`.
-fn add_usage(usages: &mut BTreeMap<String, i64>, row: &dyn Columns) -> Result<()> {
+fn add_usage(usages: &mut BTreeMap<String, i64>, row: &dyn Columns) -> crate::db::Result<()> {
     usages.insert(row.required_text(0)?.to_owned(), row.required_int(1)?);
     Ok(())
 }
@@ -42,30 +45,27 @@ pub(crate) struct Filter<'a> {
 }
 
 impl Filter<'_> {
-    /// The `FROM` and `WHERE` clauses selecting the allocations of the
-    /// project's (and user's) consumers, as `a`, with their consumers
-    /// (`c`), consumer types (`ct`, left joined) and resource classes
-    /// (`rc`), and the values to bind. More conditions can follow with
-    /// `AND`.
-    fn allocations(&self) -> (String, Vec<Bind>) {
-        let mut sql = String::from(
+    /// Appends the `FROM` and `WHERE` clauses selecting the allocations
+    /// of the project's (and user's) consumers, as `a`, with their
+    /// consumers (`c`), consumer types (`ct`, left joined) and resource
+    /// classes (`rc`). More conditions can follow with `AND`.
+    fn allocations(&self, q: &mut Statement) {
+        q.push(
             "FROM allocations a JOIN consumers c ON a.consumer_id = c.uuid \
              JOIN projects p ON c.project_id = p.id",
         );
         if self.user_id.is_some() {
-            sql.push_str(" JOIN users u ON c.user_id = u.id");
+            q.push(" JOIN users u ON c.user_id = u.id");
         }
-        sql.push_str(
+        q.push(
             " LEFT JOIN consumer_types ct ON c.consumer_type_id = ct.id \
              JOIN resource_classes rc ON a.resource_class_id = rc.id \
-             WHERE p.external_id = ?",
-        );
-        let mut binds = vec![Bind::from(self.project_id)];
+             WHERE p.external_id = ",
+        )
+        .bind(self.project_id);
         if let Some(user) = self.user_id {
-            sql.push_str(" AND u.external_id = ?");
-            binds.push(user.into());
+            q.push(" AND u.external_id = ").bind(user);
         }
-        (sql, binds)
     }
 }
 
@@ -76,6 +76,15 @@ pub(crate) async fn by_project(store: &Store, filter: Filter<'_>) -> Result<BTre
         .remove(ALL_CONSUMER_TYPES)
         .map(|group| group.usages)
         .unwrap_or_default())
+}
+
+/// One group of [`by_consumer_type`] as its rows are summed: its
+/// consumers (each counted once, whatever it holds) and its usage by
+/// class.
+struct GroupSums {
+    name: String,
+    consumers: IdSet<ConsumerId>,
+    group: Group,
 }
 
 /// Usage of one group of consumers: the count of consumers, and the usage
@@ -100,58 +109,55 @@ pub(crate) async fn by_consumer_type(
     filter: Filter<'_>,
     consumer_type: Option<&str>,
 ) -> Result<BTreeMap<String, Group>> {
-    let (mut from, mut binds) = filter.allocations();
+    let mut q = Statement::new(store.dialect());
+    q.push("SELECT c.id, ct.name, rc.name, a.used ");
+    filter.allocations(&mut q);
     let key: Option<&'static str> = match consumer_type {
         Some(ALL_CONSUMER_TYPES) => Some(ALL_CONSUMER_TYPES),
         Some(UNKNOWN_CONSUMER_TYPE) => {
-            from.push_str(" AND c.consumer_type_id IS NULL");
+            q.push(" AND c.consumer_type_id IS NULL");
             Some(UNKNOWN_CONSUMER_TYPE)
         }
         Some(name) => {
-            from.push_str(" AND ct.name = ?");
-            binds.push(name.into());
+            q.push(" AND ct.name = ").bind(name);
             None
         }
         None => None,
     };
-    let query = format!("SELECT c.id, ct.name, rc.name, a.used {from}");
-    // Per group: its consumers (each counted once, whatever it holds)
-    // and its usage by class.
-    let sums = store
-        .fold_rows(
-            query,
-            binds,
-            Vec::<(String, (HashSet<i64>, Group))>::new(),
-            move |groups, row| {
-                let group = key.or(row.text(1)?).unwrap_or(UNKNOWN_CONSUMER_TYPE);
-                // Groups are few: found by `&str`, a `String` only for a
-                // new one.
-                let index = match groups.iter().position(|(name, _)| name == group) {
-                    Some(index) => index,
-                    None => {
-                        groups.push((group.to_owned(), Default::default()));
-                        groups.len() - 1
-                    }
-                };
-                let (_, (consumers, usage)) = &mut groups[index];
-                consumers.insert(row.required_int(0)?);
-                let class = row.required_text(2)?;
-                let used = row.required_int(3)?;
-                match usage.usages.get_mut(class) {
-                    Some(total) => *total = total.saturating_add(used),
-                    None => {
-                        usage.usages.insert(class.to_owned(), used);
-                    }
+    let sums = q
+        .fold(store, Vec::<GroupSums>::new(), move |groups, row| {
+            let group = key.or(row.text(1)?).unwrap_or(UNKNOWN_CONSUMER_TYPE);
+            // Groups are few: found by `&str`, a `String` only for a new
+            // one.
+            let index = match groups.iter().position(|sums| sums.name == group) {
+                Some(index) => index,
+                None => {
+                    groups.push(GroupSums {
+                        name: group.to_owned(),
+                        consumers: IdSet::default(),
+                        group: Group::default(),
+                    });
+                    groups.len() - 1
                 }
-                Ok(())
-            },
-        )
+            };
+            let sums = &mut groups[index];
+            sums.consumers.insert(ConsumerId::read(row, 0)?);
+            let class = row.required_text(2)?;
+            let used = row.required_int(3)?;
+            match sums.group.usages.get_mut(class) {
+                Some(total) => *total = total.saturating_add(used),
+                None => {
+                    sums.group.usages.insert(class.to_owned(), used);
+                }
+            }
+            Ok(())
+        })
         .await?;
     Ok(sums
         .into_iter()
-        .map(|(name, (consumers, mut group))| {
-            group.consumer_count = i64::try_from(consumers.len()).unwrap_or(i64::MAX);
-            (name, group)
+        .map(|mut sums| {
+            sums.group.consumer_count = i64::try_from(sums.consumers.len()).unwrap_or(i64::MAX);
+            (sums.name, sums.group)
         })
         .collect())
 }

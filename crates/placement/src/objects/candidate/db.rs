@@ -9,7 +9,9 @@ use std::sync::Arc;
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use smallvec::SmallVec;
 
-use crate::db::{Bind, Columns, Store, insert_id, placeholder_list};
+use crate::db::ids::{ProviderId, ResourceClassId, TraitId};
+use crate::db::statement::Statement;
+use crate::db::{Bind, Columns, Store};
 use crate::error::{Error, Result};
 use crate::objects::inventory;
 
@@ -17,49 +19,55 @@ use crate::objects::inventory;
 /// their aggregates.
 pub(super) const SHARES_VIA_AGGREGATE: &str = "MISC_SHARES_VIA_AGGREGATE";
 
-/// `ids` as values to bind.
-fn id_binds(ids: &[i64]) -> Vec<Bind> {
-    ids.iter().copied().map(Bind::from).collect()
-}
-
 /// The most ids one statement binds. The databases cap the values of a
 /// statement (SQLite at 32,766, PostgreSQL and MySQL at 65,535); a search
 /// over a larger cloud reads its providers in several statements.
 const MAX_IDS_PER_READ: usize = 10_000;
 
-/// Folds the rows of `query(marks)` over `ids`, `marks` being the `?`
-/// list of at most [`MAX_IDS_PER_READ`] ids, one statement per slice. The
-/// rows come in no particular order.
-async fn fold_by_ids<A, F>(
+/// Folds the rows of the statements `query` writes over `ids`, at most
+/// [`MAX_IDS_PER_READ`] ids to a statement: `query` writes a statement
+/// for a slice of them. The rows come in no particular order.
+async fn fold_by_ids<T, A, F>(
     store: &Store,
-    ids: &[i64],
-    query: impl Fn(&str) -> String,
+    ids: &[T],
+    query: impl Fn(&mut Statement, &[T]),
     init: A,
     step: F,
 ) -> Result<A>
 where
+    T: Copy + Into<Bind>,
     A: Send + 'static,
-    F: FnMut(&mut A, &dyn Columns) -> Result<()> + Clone + Send + 'static,
+    F: FnMut(&mut A, &dyn Columns) -> crate::db::Result<()> + Clone + Send + 'static,
 {
     let mut folded = init;
     for slice in ids.chunks(MAX_IDS_PER_READ) {
-        let marks = placeholder_list(slice.len());
-        folded = store
-            .fold_rows(query(&marks), id_binds(slice), folded, step.clone())
-            .await?;
+        let mut q = Statement::new(store.dialect());
+        query(&mut q, slice);
+        folded = q.fold(store, folded, step.clone()).await?;
     }
     Ok(folded)
 }
 
-/// The `(first, second)` integer columns of the rows of `query(marks)`
-/// over `ids` (as [`fold_by_ids`]), sorted and without repeats.
-async fn id_pairs_by_ids(
+/// A provider and a root: its own, or for a sharing provider, the root
+/// of a tree it shares with (an anchor).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(super) struct ProviderRoot {
+    pub(super) provider: ProviderId,
+    pub(super) root: ProviderId,
+}
+
+/// The [`ProviderRoot`]s in the first two columns of the rows `query`
+/// writes over `ids` (as [`fold_by_ids`]), sorted and without repeats.
+async fn provider_roots_by_ids(
     store: &Store,
-    ids: &[i64],
-    query: impl Fn(&str) -> String,
-) -> Result<Vec<(i64, i64)>> {
+    ids: &[ProviderId],
+    query: impl Fn(&mut Statement, &[ProviderId]),
+) -> Result<Vec<ProviderRoot>> {
     let mut pairs = fold_by_ids(store, ids, query, Vec::new(), |out, row| {
-        out.push((row.required_int(0)?, row.required_int(1)?));
+        out.push(ProviderRoot {
+            provider: ProviderId::read(row, 0)?,
+            root: ProviderId::read(row, 1)?,
+        });
         Ok(())
     })
     .await?;
@@ -68,27 +76,26 @@ async fn id_pairs_by_ids(
     Ok(pairs)
 }
 
-/// The ids in the first column of `query`'s rows (`?` for each of `binds`).
-async fn id_set(store: &Store, query: String, binds: &[i64]) -> Result<HashSet<i64>> {
-    store
-        .fold_rows(query, id_binds(binds), HashSet::new(), insert_id)
-        .await
+/// The providers in the first column of the rows of `q`.
+async fn provider_set(store: &Store, q: Statement) -> Result<HashSet<ProviderId>> {
+    Ok(q.fold(store, HashSet::new(), ProviderId::insert_first)
+        .await?)
 }
 
 /// Whether any provider has a parent.
 pub(super) async fn has_trees(store: &Store) -> Result<bool> {
     let query = "SELECT id FROM resource_providers WHERE parent_provider_id IS NOT NULL LIMIT 1";
-    store
+    Ok(store
         .fold_rows(query.to_owned(), Vec::new(), false, |found, _| {
             *found = true;
             Ok(())
         })
-        .await
+        .await?)
 }
 
 /// How many trees the cloud has (in a flat cloud, how many providers).
 pub(super) async fn root_count(store: &Store) -> Result<usize> {
-    store
+    Ok(store
         .fold_rows(
             "SELECT COUNT(*) FROM resource_providers WHERE parent_provider_id IS NULL".to_owned(),
             Vec::new(),
@@ -98,21 +105,18 @@ pub(super) async fn root_count(store: &Store) -> Result<usize> {
                 Ok(())
             },
         )
-        .await
+        .await?)
 }
 
 /// The providers marked as sharing their inventory.
-pub(super) async fn sharing_providers(store: &Store) -> Result<HashSet<i64>> {
-    let query = "SELECT rpt.resource_provider_id FROM resource_provider_traits rpt \
-                 JOIN traits t ON t.id = rpt.trait_id WHERE t.name = ?";
-    store
-        .fold_rows(
-            query.to_owned(),
-            vec![Bind::from(SHARES_VIA_AGGREGATE)],
-            HashSet::new(),
-            insert_id,
-        )
-        .await
+pub(super) async fn sharing_providers(store: &Store) -> Result<HashSet<ProviderId>> {
+    let mut q = Statement::new(store.dialect());
+    q.push(
+        "SELECT rpt.resource_provider_id FROM resource_provider_traits rpt \
+         JOIN traits t ON t.id = rpt.trait_id WHERE t.name = ",
+    )
+    .bind(SHARES_VIA_AGGREGATE);
+    provider_set(store, q).await
 }
 
 /// Whether any provider of the cloud has a parent, as read at the start
@@ -127,14 +131,21 @@ pub(super) enum Shape {
 
 /// The inventories of one class, as read to find the providers with room.
 pub(super) struct ClassInventories {
-    /// `(provider, root)` of the providers whose inventory can take the
+    /// The providers (with their roots) whose inventory can take the
     /// amount asked (capacity after usage, min_unit, max_unit, step_size),
     /// by provider.
-    pub(super) with_room: Vec<(i64, i64)>,
+    pub(super) with_room: Vec<ProviderRoot>,
     /// Every inventory of the class read, with room or not, by provider:
     /// what the summaries need of them, so that the trees read later
     /// need not read them again.
-    pub(super) all: Vec<(i64, Room)>,
+    pub(super) all: Vec<ProviderRoom>,
+}
+
+/// One provider's [`Room`] in an inventory of a class.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ProviderRoom {
+    pub(super) provider: ProviderId,
+    pub(super) room: Room,
 }
 
 /// Capacity, usage and max_unit of one inventory: what a summary and the
@@ -151,47 +162,49 @@ pub(super) struct Room {
 pub(super) async fn providers_with_resource(
     store: &Store,
     shape: Shape,
-    class_id: i64,
+    class_id: ResourceClassId,
     amount: i64,
-    root: Option<i64>,
+    root: Option<ProviderId>,
 ) -> Result<ClassInventories> {
     let used = store
         .dialect()
         .int(&format!("COALESCE({}, 0)", inventory::USED));
     let columns = "inv.total, inv.reserved, inv.allocation_ratio, \
                    inv.min_unit, inv.max_unit, inv.step_size";
-    let mut query = match shape {
+    // Columns: the provider, its root (`Trees` only), `columns`, `used`.
+    let select = match shape {
         // A flat provider is its own root: its id is read once.
         Shape::Flat => format!(
             "SELECT inv.resource_provider_id, {columns}, {used} \
-             FROM inventories inv WHERE inv.resource_class_id = ?"
+             FROM inventories inv WHERE inv.resource_class_id = "
         ),
         Shape::Trees => format!(
             "SELECT rp.id, rp.root_provider_id, {columns}, {used} \
              FROM resource_providers rp \
              JOIN inventories inv ON inv.resource_provider_id = rp.id \
-             AND inv.resource_class_id = ?"
+             AND inv.resource_class_id = "
         ),
     };
-    let mut binds = vec![Bind::from(class_id)];
+    let mut q = Statement::new(store.dialect());
+    q.push(&select).bind(class_id);
     if let Some(root) = root {
-        query.push_str(match shape {
-            Shape::Flat => " AND inv.resource_provider_id = ?",
-            Shape::Trees => " WHERE rp.root_provider_id = ?",
-        });
-        binds.push(Bind::from(root));
+        q.push(match shape {
+            Shape::Flat => " AND inv.resource_provider_id = ",
+            Shape::Trees => " WHERE rp.root_provider_id = ",
+        })
+        .bind(root);
     }
     let init = ClassInventories {
         with_room: Vec::new(),
         all: Vec::new(),
     };
-    let mut found = store
-        .fold_rows(query, binds, init, move |out, row| {
+    let mut found = q
+        .fold(store, init, move |out, row| {
             let int = |column| row.required_int(column);
-            let id = int(0)?;
+            let id = ProviderId::read(row, 0)?;
             let (root, first) = match shape {
                 Shape::Flat => (id, 1),
-                Shape::Trees => (int(1)?, 2),
+                Shape::Trees => (ProviderId::read(row, 1)?, 2),
             };
             let at = |offset: usize| first + offset;
             let (total, reserved, ratio) = (int(at(0))?, int(at(1))?, row.required_float(at(2))?);
@@ -203,52 +216,53 @@ pub(super) async fn providers_with_resource(
                 && step_size > 0
                 && amount % step_size == 0;
             if fits {
-                out.with_room.push((id, root));
+                out.with_room.push(ProviderRoot { provider: id, root });
             }
             let capacity = inventory::capacity(total, reserved, ratio);
-            out.all.push((
-                id,
-                Room {
+            out.all.push(ProviderRoom {
+                provider: id,
+                room: Room {
                     capacity,
                     used,
                     max_unit,
                 },
-            ));
+            });
             Ok(())
         })
         .await?;
     // Sorted here: cheaper than SQLite's sorter.
     found.with_room.sort_unstable();
-    found.all.sort_unstable_by_key(|(id, _)| *id);
+    found.all.sort_unstable_by_key(|p| p.provider);
     Ok(found)
 }
 
 /// The providers having at least one of the traits `trait_ids`.
 pub(super) async fn providers_with_any_trait(
     store: &Store,
-    trait_ids: &HashSet<i64>,
-) -> Result<HashSet<i64>> {
+    trait_ids: &HashSet<TraitId>,
+) -> Result<HashSet<ProviderId>> {
     if trait_ids.is_empty() {
         return Ok(HashSet::new());
     }
-    let ids: Vec<i64> = trait_ids.iter().copied().collect();
-    let query = format!(
+    let mut q = Statement::new(store.dialect());
+    q.push(
         "SELECT DISTINCT resource_provider_id FROM resource_provider_traits \
-         WHERE trait_id IN ({})",
-        placeholder_list(ids.len())
-    );
-    id_set(store, query, &ids).await
+         WHERE trait_id IN (",
+    )
+    .list(trait_ids.iter().copied())
+    .push(")");
+    provider_set(store, q).await
 }
 
 /// The providers having at least one trait of each of `groups`.
 pub(super) async fn providers_with_all_traits(
     store: &Store,
-    groups: &[HashSet<i64>],
-) -> Result<HashSet<i64>> {
-    let groups: Vec<Vec<i64>> = groups
+    groups: &[HashSet<TraitId>],
+) -> Result<HashSet<ProviderId>> {
+    let groups: Vec<Vec<TraitId>> = groups
         .iter()
         .map(|g| {
-            let mut ids: Vec<i64> = g.iter().copied().collect();
+            let mut ids: Vec<TraitId> = g.iter().copied().collect();
             ids.sort_unstable();
             ids
         })
@@ -266,18 +280,21 @@ pub(super) async fn providers_with_all_traits(
 pub(super) async fn providers_in_aggregates(
     store: &Store,
     groups: &[BTreeSet<String>],
-) -> Result<HashSet<i64>> {
+) -> Result<HashSet<ProviderId>> {
     crate::objects::provider::providers_in_aggregates(store, groups).await
 }
 
-/// `(sharing provider, anchor root)` for each of `sharing`: the roots of
-/// every tree holding a provider in an aggregate with it (its own tree
-/// included, when it is in any aggregate). The root is the provider's
-/// `root_provider_id`, which names a provider: joining the root's row
-/// would cost a seek per provider for nothing.
-pub(super) async fn anchors_for_sharing(store: &Store, sharing: &[i64]) -> Result<Vec<(i64, i64)>> {
-    id_pairs_by_ids(store, sharing, |marks| {
-        format!(
+/// The sharing provider and the anchor root for each of `sharing`: the
+/// roots of every tree holding a provider in an aggregate with it (its
+/// own tree included, when it is in any aggregate). The root is the
+/// provider's `root_provider_id`, which names a provider: joining the
+/// root's row would cost a seek per provider for nothing.
+pub(super) async fn anchors_for_sharing(
+    store: &Store,
+    sharing: &[ProviderId],
+) -> Result<Vec<ProviderRoot>> {
+    provider_roots_by_ids(store, sharing, |q, slice| {
+        q.push(
             "SELECT DISTINCT sps.id, shr_with_sps.root_provider_id \
              FROM resource_providers sps \
              JOIN resource_provider_aggregates shr_aggs \
@@ -286,8 +303,10 @@ pub(super) async fn anchors_for_sharing(store: &Store, sharing: &[i64]) -> Resul
                ON shr_aggs.aggregate_id = shr_with_sps_aggs.aggregate_id \
              JOIN resource_providers shr_with_sps \
                ON shr_with_sps_aggs.resource_provider_id = shr_with_sps.id \
-             WHERE sps.id IN ({marks})"
+             WHERE sps.id IN (",
         )
+        .list(slice.iter().copied())
+        .push(")");
     })
     .await
 }
@@ -296,17 +315,15 @@ pub(super) async fn anchors_for_sharing(store: &Store, sharing: &[i64]) -> Resul
 /// `required` and none of `forbidden`.
 pub(super) async fn roots_with_traits(
     store: &Store,
-    required: &HashSet<i64>,
-    forbidden: &HashSet<i64>,
-) -> Result<HashSet<i64>> {
-    let mut matching = id_set(
-        store,
-        "SELECT id FROM resource_providers WHERE parent_provider_id IS NULL".to_owned(),
-        &[],
-    )
-    .await?;
+    required: &HashSet<TraitId>,
+    forbidden: &HashSet<TraitId>,
+) -> Result<HashSet<ProviderId>> {
+    let mut q = Statement::new(store.dialect());
+    q.push("SELECT id FROM resource_providers WHERE parent_provider_id IS NULL");
+    let mut matching = provider_set(store, q).await?;
     if !required.is_empty() {
-        let groups: Vec<HashSet<i64>> = required.iter().map(|t| HashSet::from_iter([*t])).collect();
+        let groups: Vec<HashSet<TraitId>> =
+            required.iter().map(|t| HashSet::from_iter([*t])).collect();
         let having = providers_with_all_traits(store, &groups).await?;
         matching.retain(|id| having.contains(id));
     }
@@ -317,29 +334,36 @@ pub(super) async fn roots_with_traits(
     Ok(matching)
 }
 
-/// `(provider, root)` of each of `ids`, by provider.
-pub(super) async fn roots_of(store: &Store, ids: &[i64]) -> Result<Vec<(i64, i64)>> {
-    id_pairs_by_ids(store, ids, |marks| {
-        format!("SELECT id, root_provider_id FROM resource_providers WHERE id IN ({marks})")
+/// The root of each of `ids`, by provider.
+pub(super) async fn roots_of(store: &Store, ids: &[ProviderId]) -> Result<Vec<ProviderRoot>> {
+    provider_roots_by_ids(store, ids, |q, slice| {
+        q.push("SELECT id, root_provider_id FROM resource_providers WHERE id IN (")
+            .list(slice.iter().copied())
+            .push(")");
     })
     .await
 }
 
 /// The trait ids of each of `ids`.
-pub(super) async fn trait_ids_of(store: &Store, ids: &[i64]) -> Result<HashMap<i64, HashSet<i64>>> {
+pub(super) async fn trait_ids_of(
+    store: &Store,
+    ids: &[ProviderId],
+) -> Result<HashMap<ProviderId, HashSet<TraitId>>> {
     fold_by_ids(
         store,
         ids,
-        |marks| {
-            format!(
+        |q, slice| {
+            q.push(
                 "SELECT resource_provider_id, trait_id FROM resource_provider_traits \
-                 WHERE resource_provider_id IN ({marks})"
+                 WHERE resource_provider_id IN (",
             )
+            .list(slice.iter().copied())
+            .push(")");
         },
         HashMap::new(),
-        |out: &mut HashMap<i64, HashSet<i64>>, row| {
-            let (id, t) = (row.required_int(0)?, row.required_int(1)?);
-            out.entry(id).or_default().insert(t);
+        |out: &mut HashMap<ProviderId, HashSet<TraitId>>, row| {
+            let (provider, t) = (ProviderId::read(row, 0)?, TraitId::read(row, 1)?);
+            out.entry(provider).or_default().insert(t);
             Ok(())
         },
     )
@@ -358,16 +382,27 @@ pub(super) enum TreeReads {
     Scanned,
 }
 
-/// How a statement over `table` (its alias) finds a row's root:
-/// `(join, root)`. In a flat cloud a root's tree is the root alone,
-/// found by the provider's id without a join.
-fn tree_root(shape: Shape, table: &str) -> (String, String) {
+/// How a statement over a table finds a row's root.
+struct TreeRoot {
+    /// A join to add after the table (empty for none).
+    join: String,
+    /// The expression of the row's root.
+    root: String,
+}
+
+/// How a statement over `table` (its alias) finds a row's root. In a
+/// flat cloud a root's tree is the root alone, found by the provider's id
+/// without a join.
+fn tree_root(shape: Shape, table: &str) -> TreeRoot {
     match shape {
-        Shape::Flat => (String::new(), format!("{table}.resource_provider_id")),
-        Shape::Trees => (
-            format!(" JOIN resource_providers rp ON {table}.resource_provider_id = rp.id"),
-            "rp.root_provider_id".to_owned(),
-        ),
+        Shape::Flat => TreeRoot {
+            join: String::new(),
+            root: format!("{table}.resource_provider_id"),
+        },
+        Shape::Trees => TreeRoot {
+            join: format!(" JOIN resource_providers rp ON {table}.resource_provider_id = rp.id"),
+            root: "rp.root_provider_id".to_owned(),
+        },
     }
 }
 
@@ -375,35 +410,48 @@ fn tree_root(shape: Shape, table: &str) -> (String, String) {
 #[derive(Clone, Debug)]
 enum Reach<'a> {
     /// Statements binding the roots (sorted) in `IN` lists.
-    Listed(&'a [i64]),
+    Listed(&'a [ProviderId]),
     /// One statement over every row of the table, keeping here those
     /// whose column `column` is one of `ids` (sorted).
-    Scanned { column: usize, ids: Arc<[i64]> },
+    Scanned {
+        column: usize,
+        ids: Arc<[ProviderId]>,
+    },
 }
 
-/// Folds the rows `reach` keeps of the statement `query(join, condition)`.
-/// Listed, `join` and `condition` come from `(join, root)` (as
-/// [`tree_root`] makes them), the condition `root IN` a list of roots;
-/// scanned, the statement reads every row, without a join.
+/// Folds the rows `reach` keeps of the statement `select(join)`, then the
+/// condition on the tree, then `rest`. Listed, `join` and the condition
+/// come from `tree` (as [`tree_root`] makes it), the condition its root
+/// `IN` a list of roots; scanned, the statement reads every row, without
+/// a join.
 async fn fold_trees<A, F>(
     store: &Store,
     reach: &Reach<'_>,
-    (join, root): (String, String),
-    query: impl Fn(&str, &str) -> String,
+    tree: TreeRoot,
+    select: impl Fn(&str) -> String,
+    rest: &str,
     init: A,
     mut step: F,
 ) -> Result<A>
 where
     A: Send + 'static,
-    F: FnMut(&mut A, &dyn Columns) -> Result<()> + Clone + Send + 'static,
+    F: FnMut(&mut A, &dyn Columns) -> crate::db::Result<()> + Clone + Send + 'static,
 {
     match reach {
         Reach::Listed(roots) => {
             debug_assert!(roots.windows(2).all(|w| w[0] < w[1]), "roots sorted");
+            let head = select(&tree.join);
             fold_by_ids(
                 store,
                 roots,
-                |marks| query(&join, &format!("{root} IN ({marks})")),
+                |q, slice| {
+                    q.push(&head)
+                        .push(&tree.root)
+                        .push(" IN (")
+                        .list(slice.iter().copied())
+                        .push(")")
+                        .push(rest);
+                },
                 init,
                 step,
             )
@@ -413,15 +461,15 @@ where
             debug_assert!(ids.windows(2).all(|w| w[0] < w[1]), "ids sorted");
             let (column, ids) = (*column, Arc::clone(ids));
             let keep = move |acc: &mut A, row: &dyn Columns| {
-                if ids.binary_search(&row.required_int(column)?).is_ok() {
+                if ids.binary_search(&ProviderId::read(row, column)?).is_ok() {
                     step(acc, row)
                 } else {
                     Ok(())
                 }
             };
-            store
-                .fold_rows(query("", "1 = 1"), Vec::new(), init, keep)
-                .await
+            let mut q = Statement::new(store.dialect());
+            q.push(&select("")).push("1 = 1").push(rest);
+            Ok(q.fold(store, init, keep).await?)
         }
     }
 }
@@ -429,19 +477,19 @@ where
 /// A provider of the trees read for the summaries.
 #[derive(Clone, Debug)]
 pub(super) struct TreeProvider {
-    pub(super) id: i64,
+    pub(super) id: ProviderId,
     pub(super) uuid: Arc<str>,
-    pub(super) parent_id: Option<i64>,
+    pub(super) parent_id: Option<ProviderId>,
     pub(super) parent_uuid: Option<Arc<str>>,
-    pub(super) root_id: i64,
+    pub(super) root_id: ProviderId,
     pub(super) root_uuid: Arc<str>,
 }
 
 /// One inventory of the trees read, with its usage.
 #[derive(Clone, Debug)]
 pub(super) struct TreeInventory {
-    pub(super) provider: i64,
-    pub(super) class_id: i64,
+    pub(super) provider: ProviderId,
+    pub(super) class_id: ResourceClassId,
     pub(super) class: Arc<str>,
     pub(super) capacity: i64,
     pub(super) used: i64,
@@ -454,9 +502,25 @@ pub(super) struct Trees {
     pub(super) providers: Vec<TreeProvider>,
     pub(super) inventories: Vec<TreeInventory>,
     /// By provider, in trait id order; alike providers share a list.
-    pub(super) traits: HashMap<i64, Arc<[String]>>,
+    pub(super) traits: HashMap<ProviderId, Arc<[String]>>,
     /// Every class's name, by id.
-    pub(super) class_names: HashMap<i64, Arc<str>>,
+    pub(super) class_names: HashMap<ResourceClassId, Arc<str>>,
+}
+
+/// A row of the providers of [`trees`], before its root's and parent's
+/// uuids are looked up.
+struct ProviderRow {
+    id: ProviderId,
+    uuid: Arc<str>,
+    root: ProviderId,
+    parent: Option<ProviderId>,
+}
+
+/// A trait of a provider, as [`trees`] reads them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct ProviderTrait {
+    provider: ProviderId,
+    trait_id: TraitId,
 }
 
 /// The most classes a scanned read of inventories names in its `IN`
@@ -475,8 +539,8 @@ pub(super) async fn trees(
     store: &Store,
     shape: Shape,
     reads: TreeReads,
-    roots: &[i64],
-    known: &[i64],
+    roots: &[ProviderId],
+    known: &[ResourceClassId],
 ) -> Result<Trees> {
     let providers_of = match shape {
         Shape::Flat => "id",
@@ -493,58 +557,60 @@ pub(super) async fn trees(
     let mut rows = fold_trees(
         store,
         &reach,
-        (String::new(), providers_of.to_owned()),
-        |_, tree| {
-            format!(
-                "SELECT id, uuid, root_provider_id, parent_provider_id \
-                 FROM resource_providers WHERE {tree}"
-            )
+        TreeRoot {
+            join: String::new(),
+            root: providers_of.to_owned(),
         },
+        |_| {
+            "SELECT id, uuid, root_provider_id, parent_provider_id FROM resource_providers WHERE "
+                .to_owned()
+        },
+        "",
         Vec::new(),
         |rows, row| {
-            rows.push((
-                row.required_int(0)?,
-                Arc::<str>::from(row.required_text(1)?),
-                row.required_int(2)?,
-                row.int(3)?,
-            ));
+            rows.push(ProviderRow {
+                id: ProviderId::read(row, 0)?,
+                uuid: Arc::<str>::from(row.required_text(1)?),
+                root: ProviderId::read(row, 2)?,
+                parent: ProviderId::read_optional(row, 3)?,
+            });
             Ok(())
         },
     )
     .await?;
     // A provider moved to another tree between two statements is read
     // twice; its first reading stands, as do its inventories and traits.
-    rows.sort_by_key(|row| row.0);
-    rows.dedup_by_key(|row| row.0);
+    rows.sort_by_key(|row| row.id);
+    rows.dedup_by_key(|row| row.id);
     let reach = match reach {
         Reach::Listed(roots) => Reach::Listed(roots),
         // Column 0: the provider of an inventory or a trait.
         Reach::Scanned { .. } => Reach::Scanned {
             column: 0,
-            ids: rows.iter().map(|row| row.0).collect(),
+            ids: rows.iter().map(|row| row.id).collect(),
         },
     };
-    let uuids: HashMap<i64, Arc<str>> = rows
+    let uuids: HashMap<ProviderId, Arc<str>> = rows
         .iter()
-        .map(|(id, uuid, ..)| (*id, Arc::clone(uuid)))
+        .map(|row| (row.id, Arc::clone(&row.uuid)))
         .collect();
-    let uuid_of = |id: i64| {
+    let uuid_of = |id: ProviderId| {
         uuids.get(&id).map(Arc::clone).ok_or_else(|| {
             Error::Inconsistent(format!("resource provider {id} is not in its tree"))
         })
     };
     let mut providers = Vec::with_capacity(rows.len());
-    for (id, _, root_id, parent_id) in &rows {
+    for row in &rows {
         providers.push(TreeProvider {
-            id: *id,
-            uuid: uuid_of(*id)?,
-            parent_id: *parent_id,
-            parent_uuid: parent_id.map(uuid_of).transpose()?,
-            root_id: *root_id,
-            root_uuid: uuid_of(*root_id)?,
+            id: row.id,
+            uuid: uuid_of(row.id)?,
+            parent_id: row.parent,
+            parent_uuid: row.parent.map(uuid_of).transpose()?,
+            root_id: row.root,
+            root_uuid: uuid_of(row.root)?,
         });
     }
-    let class_names: Arc<HashMap<i64, Arc<str>>> = store
+    let class_names: Arc<HashMap<ResourceClassId, Arc<str>>> = store
         .fold_rows(
             inventory::CLASS_NAMES.to_owned(),
             Vec::new(),
@@ -553,31 +619,31 @@ pub(super) async fn trees(
         )
         .await?
         .into_iter()
-        .map(|(id, name): (i64, String)| (id, Arc::from(name)))
+        .map(|(id, name): (ResourceClassId, String)| (id, Arc::from(name)))
         .collect::<HashMap<_, _>>()
         .into();
     let used = store.dialect().int(inventory::USED);
     // Literal ids (integers the search read), so that the statement's
     // binds stay the roots alone. A scan names the other classes, which
     // the class index finds without reading the known classes' rows.
-    let mut others: Vec<i64> = class_names
+    let mut others: Vec<ResourceClassId> = class_names
         .keys()
         .copied()
         .filter(|id| !known.contains(id))
         .collect();
     others.sort_unstable();
-    let literal = |ids: &[i64]| {
+    let literal = |ids: &[ResourceClassId]| {
         ids.iter()
-            .map(i64::to_string)
+            .map(ToString::to_string)
             .collect::<Vec<_>>()
             .join(", ")
     };
     let classes = match &reach {
         Reach::Scanned { .. } if others.len() <= MAX_CLASSES_LISTED => {
-            format!("inv.resource_class_id IN ({})", literal(&others))
+            format!(" AND inv.resource_class_id IN ({})", literal(&others))
         }
-        _ if known.is_empty() => "1 = 1".to_owned(),
-        _ => format!("inv.resource_class_id NOT IN ({})", literal(known)),
+        _ if known.is_empty() => " AND 1 = 1".to_owned(),
+        _ => format!(" AND inv.resource_class_id NOT IN ({})", literal(known)),
     };
     let mut inventories = if others.is_empty() {
         Vec::new()
@@ -587,24 +653,25 @@ pub(super) async fn trees(
             store,
             &reach,
             tree_root(shape, "inv"),
-            |join, tree| {
+            |join| {
                 format!(
                     "SELECT inv.resource_provider_id, inv.resource_class_id, inv.total, \
                      inv.reserved, inv.allocation_ratio, inv.max_unit, {used} \
-                     FROM inventories inv{join} WHERE {tree} AND {classes}",
+                     FROM inventories inv{join} WHERE ",
                 )
             },
+            &classes,
             Vec::new(),
             move |inventories: &mut Vec<TreeInventory>, row| {
                 // A class created since its names were read is left out,
                 // as its inventory would be by an earlier read.
-                let class_id = row.required_int(1)?;
+                let class_id = ResourceClassId::read(row, 1)?;
                 let Some(class) = names.get(&class_id) else {
                     return Ok(());
                 };
                 let (total, reserved) = (row.required_int(2)?, row.required_int(3)?);
                 inventories.push(TreeInventory {
-                    provider: row.required_int(0)?,
+                    provider: ProviderId::read(row, 0)?,
                     class_id,
                     class: Arc::clone(class),
                     capacity: inventory::capacity(total, reserved, row.required_float(4)?),
@@ -622,31 +689,39 @@ pub(super) async fn trees(
         store,
         &reach,
         tree_root(shape, "rpt"),
-        |join, tree| {
+        |join| {
             format!(
                 "SELECT rpt.resource_provider_id, rpt.trait_id \
-                 FROM resource_provider_traits rpt{join} WHERE {tree}",
+                 FROM resource_provider_traits rpt{join} WHERE ",
             )
         },
+        "",
         Vec::new(),
         |rows, row| {
-            rows.push((row.required_int(0)?, row.required_int(1)?));
+            rows.push(ProviderTrait {
+                provider: ProviderId::read(row, 0)?,
+                trait_id: TraitId::read(row, 1)?,
+            });
             Ok(())
         },
     )
     .await?;
     trait_rows.sort_unstable();
     trait_rows.dedup();
-    let mut trait_ids: Vec<i64> = trait_rows.iter().map(|(_, t)| *t).collect();
+    let mut trait_ids: Vec<TraitId> = trait_rows.iter().map(|row| row.trait_id).collect();
     trait_ids.sort_unstable();
     trait_ids.dedup();
-    let trait_names: HashMap<i64, String> = fold_by_ids(
+    let trait_names: HashMap<TraitId, String> = fold_by_ids(
         store,
         &trait_ids,
-        |marks| format!("SELECT id, name FROM traits WHERE id IN ({marks})"),
+        |q, slice| {
+            q.push("SELECT id, name FROM traits WHERE id IN (")
+                .list(slice.iter().copied())
+                .push(")");
+        },
         HashMap::new(),
-        |names: &mut HashMap<i64, String>, row| {
-            names.insert(row.required_int(0)?, row.required_text(1)?.to_owned());
+        |names: &mut HashMap<TraitId, String>, row| {
+            names.insert(TraitId::read(row, 0)?, row.required_text(1)?.to_owned());
             Ok(())
         },
     )
@@ -656,12 +731,12 @@ pub(super) async fn trees(
     // each hold copies of the same names. A trait deleted since its
     // providers' rows were read had left them first: the provider's row
     // is left out, as a later read would.
-    let mut lists: HashMap<SmallVec<[i64; 4]>, Arc<[String]>> = HashMap::new();
-    let mut traits: HashMap<i64, Arc<[String]>> = HashMap::with_capacity(providers.len());
-    for rows in trait_rows.chunk_by(|a, b| a.0 == b.0) {
-        let ids: SmallVec<[i64; 4]> = rows
+    let mut lists: HashMap<SmallVec<[TraitId; 4]>, Arc<[String]>> = HashMap::new();
+    let mut traits: HashMap<ProviderId, Arc<[String]>> = HashMap::with_capacity(providers.len());
+    for rows in trait_rows.chunk_by(|a, b| a.provider == b.provider) {
+        let ids: SmallVec<[TraitId; 4]> = rows
             .iter()
-            .map(|(_, id)| *id)
+            .map(|row| row.trait_id)
             .filter(|id| trait_names.contains_key(id))
             .collect();
         if ids.is_empty() {
@@ -672,7 +747,7 @@ pub(super) async fn trees(
                 .filter_map(|id| trait_names.get(id).cloned())
                 .collect()
         });
-        traits.insert(rows[0].0, Arc::clone(list));
+        traits.insert(rows[0].provider, Arc::clone(list));
     }
     Ok(Trees {
         providers,

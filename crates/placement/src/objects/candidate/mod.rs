@@ -50,8 +50,9 @@ use smallvec::{SmallVec, smallvec};
 
 use crate::config::CandidateStrategy;
 use crate::db::Store;
+use crate::db::ids::{ProviderId, ResourceClassId, TraitId};
 use crate::error::Error;
-use db::Room;
+use db::{ProviderRoom, ProviderRoot, Room};
 
 /// One request group (upstream's `RequestGroup`).
 #[derive(Clone, Debug, Default)]
@@ -169,8 +170,8 @@ impl From<Error> for SearchError {
     }
 }
 
-impl From<sqlx::Error> for SearchError {
-    fn from(e: sqlx::Error) -> Self {
+impl From<crate::db::Error> for SearchError {
+    fn from(e: crate::db::Error) -> Self {
         SearchError::Other(e.into())
     }
 }
@@ -183,25 +184,49 @@ struct NoneFound;
 /// One resource of an allocation request (internal ids).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 struct Part {
-    provider: i64,
-    class: i64,
+    provider: ProviderId,
+    class: ResourceClassId,
     amount: i64,
+}
+
+impl Part {
+    /// The inventory the part is taken from.
+    fn inventory(&self) -> InventoryKey {
+        InventoryKey {
+            provider: self.provider,
+            class: self.class,
+        }
+    }
+}
+
+/// A provider's inventory of one class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct InventoryKey {
+    provider: ProviderId,
+    class: ResourceClassId,
 }
 
 /// An allocation request as the search builds it.
 #[derive(Clone, Debug)]
 struct Areq {
     /// The root of the tree this request is anchored to.
-    anchor: i64,
+    anchor: ProviderId,
     same_provider: bool,
     parts: Vec<Part>,
     mappings: Mappings,
 }
 
-/// An allocation request's providers by group: `(the group's index in
-/// the request, provider)`, sorted, without repeats. A combination of a
-/// few groups fits without an allocation of its own.
-type Mappings = SmallVec<[(usize, i64); 4]>;
+/// A provider of a group of an allocation request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct Mapping {
+    /// The group's index in the request.
+    group: usize,
+    provider: ProviderId,
+}
+
+/// An allocation request's providers by group, sorted, without repeats.
+/// A combination of a few groups fits without an allocation of its own.
+type Mappings = SmallVec<[Mapping; 4]>;
 
 impl Areq {
     /// What makes two requests the same (upstream's `__eq__`): the set of
@@ -218,13 +243,22 @@ impl Areq {
 #[derive(Clone, Debug)]
 struct ProviderInfo {
     uuid: Arc<str>,
-    parent_id: Option<i64>,
+    parent_id: Option<ProviderId>,
     parent_uuid: Option<Arc<str>>,
-    root_id: i64,
+    root_id: ProviderId,
     root_uuid: Arc<str>,
     traits: Arc<[String]>,
-    /// `(class id, class, capacity, used)`, by class id.
-    resources: Vec<(i64, Arc<str>, i64, i64)>,
+    /// By class id.
+    resources: Vec<ProviderResource>,
+}
+
+/// One class of a provider's summary while searching.
+#[derive(Clone, Debug)]
+struct ProviderResource {
+    class_id: ResourceClassId,
+    class: Arc<str>,
+    capacity: i64,
+    used: i64,
 }
 
 /// The state shared by the groups of one request.
@@ -235,26 +269,26 @@ struct Search<'a> {
     /// How many trees the cloud has, read when first needed.
     roots_in_cloud: Option<usize>,
     /// Roots allowed to anchor candidates (`root_required`), if filtered.
-    anchor_roots: Option<HashSet<i64>>,
+    anchor_roots: Option<HashSet<ProviderId>>,
     /// Sharing providers. As upstream, a group's `member_of` narrows this
     /// set for the groups after it.
-    sharing: HashSet<i64>,
-    providers: HashMap<i64, ProviderInfo>,
+    sharing: HashSet<ProviderId>,
+    providers: HashMap<ProviderId, ProviderInfo>,
     /// Summaries in the order their providers were read.
-    order: Vec<i64>,
-    rooms: HashMap<(i64, i64), Room>,
-    class_names: HashMap<i64, Arc<str>>,
+    order: Vec<ProviderId>,
+    rooms: HashMap<InventoryKey, Room>,
+    class_names: HashMap<ResourceClassId, Arc<str>>,
     /// The inventories of the classes read over the whole cloud, by class,
     /// by provider: the trees read after them leave these classes out.
-    class_rows: BTreeMap<i64, Vec<(i64, db::Room)>>,
+    class_rows: BTreeMap<ResourceClassId, Vec<ProviderRoom>>,
     /// Whether the request has a single group.
     lone_group: bool,
     /// Whether a sharing provider's candidate was anchored to a tree other
     /// than its own: only then can two anchors hold the same candidate.
     shared_across_anchors: bool,
     /// Classes asked by more than one group, and the total by class.
-    multi_group_classes: HashSet<i64>,
-    class_totals: HashMap<i64, i64>,
+    multi_group_classes: HashSet<ResourceClassId>,
+    class_totals: HashMap<ResourceClassId, i64>,
     /// The groups' suffixes, by their index in [`Areq::mappings`].
     suffixes: Vec<&'a str>,
     /// Each `same_subtree`'s groups, by index.
@@ -266,24 +300,61 @@ struct GroupSearch {
     /// The group's index in the request, in [`Areq::mappings`].
     index: usize,
     same_provider: bool,
-    resources: Vec<(i64, i64)>,
+    /// In the order given.
+    resources: Vec<Amount>,
     member_of: Vec<BTreeSet<String>>,
-    in_aggregates: HashSet<i64>,
+    in_aggregates: HashSet<ProviderId>,
     forbidden_aggregates: BTreeSet<String>,
     required_names: Vec<BTreeSet<String>>,
-    required_ids: Vec<HashSet<i64>>,
+    required_ids: Vec<HashSet<TraitId>>,
     forbidden_names: BTreeSet<String>,
-    forbidden_ids: HashSet<i64>,
-    tree_root: Option<i64>,
-    with_resource: HashMap<i64, Vec<(i64, i64)>>,
+    forbidden_ids: HashSet<TraitId>,
+    tree_root: Option<ProviderId>,
+    /// By class, the providers with room for the group's amount.
+    with_resource: HashMap<ResourceClassId, Vec<ProviderRoot>>,
 }
 
-/// The providers with room for `(class, amount, tree)`, as read for the
-/// groups asking that amount of the class (in that provider tree).
-type ClassReads = HashMap<(i64, i64, Option<i64>), crate::error::Result<db::ClassInventories>>;
+/// An amount of a class a group asks for.
+#[derive(Clone, Copy, Debug)]
+struct Amount {
+    class: ResourceClassId,
+    amount: i64,
+}
+
+/// A provider that can give a class of an unsuffixed group to the tree
+/// of an anchor root (its own, or for a sharing provider, one it shares
+/// with). Ordered by provider, root, class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Holder {
+    provider: ProviderId,
+    root: ProviderId,
+    class: ResourceClassId,
+}
+
+/// A [`Holder`] ordered by root, class, provider: a tree's providers by
+/// class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct ByTree {
+    root: ProviderId,
+    class: ResourceClassId,
+    provider: ProviderId,
+}
+
+/// What one read of [`db::providers_with_resource`] asks: an amount of a
+/// class (in one provider tree).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct ClassRead {
+    class: ResourceClassId,
+    amount: i64,
+    tree: Option<ProviderId>,
+}
+
+/// The providers with room, by what was read, for the groups asking that
+/// amount of the class (in that provider tree).
+type ClassReads = HashMap<ClassRead, crate::error::Result<db::ClassInventories>>;
 
 /// The id of the trait `name`, or `TraitNotFound`.
-async fn trait_id(store: &Store, name: &str) -> Result<i64> {
+async fn trait_id(store: &Store, name: &str) -> Result<TraitId> {
     crate::objects::traits::id_of(store, store.reader(), name)
         .await?
         .ok_or_else(|| SearchError::TraitNotFound(name.to_owned()))
@@ -359,11 +430,11 @@ pub(crate) async fn search(
         let Ok(g) = g? else {
             return Ok(Candidates::default());
         };
-        for (class, amount) in &g.resources {
-            if search.class_totals.contains_key(class) {
-                search.multi_group_classes.insert(*class);
+        for r in &g.resources {
+            if search.class_totals.contains_key(&r.class) {
+                search.multi_group_classes.insert(r.class);
             }
-            *search.class_totals.entry(*class).or_default() += amount;
+            *search.class_totals.entry(r.class).or_default() += r.amount;
         }
         let mut areqs = search.one_group(&g, &mut spread_budget).await?;
         if areqs.is_empty() {
@@ -409,16 +480,22 @@ impl Search<'_> {
         // Groups asking the same amount of a class in the same place share
         // one read.
         let shape = self.shape();
-        let mut keys: Vec<(i64, i64, Option<i64>)> = filtered
+        let mut keys: Vec<ClassRead> = filtered
             .iter()
             .filter_map(|g| g.as_ref().ok()?.as_ref().ok())
-            .flat_map(|g| g.resources.iter().map(|(c, a)| (*c, *a, g.tree_root)))
+            .flat_map(|g| {
+                g.resources.iter().map(|r| ClassRead {
+                    class: r.class,
+                    amount: r.amount,
+                    tree: g.tree_root,
+                })
+            })
             .collect();
         keys.sort_unstable();
         keys.dedup();
         let store = self.store;
-        let reads = keys.iter().copied().map(move |(class, amount, tree_root)| {
-            db::providers_with_resource(store, shape, class, amount, tree_root)
+        let reads = keys.iter().copied().map(move |key| {
+            db::providers_with_resource(store, shape, key.class, key.amount, key.tree)
         });
         let read: Vec<_> = futures_util::stream::iter(reads)
             .buffered(self.wide.reads_at_once.max(1))
@@ -459,7 +536,10 @@ impl Search<'_> {
             let id = crate::objects::inventory::resource_class_id(store, store.reader(), name)
                 .await?
                 .ok_or_else(|| SearchError::ResourceClassNotFound(name.clone()))?;
-            resources.push((id, *amount));
+            resources.push(Amount {
+                class: id,
+                amount: *amount,
+            });
         }
         let mut in_aggregates = HashSet::new();
         if !group.member_of.is_empty() {
@@ -510,22 +590,26 @@ impl Search<'_> {
         mut g: GroupSearch,
         read: &mut ClassReads,
     ) -> Result<std::result::Result<GroupSearch, NoneFound>> {
-        for (class, amount) in &g.resources {
-            let key = (*class, *amount, g.tree_root);
+        for r in &g.resources {
+            let key = ClassRead {
+                class: r.class,
+                amount: r.amount,
+                tree: g.tree_root,
+            };
             let Some(Ok(found)) = read.get_mut(&key) else {
                 return match read.remove(&key) {
                     Some(Err(error)) => Err(error.into()),
                     _ => unreachable!("every class of a group is read once"),
                 };
             };
-            if g.tree_root.is_none() && !self.class_rows.contains_key(class) {
+            if g.tree_root.is_none() && !self.class_rows.contains_key(&r.class) {
                 self.class_rows
-                    .insert(*class, std::mem::take(&mut found.all));
+                    .insert(r.class, std::mem::take(&mut found.all));
             }
             if found.with_room.is_empty() {
                 return Ok(Err(NoneFound));
             }
-            g.with_resource.insert(*class, found.with_room.clone());
+            g.with_resource.insert(r.class, found.with_room.clone());
         }
         Ok(Ok(g))
     }
@@ -555,7 +639,7 @@ impl Search<'_> {
         }
     }
 
-    fn in_anchors(&self, root: i64) -> bool {
+    fn in_anchors(&self, root: ProviderId) -> bool {
         self.anchor_roots.as_ref().is_none_or(|a| a.contains(&root))
     }
 
@@ -563,7 +647,7 @@ impl Search<'_> {
     async fn one_group(&mut self, g: &GroupSearch, budget: &mut Budget) -> Result<Vec<Areq>> {
         if !g.same_provider && (!self.sharing.is_empty() || self.has_trees) {
             if !g.required_ids.is_empty() {
-                let all: HashSet<i64> = g.required_ids.iter().flatten().copied().collect();
+                let all: HashSet<TraitId> = g.required_ids.iter().flatten().copied().collect();
                 if db::providers_with_any_trait(self.store, &all)
                     .await?
                     .is_empty()
@@ -607,16 +691,16 @@ impl Search<'_> {
     /// Sharing providers with room for `class` (in the group's aggregates,
     /// when it names some: as upstream, this narrows the sharing set for
     /// the rest of the request).
-    fn sharing_with_room(&mut self, g: &GroupSearch, class: i64) -> Vec<i64> {
+    fn sharing_with_room(&mut self, g: &GroupSearch, class: ResourceClassId) -> Vec<ProviderId> {
         if !g.in_aggregates.is_empty() {
             self.sharing.retain(|id| g.in_aggregates.contains(id));
         }
         if self.sharing.is_empty() {
             return Vec::new();
         }
-        let mut ids: Vec<i64> = g.with_resource[&class]
+        let mut ids: Vec<ProviderId> = g.with_resource[&class]
             .iter()
-            .map(|(id, _)| *id)
+            .map(|p| p.provider)
             .filter(|id| self.sharing.contains(id))
             .collect();
         ids.sort_unstable();
@@ -624,10 +708,10 @@ impl Search<'_> {
         ids
     }
 
-    /// `(provider, anchor root, class)` of the providers that together
+    /// The providers (with their anchor roots and classes) that together
     /// can satisfy every resource of an unsuffixed group, in trees (or
     /// with sharing providers) that have room for all of them.
-    async fn trees_matching_all(&mut self, g: &GroupSearch) -> Result<Vec<(i64, i64, i64)>> {
+    async fn trees_matching_all(&mut self, g: &GroupSearch) -> Result<Vec<Holder>> {
         let bad_aggregates = if g.forbidden_aggregates.is_empty() {
             HashSet::new()
         } else {
@@ -635,16 +719,24 @@ impl Search<'_> {
                 .await?
         };
         // Sorted and unique (as a set, in a list: cheaper to build).
-        let mut all: Vec<(i64, i64, i64)> = Vec::new();
-        for (class, _) in &g.resources {
-            let mut these: Vec<(i64, i64, i64)> = g.with_resource[class]
+        let mut all: Vec<Holder> = Vec::new();
+        for &Amount { class, .. } in &g.resources {
+            let mut these: Vec<Holder> = g.with_resource[&class]
                 .iter()
-                .map(|(id, root)| (*id, *root, *class))
+                .map(|p| Holder {
+                    provider: p.provider,
+                    root: p.root,
+                    class,
+                })
                 .collect();
-            let sharing = self.sharing_with_room(g, *class);
+            let sharing = self.sharing_with_room(g, class);
             if !sharing.is_empty() && g.tree_root.is_none() {
-                for (rp, anchor) in db::anchors_for_sharing(self.store, &sharing).await? {
-                    these.push((rp, anchor, *class));
+                for anchor in db::anchors_for_sharing(self.store, &sharing).await? {
+                    these.push(Holder {
+                        provider: anchor.provider,
+                        root: anchor.root,
+                        class,
+                    });
                     self.shared_across_anchors = true;
                 }
             }
@@ -657,22 +749,22 @@ impl Search<'_> {
             these.sort();
             these.dedup();
             if let Some(anchors) = &self.anchor_roots {
-                these.retain(|(_, root, _)| anchors.contains(root));
+                these.retain(|h| anchors.contains(&h.root));
                 if these.is_empty() {
                     return Ok(Vec::new());
                 }
             }
             if !g.member_of.is_empty() {
-                these.retain(|(id, root, _)| {
-                    g.in_aggregates.contains(id) || g.in_aggregates.contains(root)
+                these.retain(|h| {
+                    g.in_aggregates.contains(&h.provider) || g.in_aggregates.contains(&h.root)
                 });
                 if these.is_empty() {
                     return Ok(Vec::new());
                 }
             }
             if !g.forbidden_aggregates.is_empty() {
-                these.retain(|(id, root, _)| {
-                    !bad_aggregates.contains(id) && !bad_aggregates.contains(root)
+                these.retain(|h| {
+                    !bad_aggregates.contains(&h.provider) && !bad_aggregates.contains(&h.root)
                 });
                 if these.is_empty() {
                     return Ok(Vec::new());
@@ -681,16 +773,16 @@ impl Search<'_> {
             if all.is_empty() {
                 all = these;
             } else {
-                let trees_in_both: HashSet<i64> = {
-                    let mine: HashSet<i64> = all.iter().map(|c| c.1).collect();
+                let trees_in_both: HashSet<ProviderId> = {
+                    let mine: HashSet<ProviderId> = all.iter().map(|h| h.root).collect();
                     these
                         .iter()
-                        .map(|c| c.1)
+                        .map(|h| h.root)
                         .filter(|r| mine.contains(r))
                         .collect()
                 };
                 all.extend(these);
-                all.retain(|(_, root, _)| trees_in_both.contains(root));
+                all.retain(|h| trees_in_both.contains(&h.root));
                 all.sort();
                 all.dedup();
             }
@@ -703,12 +795,16 @@ impl Search<'_> {
         }
         // Trees whose providers (those not carrying a forbidden trait)
         // collectively have the required traits.
-        let mut ids: Vec<i64> = all.iter().map(|c| c.0).collect();
+        let mut ids: Vec<ProviderId> = all.iter().map(|h| h.provider).collect();
         ids.dedup();
-        let roots: HashMap<i64, i64> = db::roots_of(self.store, &ids).await?.into_iter().collect();
+        let roots: HashMap<ProviderId, ProviderId> = db::roots_of(self.store, &ids)
+            .await?
+            .into_iter()
+            .map(|p| (p.provider, p.root))
+            .collect();
         let traits = db::trait_ids_of(self.store, &ids).await?;
         let none = HashSet::new();
-        let good: Vec<i64> = ids
+        let good: Vec<ProviderId> = ids
             .iter()
             .copied()
             .filter(|id| {
@@ -718,20 +814,24 @@ impl Search<'_> {
                     .is_disjoint(&g.forbidden_ids)
             })
             .collect();
-        let mut keep: HashSet<(i64, i64)> = HashSet::new();
+        let mut keep: HashSet<ProviderRoot> = HashSet::new();
+        let kept = |provider: &ProviderId, root: &ProviderId| ProviderRoot {
+            provider: *provider,
+            root: *root,
+        };
         if g.required_ids.is_empty() {
-            let good_roots: HashSet<i64> = good
+            let good_roots: HashSet<ProviderId> = good
                 .iter()
                 .filter_map(|id| roots.get(id))
                 .copied()
                 .collect();
             for (id, root) in &roots {
                 if good_roots.contains(root) {
-                    keep.insert((*id, *root));
+                    keep.insert(kept(id, root));
                 }
             }
         } else {
-            let mut tree_traits: HashMap<i64, HashSet<i64>> = HashMap::new();
+            let mut tree_traits: HashMap<ProviderId, HashSet<TraitId>> = HashMap::new();
             for id in &good {
                 if let (Some(root), Some(t)) = (roots.get(id), traits.get(id)) {
                     tree_traits.entry(*root).or_default().extend(t);
@@ -741,13 +841,18 @@ impl Search<'_> {
                 if g.required_ids.iter().all(|any| !any.is_disjoint(provided)) {
                     for (id, r) in &roots {
                         if r == root {
-                            keep.insert((*id, *r));
+                            keep.insert(kept(id, r));
                         }
                     }
                 }
             }
         }
-        all.retain(|(id, root, _)| keep.contains(&(*id, *root)));
+        all.retain(|h| {
+            keep.contains(&ProviderRoot {
+                provider: h.provider,
+                root: h.root,
+            })
+        });
         Ok(all)
     }
 
@@ -758,26 +863,28 @@ impl Search<'_> {
     async fn spread_candidates(
         &mut self,
         g: &GroupSearch,
-        found: &[(i64, i64, i64)],
+        found: &[Holder],
         budget: &mut Budget,
     ) -> Result<Vec<Areq>> {
         if found.is_empty() {
             return Ok(Vec::new());
         }
-        let roots: BTreeSet<i64> = found
-            .iter()
-            .flat_map(|(id, root, _)| [*id, *root])
-            .collect();
+        let roots: BTreeSet<ProviderId> = found.iter().flat_map(|h| [h.provider, h.root]).collect();
         self.summarize(&roots).await?;
-        let amounts: HashMap<i64, i64> = g.resources.iter().copied().collect();
+        let amounts: HashMap<ResourceClassId, i64> =
+            g.resources.iter().map(|r| (r.class, r.amount)).collect();
         // (anchor, class, provider), sorted: by anchor, by class id, the
         // providers. `found` is in provider order, so most of this list
         // is already in anchor order (the roots' own rows, each sharing
         // provider's anchors): the stable sort merges those runs, where
         // `sort_unstable` would sort the whole list anew.
-        let mut by_tree: Vec<(i64, i64, i64)> = found
+        let mut by_tree: Vec<ByTree> = found
             .iter()
-            .map(|(id, root, class)| (*root, *class, *id))
+            .map(|h| ByTree {
+                root: h.root,
+                class: h.class,
+                provider: h.provider,
+            })
             .collect();
         by_tree.sort();
         // A tree's parts by class, one class after another (`lists`: each
@@ -791,19 +898,19 @@ impl Search<'_> {
         // The work of one combination: its parts, and the required traits
         // looked up in their traits.
         let required: usize = g.required_names.iter().map(BTreeSet::len).sum();
-        'trees: for tree in by_tree.chunk_by(|a, b| a.0 == b.0) {
-            let anchor = tree[0].0;
+        'trees: for tree in by_tree.chunk_by(|a, b| a.root == b.root) {
+            let anchor = tree[0].root;
             if !self.providers.contains_key(&anchor) {
                 continue;
             }
             class_parts.clear();
             lists.clear();
-            for rows in tree.chunk_by(|a, b| a.1 == b.1) {
-                let class = rows[0].1;
+            for rows in tree.chunk_by(|a, b| a.class == b.class) {
+                let class = rows[0].class;
                 let start = class_parts.len();
                 class_parts.extend(
                     rows.iter()
-                        .map(|(_, _, id)| *id)
+                        .map(|row| row.provider)
                         .filter(|id| self.traits_of(*id).all(|t| !g.forbidden_names.contains(t)))
                         .map(|id| Part {
                             provider: id,
@@ -838,8 +945,13 @@ impl Search<'_> {
                         .all(|any| any.iter().any(|t| traits.contains(t.as_str())))
                 };
                 if has_required {
-                    let mut mappings: Mappings =
-                        parts.iter().map(|p| (g.index, p.provider)).collect();
+                    let mut mappings: Mappings = parts
+                        .iter()
+                        .map(|p| Mapping {
+                            group: g.index,
+                            provider: p.provider,
+                        })
+                        .collect();
                     mappings.sort_unstable();
                     mappings.dedup();
                     let areq = Areq {
@@ -870,7 +982,7 @@ impl Search<'_> {
         Ok(out)
     }
 
-    fn traits_of(&self, id: i64) -> impl Iterator<Item = &String> {
+    fn traits_of(&self, id: ProviderId) -> impl Iterator<Item = &String> {
         self.providers
             .get(&id)
             .map(|p| p.traits.iter())
@@ -878,13 +990,13 @@ impl Search<'_> {
             .flatten()
     }
 
-    /// `(provider, root)` of the providers that alone satisfy a group
+    /// The providers (with their roots) that alone satisfy a group
     /// (upstream's `get_provider_ids_matching`).
-    async fn single_providers(&self, g: &GroupSearch) -> Result<Vec<(i64, i64)>> {
+    async fn single_providers(&self, g: &GroupSearch) -> Result<Vec<ProviderRoot>> {
         let store = self.store;
         // `filtered`: None when a filter left nothing; an empty set when
         // no filter applied.
-        let mut filtered: HashSet<i64> = HashSet::new();
+        let mut filtered: HashSet<ProviderId> = HashSet::new();
         if !g.required_ids.is_empty() {
             filtered = db::providers_with_all_traits(store, &g.required_ids).await?;
             if filtered.is_empty() {
@@ -901,7 +1013,7 @@ impl Search<'_> {
                 return Ok(Vec::new());
             }
         }
-        let mut forbidden: HashSet<i64> = HashSet::new();
+        let mut forbidden: HashSet<ProviderId> = HashSet::new();
         if !g.forbidden_aggregates.is_empty() {
             let bad =
                 db::providers_in_aggregates(store, std::slice::from_ref(&g.forbidden_aggregates))
@@ -924,10 +1036,10 @@ impl Search<'_> {
             }
             forbidden.extend(bad);
         }
-        let mut last: Vec<(i64, i64)> = Vec::new();
-        for (i, (class, _)) in g.resources.iter().enumerate() {
-            let with = &g.with_resource[class];
-            let ids: HashSet<i64> = with.iter().map(|(id, _)| *id).collect();
+        let mut last: Vec<ProviderRoot> = Vec::new();
+        for (i, r) in g.resources.iter().enumerate() {
+            let with = &g.with_resource[&r.class];
+            let ids: HashSet<ProviderId> = with.iter().map(|p| p.provider).collect();
             if i == 0 && filtered.is_empty() {
                 filtered = ids;
                 filtered.retain(|id| !forbidden.contains(id));
@@ -942,7 +1054,7 @@ impl Search<'_> {
         if g.resources.is_empty() {
             // A resourceless group: the providers the filters kept (none
             // when no filter applied, as upstream).
-            let mut ids: Vec<i64> = filtered
+            let mut ids: Vec<ProviderId> = filtered
                 .iter()
                 .copied()
                 .filter(|id| !forbidden.contains(id))
@@ -950,7 +1062,7 @@ impl Search<'_> {
             ids.sort_unstable();
             last = db::roots_of(store, &ids).await?;
         }
-        last.retain(|(id, _)| filtered.contains(id));
+        last.retain(|p| filtered.contains(&p.provider));
         last.sort_unstable();
         Ok(last)
     }
@@ -961,15 +1073,15 @@ impl Search<'_> {
     async fn single_candidates(
         &mut self,
         g: &GroupSearch,
-        found: Vec<(i64, i64)>,
+        found: Vec<ProviderRoot>,
     ) -> Result<Vec<Areq>> {
         if found.is_empty() {
             return Ok(Vec::new());
         }
-        let roots: BTreeSet<i64> = found.iter().map(|(_, root)| *root).collect();
+        let roots: BTreeSet<ProviderId> = found.iter().map(|p| p.root).collect();
         self.summarize(&roots).await?;
         let mut out = Vec::new();
-        for (id, root) in found {
+        for ProviderRoot { provider: id, root } in found {
             let Some(info) = self.providers.get(&id) else {
                 continue;
             };
@@ -979,13 +1091,16 @@ impl Search<'_> {
                 parts: g
                     .resources
                     .iter()
-                    .map(|(class, amount)| Part {
+                    .map(|r| Part {
                         provider: id,
-                        class: *class,
-                        amount: *amount,
+                        class: r.class,
+                        amount: r.amount,
                     })
                     .collect(),
-                mappings: smallvec![(g.index, id)],
+                mappings: smallvec![Mapping {
+                    group: g.index,
+                    provider: id,
+                }],
             };
             let shares = info.traits.iter().any(|t| t == db::SHARES_VIA_AGGREGATE);
             if !shares {
@@ -997,7 +1112,9 @@ impl Search<'_> {
             if self.in_anchors(root) {
                 out.push(areq.clone());
             }
-            for (_, anchor) in db::anchors_for_sharing(self.store, &[id]).await? {
+            for ProviderRoot { root: anchor, .. } in
+                db::anchors_for_sharing(self.store, &[id]).await?
+            {
                 if anchor == root || !self.in_anchors(anchor) {
                     continue;
                 }
@@ -1011,8 +1128,8 @@ impl Search<'_> {
     }
 
     /// Reads the trees of `roots` not read yet into the summaries.
-    async fn summarize(&mut self, roots: &BTreeSet<i64>) -> Result<()> {
-        let new: Vec<i64> = roots
+    async fn summarize(&mut self, roots: &BTreeSet<ProviderId>) -> Result<()> {
+        let new: Vec<ProviderId> = roots
             .iter()
             .copied()
             .filter(|r| !self.providers.contains_key(r))
@@ -1020,7 +1137,7 @@ impl Search<'_> {
         if new.is_empty() {
             return Ok(());
         }
-        let known: Vec<i64> = self.class_rows.keys().copied().collect();
+        let known: Vec<ResourceClassId> = self.class_rows.keys().copied().collect();
         let reads = self.tree_reads(new.len()).await?;
         let trees = db::trees(self.store, self.shape(), reads, &new, &known).await?;
         // Sized ahead: a large answer's trees hold thousands of providers
@@ -1065,8 +1182,12 @@ impl Search<'_> {
             self.class_names
                 .entry(inv.class_id)
                 .or_insert_with(|| Arc::clone(&inv.class));
+            let key = InventoryKey {
+                provider: inv.provider,
+                class: inv.class_id,
+            };
             self.rooms.insert(
-                (inv.provider, inv.class_id),
+                key,
                 Room {
                     capacity: inv.capacity,
                     used: inv.used,
@@ -1074,8 +1195,12 @@ impl Search<'_> {
                 },
             );
             if let Some(p) = self.providers.get_mut(&inv.provider) {
-                p.resources
-                    .push((inv.class_id, inv.class, inv.capacity, inv.used));
+                p.resources.push(ProviderResource {
+                    class_id: inv.class_id,
+                    class: inv.class,
+                    capacity: inv.capacity,
+                    used: inv.used,
+                });
             }
         }
         // The inventories of the classes the trees read left out.
@@ -1085,25 +1210,33 @@ impl Search<'_> {
             };
             let mut named = false;
             for id in &fresh {
-                let Ok(at) = rows.binary_search_by_key(id, |(provider, _)| *provider) else {
+                let Ok(at) = rows.binary_search_by_key(id, |row| row.provider) else {
                     continue;
                 };
-                let room = rows[at].1;
+                let room = rows[at].room;
                 if !named {
                     self.class_names.insert(*class, Arc::clone(name));
                     named = true;
                 }
-                self.rooms.insert((*id, *class), room);
+                let key = InventoryKey {
+                    provider: *id,
+                    class: *class,
+                };
+                self.rooms.insert(key, room);
                 if let Some(p) = self.providers.get_mut(id) {
-                    p.resources
-                        .push((*class, Arc::clone(name), room.capacity, room.used));
+                    p.resources.push(ProviderResource {
+                        class_id: *class,
+                        class: Arc::clone(name),
+                        capacity: room.capacity,
+                        used: room.used,
+                    });
                 }
             }
         }
         if !self.class_rows.is_empty() {
             for id in &fresh {
                 if let Some(p) = self.providers.get_mut(id) {
-                    p.resources.sort_unstable_by_key(|(class, ..)| *class);
+                    p.resources.sort_unstable_by_key(|r| r.class_id);
                 }
             }
         }
@@ -1113,11 +1246,11 @@ impl Search<'_> {
     /// Whether the suffixed groups of `areqs` use distinct providers.
     fn isolated(areqs: &[&Areq]) -> bool {
         // A few providers: a list searched in order costs less than a set.
-        let mut seen: SmallVec<[i64; 8]> = SmallVec::new();
+        let mut seen: SmallVec<[ProviderId; 8]> = SmallVec::new();
         areqs
             .iter()
             .filter(|a| a.same_provider)
-            .flat_map(|a| a.mappings.iter().map(|(_, id)| *id))
+            .flat_map(|a| a.mappings.iter().map(|m| m.provider))
             .all(|id| {
                 let new = !seen.contains(&id);
                 seen.push(id);
@@ -1143,13 +1276,13 @@ impl Search<'_> {
         if !last.same_provider {
             return true;
         }
-        let in_last = |id: i64| last.mappings.iter().any(|(_, own)| *own == id);
+        let in_last = |id: ProviderId| last.mappings.iter().any(|m| m.provider == id);
         Self::isolated(&[last])
             && earlier
                 .iter()
                 .filter(|a| a.same_provider)
                 .flat_map(|a| a.mappings.iter())
-                .all(|(_, id)| !in_last(*id))
+                .all(|m| !in_last(m.provider))
     }
 
     /// Whether `earlier` and `last` together stay within every capacity
@@ -1160,13 +1293,13 @@ impl Search<'_> {
     /// searching them costs less than a map made for each check.
     fn fits_with(&self, earlier: &[&Areq], last: &Areq) -> bool {
         last.parts.iter().all(|part| {
-            let key = (part.provider, part.class);
+            let key = part.inventory();
             let total: i64 = earlier
                 .iter()
                 .copied()
                 .chain(std::iter::once(last))
                 .flat_map(|a| a.parts.iter())
-                .filter(|p| (p.provider, p.class) == key)
+                .filter(|p| p.inventory() == key)
                 .map(|p| p.amount)
                 .sum();
             self.rooms
@@ -1178,7 +1311,7 @@ impl Search<'_> {
     /// Each summarized provider's parent, for [`Self::same_subtree`]
     /// (made once per search: once per candidate, it cost a pass over
     /// every provider read).
-    fn parents(&self) -> HashMap<i64, i64> {
+    fn parents(&self) -> HashMap<ProviderId, ProviderId> {
         self.providers
             .iter()
             .filter_map(|(id, p)| Some((*id, p.parent_id?)))
@@ -1187,14 +1320,14 @@ impl Search<'_> {
 
     /// Whether, for each `same_subtree`, the providers of its groups all
     /// sit under one of them (`parents` from [`Self::parents`]).
-    fn same_subtree(&self, areqs: &[&Areq], parents: &HashMap<i64, i64>) -> bool {
+    fn same_subtree(&self, areqs: &[&Areq], parents: &HashMap<ProviderId, ProviderId>) -> bool {
         self.same_subtrees.iter().all(|groups| {
             // A few providers: a sorted list costs less than a set.
-            let mut ids: SmallVec<[i64; 8]> = areqs
+            let mut ids: SmallVec<[ProviderId; 8]> = areqs
                 .iter()
                 .flat_map(|a| a.mappings.iter())
-                .filter(|(group, id)| groups.contains(group) && self.providers.contains_key(id))
-                .map(|(_, id)| *id)
+                .filter(|m| groups.contains(&m.group) && self.providers.contains_key(&m.provider))
+                .map(|m| m.provider)
                 .collect();
             ids.sort_unstable();
             ids.dedup();
@@ -1212,7 +1345,7 @@ impl Search<'_> {
         if self.multi_group_classes.is_empty() {
             return true;
         }
-        let providers: HashSet<i64> = lists
+        let providers: HashSet<ProviderId> = lists
             .iter()
             .flatten()
             .flat_map(|a| a.parts.iter().map(|p| p.provider))
@@ -1220,7 +1353,12 @@ impl Search<'_> {
         self.multi_group_classes.iter().all(|class| {
             let available: i64 = providers
                 .iter()
-                .filter_map(|p| self.rooms.get(&(*p, *class)))
+                .filter_map(|p| {
+                    self.rooms.get(&InventoryKey {
+                        provider: *p,
+                        class: *class,
+                    })
+                })
                 .map(|r| r.capacity)
                 .sum();
             self.class_totals.get(class).copied().unwrap_or(0) <= available
@@ -1228,7 +1366,7 @@ impl Search<'_> {
     }
 
     /// Combines the groups' candidates per anchor into whole candidates.
-    fn merge(&self, by_group: Vec<Vec<Areq>>, budget: &mut Budget) -> (Vec<Areq>, Vec<i64>) {
+    fn merge(&self, by_group: Vec<Vec<Areq>>, budget: &mut Budget) -> (Vec<Areq>, Vec<ProviderId>) {
         let out = if self.lone_group
             && !self.shared_across_anchors
             && self.wide.same_subtrees.is_empty()
@@ -1248,8 +1386,12 @@ impl Search<'_> {
 
     /// The providers of `summaries`, in their order, whose trees hold a
     /// part of one of `areqs`.
-    fn in_trees_of(&self, areqs: &[Areq], summaries: impl IntoIterator<Item = i64>) -> Vec<i64> {
-        let trees: HashSet<i64> = areqs
+    fn in_trees_of(
+        &self,
+        areqs: &[Areq],
+        summaries: impl IntoIterator<Item = ProviderId>,
+    ) -> Vec<ProviderId> {
+        let trees: HashSet<ProviderId> = areqs
             .iter()
             .flat_map(|a| a.parts.iter())
             .filter_map(|p| self.providers.get(&p.provider))
@@ -1271,7 +1413,7 @@ impl Search<'_> {
     /// [`Self::enough`], spending the budget as the walk would. No two are
     /// the same, as no sharing provider was anchored outside its tree.
     fn lone_group_candidates(&self, areqs: Vec<Areq>, budget: &mut Budget) -> Vec<Areq> {
-        let mut first_met: HashMap<i64, usize> = HashMap::new();
+        let mut first_met: HashMap<ProviderId, usize> = HashMap::new();
         for areq in &areqs {
             let next = first_met.len();
             first_met.entry(areq.anchor).or_insert(next);
@@ -1303,8 +1445,8 @@ impl Search<'_> {
     fn combinations(&self, by_group: &[Vec<Areq>], budget: &mut Budget) -> Vec<Areq> {
         // Anchors in the order first met; per anchor, per group (in the
         // groups' order), the candidates.
-        let mut anchors: Vec<i64> = Vec::new();
-        let mut lists: HashMap<i64, Vec<Vec<&Areq>>> = HashMap::new();
+        let mut anchors: Vec<ProviderId> = Vec::new();
+        let mut lists: HashMap<ProviderId, Vec<Vec<&Areq>>> = HashMap::new();
         for (n, areqs) in by_group.iter().enumerate() {
             for areq in areqs {
                 let entry = lists.entry(areq.anchor).or_insert_with(|| {
@@ -1389,7 +1531,11 @@ impl Search<'_> {
 
     /// Before 1.29: only candidates with at most one provider per tree,
     /// and only their providers in the summaries (when trees exist).
-    fn exclude_nested(&self, areqs: Vec<Areq>, summaries: Vec<i64>) -> (Vec<Areq>, Vec<i64>) {
+    fn exclude_nested(
+        &self,
+        areqs: Vec<Areq>,
+        summaries: Vec<ProviderId>,
+    ) -> (Vec<Areq>, Vec<ProviderId>) {
         if self.wide.nested_aware || !self.has_trees {
             return (areqs, summaries);
         }
@@ -1397,8 +1543,8 @@ impl Search<'_> {
         let kept: Vec<Areq> = areqs
             .into_iter()
             .filter(|a| {
-                let providers: HashSet<i64> = a.parts.iter().map(|p| p.provider).collect();
-                let roots: HashSet<i64> = providers
+                let providers: HashSet<ProviderId> = a.parts.iter().map(|p| p.provider).collect();
+                let roots: HashSet<ProviderId> = providers
                     .iter()
                     .filter_map(|p| self.providers.get(p))
                     .map(|p| p.root_id)
@@ -1420,7 +1566,11 @@ impl Search<'_> {
     /// `limit`: the first candidates (a random sample of them with
     /// `randomize`), and the summaries of their trees. With `randomize`
     /// and nothing to cut, the candidates are shuffled, as upstream's.
-    fn limit(&self, mut areqs: Vec<Areq>, summaries: Vec<i64>) -> (Vec<Areq>, Vec<i64>) {
+    fn limit(
+        &self,
+        mut areqs: Vec<Areq>,
+        summaries: Vec<ProviderId>,
+    ) -> (Vec<Areq>, Vec<ProviderId>) {
         if self.wide.randomize {
             areqs.shuffle(&mut rand::rng());
         }
@@ -1439,7 +1589,7 @@ impl Search<'_> {
     /// up: what only the search needed is freed first, and the
     /// summaries take their providers' data instead of copies, so that a
     /// large answer is not held twice.
-    fn render(self, areqs: Vec<Areq>, summaries: &[i64]) -> Candidates {
+    fn render(self, areqs: Vec<Areq>, summaries: &[ProviderId]) -> Candidates {
         let Search {
             mut providers,
             class_names,
@@ -1450,7 +1600,7 @@ impl Search<'_> {
         } = self;
         drop((rooms, class_rows));
         let suffixes: Vec<Arc<str>> = suffixes.iter().map(|s| Arc::from(*s)).collect();
-        let uuid = |providers: &HashMap<i64, ProviderInfo>, id: &i64| {
+        let uuid = |providers: &HashMap<ProviderId, ProviderInfo>, id: &ProviderId| {
             providers
                 .get(id)
                 .map_or_else(|| Arc::from(""), |p| p.uuid.clone())
@@ -1484,10 +1634,10 @@ impl Search<'_> {
                 resources: p
                     .resources
                     .into_iter()
-                    .map(|(_, class, capacity, used)| SummaryResource {
-                        class,
-                        capacity,
-                        used,
+                    .map(|r| SummaryResource {
+                        class: r.class,
+                        capacity: r.capacity,
+                        used: r.used,
                     })
                     .collect(),
                 traits: p.traits,
@@ -1500,21 +1650,23 @@ impl Search<'_> {
     }
 }
 
-/// A candidate's `(group index, provider)` pairs as the answer's mappings:
-/// by suffix (`suffixes`, by group index), in suffix order, each suffix's
-/// uuids sorted and unique.
+/// A candidate's mappings as the answer's: by suffix (`suffixes`, by
+/// group index), in suffix order, each suffix's uuids sorted and unique.
 fn answer_mappings(
     mappings: &Mappings,
     suffixes: &[Arc<str>],
-    uuid: impl Fn(&i64) -> Arc<str>,
+    uuid: impl Fn(&ProviderId) -> Arc<str>,
 ) -> Vec<GroupProviders> {
     let mut pairs: SmallVec<[(&Arc<str>, Arc<str>); 4]> = mappings
         .iter()
-        .map(|(group, id)| (&suffixes[*group], uuid(id)))
+        .map(|m| (&suffixes[m.group], uuid(&m.provider)))
         .collect();
     pairs.sort_unstable_by(|(s1, u1), (s2, u2)| (&**s1, &**u1).cmp(&(&**s2, &**u2)));
     // `mappings` is sorted by group index, and each group has its suffix.
-    let groups = 1 + mappings.windows(2).filter(|w| w[0].0 != w[1].0).count();
+    let groups = 1 + mappings
+        .windows(2)
+        .filter(|w| w[0].group != w[1].group)
+        .count();
     let mut out: Vec<GroupProviders> = Vec::with_capacity(groups);
     for (suffix, uuid) in pairs {
         match out.last_mut() {
@@ -1532,7 +1684,7 @@ fn answer_mappings(
 /// Whether `id` is `top` or below it, by `parents` (child to parent). A
 /// loop (a corrupt tree) ends the walk once it has taken as many steps as
 /// there are parents.
-fn is_within(id: i64, top: i64, parents: &HashMap<i64, i64>) -> bool {
+fn is_within(id: ProviderId, top: ProviderId, parents: &HashMap<ProviderId, ProviderId>) -> bool {
     let mut here = id;
     for _ in 0..=parents.len() {
         if here == top {
@@ -1559,15 +1711,15 @@ fn consolidate(areqs: &[&Areq]) -> Areq {
     // many parts (an unsuffixed group over a large tree), where a search
     // of `parts` for each part would cost the square of the parts. Most
     // combinations have a few, and the search costs less than a map.
-    let mut at: Option<HashMap<(i64, i64), usize>> =
+    let mut at: Option<HashMap<InventoryKey, usize>> =
         (count > FEW_PARTS).then(|| HashMap::with_capacity(count));
     let mut mappings = Mappings::new();
     for areq in areqs {
         for part in &areq.parts {
-            let key = (part.provider, part.class);
+            let key = part.inventory();
             let found = match &at {
                 Some(at) => at.get(&key).copied(),
-                None => parts.iter().position(|p| (p.provider, p.class) == key),
+                None => parts.iter().position(|p| p.inventory() == key),
             };
             match found {
                 Some(n) => parts[n].amount += part.amount,
@@ -1584,7 +1736,7 @@ fn consolidate(areqs: &[&Areq]) -> Areq {
     mappings.sort_unstable();
     mappings.dedup();
     Areq {
-        anchor: areqs.first().map_or(0, |a| a.anchor),
+        anchor: areqs.first().map_or(ProviderId::new(0), |a| a.anchor),
         same_provider: false,
         parts,
         mappings,
@@ -1747,16 +1899,27 @@ impl<'a> Combinations<'a> {
 mod tests {
     use super::*;
 
+    fn id(raw: i64) -> ProviderId {
+        ProviderId::new(raw)
+    }
+
+    fn mapping(group: usize, provider: i64) -> Mapping {
+        Mapping {
+            group,
+            provider: id(provider),
+        }
+    }
+
     fn areq(provider: i64, same: bool) -> Areq {
         Areq {
-            anchor: 1,
+            anchor: id(1),
             same_provider: same,
             parts: vec![Part {
-                provider,
-                class: 0,
+                provider: id(provider),
+                class: ResourceClassId::new(0),
                 amount: 1,
             }],
-            mappings: smallvec![(0, provider)],
+            mappings: smallvec![mapping(0, provider)],
         }
     }
 
@@ -1794,7 +1957,7 @@ mod tests {
                 requests.push(areq(provider, same));
             }
             let mut pair = areq(1, same);
-            pair.mappings = smallvec![(0, 1), (1, 3)];
+            pair.mappings = smallvec![mapping(0, 1), mapping(1, 3)];
             requests.push(pair);
         }
         for a in &requests {
@@ -1840,17 +2003,20 @@ mod tests {
     #[test]
     fn within_follows_parents() {
         // 1 is the root, 2 its NUMA child, 3 a PCI device of that child.
-        let parents: HashMap<i64, i64> = [(2, 1), (3, 2)].into_iter().collect();
-        assert!(is_within(3, 1, &parents));
-        assert!(is_within(3, 2, &parents));
-        assert!(is_within(3, 3, &parents));
-        assert!(!is_within(1, 3, &parents));
-        assert!(!is_within(2, 3, &parents));
-        assert!(!is_within(9, 1, &parents));
+        let parents: HashMap<ProviderId, ProviderId> =
+            [(id(2), id(1)), (id(3), id(2))].into_iter().collect();
+        let within = |a, b, parents| is_within(id(a), id(b), parents);
+        assert!(within(3, 1, &parents));
+        assert!(within(3, 2, &parents));
+        assert!(within(3, 3, &parents));
+        assert!(!within(1, 3, &parents));
+        assert!(!within(2, 3, &parents));
+        assert!(!within(9, 1, &parents));
         // A loop (a corrupt tree) ends.
-        let looped: HashMap<i64, i64> = [(1, 2), (2, 1)].into_iter().collect();
-        assert!(is_within(1, 2, &looped));
-        assert!(!is_within(1, 3, &looped));
+        let looped: HashMap<ProviderId, ProviderId> =
+            [(id(1), id(2)), (id(2), id(1))].into_iter().collect();
+        assert!(within(1, 2, &looped));
+        assert!(!within(1, 3, &looped));
     }
 
     #[test]
@@ -1859,8 +2025,15 @@ mod tests {
         // the answer orders by suffix, not by group index, and by uuid
         // within a suffix, not by provider id.
         let suffixes: Vec<Arc<str>> = ["_NET", "", "_A"].into_iter().map(Arc::from).collect();
-        let uuids = |id: &i64| Arc::from(["", "c", "a", "b"][usize::try_from(*id).unwrap()]);
-        let mappings: Mappings = smallvec![(0, 3), (1, 1), (1, 2), (1, 3), (2, 1)];
+        let uuids =
+            |id: &ProviderId| Arc::from(["", "c", "a", "b"][usize::try_from(id.get()).unwrap()]);
+        let mappings: Mappings = smallvec![
+            mapping(0, 3),
+            mapping(1, 1),
+            mapping(1, 2),
+            mapping(1, 3),
+            mapping(2, 1)
+        ];
         let got = answer_mappings(&mappings, &suffixes, uuids);
         let shown: Vec<(&str, Vec<&str>)> = got
             .iter()
@@ -1876,8 +2049,8 @@ mod tests {
         );
         // Two providers with one uuid (a provider not found shows as "")
         // are one entry, as a set of uuids would have them.
-        let missing = |_: &i64| Arc::from("");
-        let got = answer_mappings(&smallvec![(1, 5), (1, 6)], &suffixes, missing);
+        let missing = |_: &ProviderId| Arc::from("");
+        let got = answer_mappings(&smallvec![mapping(1, 5), mapping(1, 6)], &suffixes, missing);
         assert_eq!(got, [(Arc::from(""), smallvec![Arc::from("")])]);
     }
 
@@ -1887,7 +2060,7 @@ mod tests {
         let c = consolidate(&[&a, &b]);
         assert_eq!(c.parts.len(), 1);
         assert_eq!(c.parts[0].amount, 2);
-        assert_eq!(c.mappings.as_slice(), [(0, 1)]);
+        assert_eq!(c.mappings.as_slice(), [mapping(0, 1)]);
     }
 
     /// A combination of few parts and one of many (past [`FEW_PARTS`])
@@ -1903,7 +2076,11 @@ mod tests {
                 .collect();
             let refs: Vec<&Areq> = areqs.iter().collect();
             let c = consolidate(&refs);
-            let got: Vec<(i64, i64)> = c.parts.iter().map(|p| (p.provider, p.amount)).collect();
+            let got: Vec<(i64, i64)> = c
+                .parts
+                .iter()
+                .map(|p| (p.provider.get(), p.amount))
+                .collect();
             let want: Vec<(i64, i64)> = (1..=providers).map(|p| (p, 2)).collect();
             assert_eq!(got, want, "{providers} providers");
             assert_eq!(c.mappings.len(), usize::try_from(providers).expect("small"));
