@@ -5,7 +5,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::time::SystemTime;
 
-use crate::db::ids::{AggregateId, IdSet, ProviderId, ResourceClassId};
+use crate::db::ids::{AggregateId, AllocationId, IdSet, ProviderId, ResourceClassId};
 use crate::db::statement::Statement;
 use crate::db::{self, Bind, Columns, Conn, Store, sql};
 use crate::error::{Error, Result, code};
@@ -624,7 +624,7 @@ async fn taken_columns(
         .row(
             sql!(store, "SELECT id FROM resource_providers WHERE uuid = ?"),
             &[Bind::from(uuid)],
-            |row| row.required_int(0),
+            |row| ProviderId::read(row, 0),
         )
         .await?;
     if by_uuid.is_some() && except_id.is_none() {
@@ -984,7 +984,7 @@ async fn try_delete(store: &Store, tx: &mut Conn<'_>, uuid: &str) -> Result<(), 
                 "SELECT id FROM resource_providers WHERE parent_provider_id = ? LIMIT 1"
             ),
             &id,
-            |row| row.required_int(0),
+            |row| ProviderId::read(row, 0),
         )
         .await?;
     if child.is_some() {
@@ -997,7 +997,7 @@ async fn try_delete(store: &Store, tx: &mut Conn<'_>, uuid: &str) -> Result<(), 
                 "SELECT id FROM allocations WHERE resource_provider_id = ? LIMIT 1"
             ),
             &id,
-            |row| row.required_int(0),
+            |row| AllocationId::read(row, 0),
         )
         .await?;
     if allocation.is_some() {

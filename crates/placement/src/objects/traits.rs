@@ -215,7 +215,7 @@ pub(crate) async fn delete(store: &Store, name: &str) -> Result<(), DeleteError>
                             "SELECT trait_id FROM resource_provider_traits WHERE trait_id = ? LIMIT 1"
                         ),
                         &[Bind::from(found.id)],
-                        |row| row.required_int(0),
+                        |row| TraitId::read(row, 0),
                     )
                     .await?;
                 if used.is_some() {
