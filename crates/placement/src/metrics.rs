@@ -21,9 +21,10 @@
 //! | `placement_allocation_write_failures_total` | counter | |
 //! | `placement_keystone_token_cache_lookups_total` | counter | `result` (`hit`, `miss`); with Keystone only |
 //!
-//! Pools: on SQLite `read` and `write` (the `Any` pools) and `sqlite_read`
-//! (the reads through the SQLite driver; `in_use` counts reads running);
-//! on PostgreSQL and MySQL `main` and `server_read`. A wait is an
+//! Pools: on SQLite `write` (the one write connection, `in_use` while a
+//! write holds it) and, for a file, `sqlite_read` (its read connections;
+//! `in_use` counts reads running); on PostgreSQL and MySQL `main` and
+//! `server_read`. A wait is an
 //! acquisition that found every connection of its pool busy. An
 //! allocation write conflict is an attempt that met a concurrent writer
 //! (a generation changed, a deadlock); a retry is an attempt after the

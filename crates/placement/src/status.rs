@@ -14,10 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use sqlx::Row as _;
 
 use crate::config::Config;
-use crate::db::Store;
+use crate::db::{Conn, Store};
 use crate::manage::table;
 use crate::manage::upgrade::COUNT_MISSING_ROOT_IDS;
 
@@ -121,23 +120,24 @@ async fn checks(
     store: &Store,
     config: &Config,
 ) -> anyhow::Result<Vec<(&'static str, Code, Option<String>)>> {
-    let missing_roots: i64 = sqlx::query(COUNT_MISSING_ROOT_IDS)
-        .fetch_one(store.reader())
-        .await?
-        .try_get("n")?;
+    let count = |sql| async move {
+        Conn::from(store.reader())
+            .row(sql, &[], |row| row.required_int(0))
+            .await
+            .map(Option::unwrap_or_default)
+    };
+    let missing_roots = count(COUNT_MISSING_ROOT_IDS).await?;
     let roots = if missing_roots > 0 {
         (Code::Failure, Some(ROOT_IDS_DETAILS.to_owned()))
     } else {
         (Code::Success, None)
     };
-    let incomplete: i64 = sqlx::query(
+    let incomplete = count(
         "SELECT COUNT(DISTINCT allocations.consumer_id) AS n FROM allocations \
          LEFT OUTER JOIN consumers ON allocations.consumer_id = consumers.uuid \
          WHERE consumers.id IS NULL",
     )
-    .fetch_one(store.reader())
-    .await?
-    .try_get("n")?;
+    .await?;
     let consumers = if incomplete > 0 {
         (
             Code::Warning,

@@ -1,41 +1,69 @@
-//! Statements run on whichever connection a caller holds: a pool, a
-//! transaction of the `Any` driver, or the SQLite driver's own write
-//! connection (see [`super::Writer`]). The objects write each statement
-//! once, against [`Conn`], and read its rows by position ([`Columns`]).
+//! Statements run on whichever connection a caller holds: any connection
+//! of the store outside a transaction ([`Reader`]), a transaction, or a
+//! connection held for the start-up work. The objects write each
+//! statement once, against [`Conn`], and read its rows by position
+//! ([`Columns`]).
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
-use sqlx::AnyPool;
+use sqlx::mysql::{MySqlConnection, MySqlPool};
+use sqlx::postgres::{PgConnection, PgPool};
 
 use super::Result;
 use super::rows::{Bind, Columns, bind_all, fold_fetched, fold_sqlite};
+use super::sqlite::lock;
+use super::sqlite_read::SqliteReader;
 
 /// Where a statement runs. Text is written for the store's dialect (as
 /// `sql!` and [`super::Dialect::placeholders`] give it).
 pub(crate) enum Conn<'a> {
-    /// Any connection of a pool, outside a transaction.
-    Pool(&'a AnyPool),
-    /// A transaction of the `Any` driver.
-    Tx(&'a mut sqlx::Transaction<'static, sqlx::Any>),
-    /// The SQLite driver's own connection, inside the transaction its
-    /// [`super::Transaction`] began.
+    /// Any connection of the PostgreSQL pool, outside a transaction.
+    PgPool(&'a PgPool),
+    /// One PostgreSQL connection (a transaction's, or one held).
+    Pg(&'a mut PgConnection),
+    /// Any connection of the MySQL pool, outside a transaction.
+    MySqlPool(&'a MySqlPool),
+    /// One MySQL connection (a transaction's, or one held).
+    MySql(&'a mut MySqlConnection),
+    /// A read connection of an SQLite file, outside a transaction.
+    SqliteRead(&'a SqliteReader),
+    /// The SQLite write connection, inside the transaction of its turn
+    /// (or an in-memory database's only connection).
     Sqlite(&'a Mutex<rusqlite::Connection>),
+}
+
+/// Any connection of the store, outside a transaction, for reads: as
+/// cheap to copy as a reference ([`super::Store::reader`]).
+#[derive(Clone, Copy)]
+pub(crate) enum Reader<'a> {
+    Postgres(&'a PgPool),
+    MySql(&'a MySqlPool),
+    SqliteFile(&'a SqliteReader),
+    SqliteMemory(&'a Mutex<rusqlite::Connection>),
+}
+
+impl<'a> From<Reader<'a>> for Conn<'a> {
+    fn from(reader: Reader<'a>) -> Self {
+        match reader {
+            Reader::Postgres(pool) => Conn::PgPool(pool),
+            Reader::MySql(pool) => Conn::MySqlPool(pool),
+            Reader::SqliteFile(reader) => Conn::SqliteRead(reader),
+            Reader::SqliteMemory(conn) => Conn::Sqlite(conn),
+        }
+    }
 }
 
 impl<'a, 'b> From<&'a mut Conn<'b>> for Conn<'a> {
     /// The same connection, for one more call.
     fn from(conn: &'a mut Conn<'b>) -> Self {
         match conn {
-            Conn::Pool(pool) => Conn::Pool(pool),
-            Conn::Tx(tx) => Conn::Tx(tx),
-            Conn::Sqlite(sqlite) => Conn::Sqlite(sqlite),
+            Conn::PgPool(pool) => Conn::PgPool(pool),
+            Conn::Pg(conn) => Conn::Pg(conn),
+            Conn::MySqlPool(pool) => Conn::MySqlPool(pool),
+            Conn::MySql(conn) => Conn::MySql(conn),
+            Conn::SqliteRead(reader) => Conn::SqliteRead(reader),
+            Conn::Sqlite(conn) => Conn::Sqlite(conn),
         }
-    }
-}
-
-impl<'a> From<&'a AnyPool> for Conn<'a> {
-    fn from(pool: &'a AnyPool) -> Self {
-        Conn::Pool(pool)
     }
 }
 
@@ -45,14 +73,6 @@ pub(crate) struct Executed {
     pub(crate) rows_affected: u64,
     /// The new row's id where the database tells it (SQLite, MySQL).
     pub(crate) last_insert_id: Option<i64>,
-}
-
-/// The connection (a panic while it was held left it usable: SQLite
-/// rolls back what a failed statement did).
-pub(super) fn lock(
-    conn: &Mutex<rusqlite::Connection>,
-) -> std::sync::MutexGuard<'_, rusqlite::Connection> {
-    conn.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Conn<'_> {
@@ -73,8 +93,15 @@ impl Conn<'_> {
         F: FnMut(&mut A, &dyn Columns) -> Result<()> + Send,
     {
         match self {
-            Conn::Pool(pool) => fold_fetched(*pool, sql, binds, init, step).await,
-            Conn::Tx(tx) => fold_fetched(&mut ***tx, sql, binds, init, step).await,
+            Conn::PgPool(pool) => fold_fetched(*pool, sql, binds, init, step).await,
+            Conn::Pg(conn) => fold_fetched(&mut **conn, sql, binds, init, step).await,
+            Conn::MySqlPool(pool) => fold_fetched(*pool, sql, binds, init, step).await,
+            Conn::MySql(conn) => fold_fetched(&mut **conn, sql, binds, init, step).await,
+            Conn::SqliteRead(reader) => {
+                reader
+                    .read_here(|conn| fold_sqlite(conn, sql, binds, init, step))
+                    .await
+            }
             Conn::Sqlite(conn) => fold_sqlite(&lock(conn), sql, binds, init, step),
         }
     }
@@ -129,24 +156,52 @@ impl Conn<'_> {
     ///
     /// The database failed.
     pub(crate) async fn execute(&mut self, sql: &str, binds: &[Bind]) -> Result<Executed> {
-        let query = || bind_all(sqlx::query(sql), binds);
-        let done = match self {
-            Conn::Pool(pool) => query().execute(*pool).await?,
-            Conn::Tx(tx) => query().execute(&mut ***tx).await?,
-            Conn::Sqlite(conn) => {
-                let conn = lock(conn);
-                let rows_affected = conn
-                    .prepare_cached(sql)?
-                    .execute(rusqlite::params_from_iter(binds))?;
-                return Ok(Executed {
-                    rows_affected: rows_affected as u64,
-                    last_insert_id: Some(conn.last_insert_rowid()),
-                });
+        fn server(rows_affected: u64, last_insert_id: Option<i64>) -> Executed {
+            Executed {
+                rows_affected,
+                last_insert_id,
             }
-        };
-        Ok(Executed {
-            rows_affected: done.rows_affected(),
-            last_insert_id: done.last_insert_id(),
+        }
+        let mysql_id =
+            |done: &sqlx::mysql::MySqlQueryResult| i64::try_from(done.last_insert_id()).ok();
+        Ok(match self {
+            Conn::PgPool(pool) => {
+                let done = bind_all(sqlx::query(sql), binds).execute(*pool).await?;
+                server(done.rows_affected(), None)
+            }
+            Conn::Pg(conn) => {
+                let done = bind_all(sqlx::query(sql), binds)
+                    .execute(&mut **conn)
+                    .await?;
+                server(done.rows_affected(), None)
+            }
+            Conn::MySqlPool(pool) => {
+                let done = bind_all(sqlx::query(sql), binds).execute(*pool).await?;
+                server(done.rows_affected(), mysql_id(&done))
+            }
+            Conn::MySql(conn) => {
+                let done = bind_all(sqlx::query(sql), binds)
+                    .execute(&mut **conn)
+                    .await?;
+                server(done.rows_affected(), mysql_id(&done))
+            }
+            Conn::SqliteRead(reader) => {
+                reader
+                    .read_here(|conn| execute_sqlite(conn, sql, binds))
+                    .await?
+            }
+            Conn::Sqlite(conn) => execute_sqlite(&lock(conn), sql, binds)?,
         })
     }
+}
+
+/// Runs the statement `sql` with `binds` on an SQLite connection.
+fn execute_sqlite(conn: &rusqlite::Connection, sql: &str, binds: &[Bind]) -> Result<Executed> {
+    let rows_affected = conn
+        .prepare_cached(sql)?
+        .execute(rusqlite::params_from_iter(binds))?;
+    Ok(Executed {
+        rows_affected: rows_affected as u64,
+        last_insert_id: Some(conn.last_insert_rowid()),
+    })
 }

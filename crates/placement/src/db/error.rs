@@ -26,6 +26,8 @@ enum Kind {
     NullColumn(usize),
     /// The work could not start because the service is stopping.
     ShuttingDown,
+    /// The write turn of an SQLite database was not had in time.
+    TimedOut,
 }
 
 impl Error {
@@ -40,6 +42,11 @@ impl Error {
         Kind::ShuttingDown.into()
     }
 
+    /// The error for a write turn not had in time.
+    pub(crate) fn timed_out() -> Self {
+        Kind::TimedOut.into()
+    }
+
     /// Whether this is a conflict between concurrent transactions that a
     /// new try of the whole transaction may not meet again: a deadlock, a
     /// serialization failure, a lock timeout, or a busy SQLite database.
@@ -49,17 +56,12 @@ impl Error {
             Kind::Sqlx(sqlx::Error::Database(e)) => {
                 let code = e.code();
                 let code = code.as_deref().unwrap_or_default();
-                // PostgreSQL and MySQL: SQLSTATE 40001 (serialization
-                // failure, and MySQL's deadlock), 40P01 (PostgreSQL's
-                // deadlock); SQLite through sqlx: BUSY (5) and LOCKED (6)
-                // with their extended codes.
-                matches!(code, "40001" | "40P01" | "5" | "6" | "261" | "262" | "517")
+                // SQLSTATE 40001 (serialization failure, and MySQL's
+                // deadlock), 40P01 (PostgreSQL's deadlock).
+                matches!(code, "40001" | "40P01")
                     || e.message().contains("Lock wait timeout exceeded")
             }
-            Kind::Sqlite(e) => matches!(
-                e.sqlite_error_code(),
-                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-            ),
+            Kind::Sqlite(e) => is_busy(e),
             _ => false,
         }
     }
@@ -102,6 +104,8 @@ impl Error {
     pub fn is_unreachable(&self) -> bool {
         match &*self.kind {
             Kind::Sqlx(e) => super::health::is_unreachable(e),
+            // As a pool's connection not had in time.
+            Kind::TimedOut => true,
             _ => false,
         }
     }
@@ -148,6 +152,14 @@ impl Error {
     }
 }
 
+/// Whether SQLite said that another connection holds the lock wanted.
+pub(super) fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
 impl From<Kind> for Error {
     fn from(kind: Kind) -> Self {
         Error {
@@ -179,6 +191,8 @@ impl fmt::Display for Error {
                 "error occurred while decoding column {column}: unexpected NULL"
             ),
             Kind::ShuttingDown => f.write_str("The service is shutting down."),
+            // The words of a pool's timeout, which this one stands for.
+            Kind::TimedOut => f.write_str("pool timed out while waiting for an open connection"),
         }
     }
 }
@@ -190,6 +204,7 @@ impl fmt::Debug for Error {
             Kind::Sqlite(e) => f.debug_tuple("Sqlite").field(e).finish(),
             Kind::NullColumn(column) => f.debug_tuple("NullColumn").field(column).finish(),
             Kind::ShuttingDown => f.write_str("ShuttingDown"),
+            Kind::TimedOut => f.write_str("TimedOut"),
         }
     }
 }
@@ -199,7 +214,7 @@ impl std::error::Error for Error {
         match &*self.kind {
             Kind::Sqlx(e) => Some(e),
             Kind::Sqlite(e) => Some(e),
-            Kind::NullColumn(_) | Kind::ShuttingDown => None,
+            Kind::NullColumn(_) | Kind::ShuttingDown | Kind::TimedOut => None,
         }
     }
 }
@@ -216,6 +231,11 @@ mod tests {
         assert!(!Error::from(sqlx::Error::RowNotFound).is_unreachable());
         assert!(!Error::null_column(2).is_unreachable());
         assert!(!Error::shutting_down().is_unreachable());
+        assert!(Error::timed_out().is_unreachable());
+        assert_eq!(
+            Error::timed_out().to_string(),
+            sqlx::Error::PoolTimedOut.to_string()
+        );
     }
 
     #[test]

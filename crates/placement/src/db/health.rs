@@ -14,7 +14,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use sqlx::any::AnyConnectOptions;
+use sqlx::mysql::MySqlConnectOptions;
+use sqlx::postgres::PgConnectOptions;
 use sqlx::{ConnectOptions, Connection, Executor};
 use tokio::sync::watch;
 
@@ -24,10 +25,17 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 /// The pause between probes of a database marked down.
 const PROBE_INTERVAL: Duration = Duration::from_millis(250);
 
+/// How to reach the server for a probe.
+#[derive(Debug)]
+pub(crate) enum Probe {
+    Postgres(PgConnectOptions),
+    MySql(MySqlConnectOptions),
+}
+
 /// The reachability of one database server.
 #[derive(Debug)]
 pub(crate) struct Health {
-    options: AnyConnectOptions,
+    options: Probe,
     /// `true` while the server is known to be unreachable.
     down: watch::Sender<bool>,
     /// A probe task runs.
@@ -36,7 +44,7 @@ pub(crate) struct Health {
 
 impl Health {
     /// The health of the server of `options`, taken as reachable.
-    pub(crate) fn new(options: AnyConnectOptions) -> Arc<Health> {
+    pub(crate) fn new(options: Probe) -> Arc<Health> {
         Arc::new(Health {
             options,
             down: watch::Sender::new(false),
@@ -100,9 +108,18 @@ impl Health {
 
     /// A new connection and a query on it.
     async fn probe(&self) -> sqlx::Result<()> {
-        let mut conn = self.options.connect().await?;
-        conn.execute("SELECT 1").await?;
-        conn.close().await
+        match &self.options {
+            Probe::Postgres(options) => {
+                let mut conn = options.connect().await?;
+                conn.execute("SELECT 1").await?;
+                conn.close().await
+            }
+            Probe::MySql(options) => {
+                let mut conn = options.connect().await?;
+                conn.execute("SELECT 1").await?;
+                conn.close().await
+            }
+        }
     }
 }
 
@@ -140,15 +157,16 @@ mod tests {
     use super::*;
     use std::str::FromStr;
 
-    fn options_for_a_closed_port() -> AnyConnectOptions {
-        sqlx::any::install_default_drivers();
+    fn options_for_a_closed_port() -> Probe {
         // A port just bound and released: nothing listens there.
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map(|a| a.port())
             .unwrap_or(9);
-        AnyConnectOptions::from_str(&format!("postgres://nobody@127.0.0.1:{port}/none"))
-            .unwrap_or_else(|e| panic!("options: {e}"))
+        Probe::Postgres(
+            PgConnectOptions::from_str(&format!("postgres://nobody@127.0.0.1:{port}/none"))
+                .unwrap_or_else(|e| panic!("options: {e}")),
+        )
     }
 
     #[test]
@@ -184,11 +202,17 @@ mod tests {
         if url.starts_with("sqlite") {
             return;
         }
-        let (_, driver_url) =
+        let (dialect, driver_url) =
             super::super::translate_url(&url).unwrap_or_else(|e| panic!("url: {e}"));
-        sqlx::any::install_default_drivers();
-        let options =
-            AnyConnectOptions::from_str(&driver_url).unwrap_or_else(|e| panic!("options: {e}"));
+        let options = match dialect {
+            super::super::Dialect::Postgres => Probe::Postgres(
+                PgConnectOptions::from_str(&driver_url).unwrap_or_else(|e| panic!("options: {e}")),
+            ),
+            _ => Probe::MySql(
+                MySqlConnectOptions::from_str(&driver_url)
+                    .unwrap_or_else(|e| panic!("options: {e}")),
+            ),
+        };
         let health = Health::new(options);
         health.mark(true);
         assert!(health.is_down());

@@ -1,11 +1,13 @@
 //! The database: connection URLs in upstream's forms, the connection
 //! pools, and the small differences between SQLite, PostgreSQL and MySQL.
 //!
-//! Queries are written once with `?` placeholders; the `sql!` macro rewrites them
-//! for PostgreSQL (`$1`, `$2`, ...) once per call site. A statement runs on
-//! a `Conn`: a pool, a transaction, or, for an SQLite file, the SQLite
-//! driver's own connections (reads of many rows, and every write of a
-//! request, see `Store::writing`).
+//! One driver per database: SQLite through rusqlite, PostgreSQL and MySQL
+//! through their own sqlx drivers ([`Store`] holds the one of its
+//! database). Queries are written once with `?` placeholders; the `sql!`
+//! macro rewrites them for PostgreSQL (`$1`, `$2`, ...) once per call
+//! site. A statement runs on a `Conn`: any connection of the store
+//! outside a transaction, a transaction (see `Store::writing`), or a
+//! connection held for the start-up work.
 
 mod conn;
 mod error;
@@ -13,30 +15,29 @@ mod health;
 pub(crate) mod ids;
 mod rows;
 pub mod schema;
-mod server_read;
+mod server;
+mod sqlite;
 mod sqlite_read;
 pub mod standard;
 pub(crate) mod statement;
 mod url;
 mod write;
 
-use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{AnyPool, ConnectOptions, Executor};
+use sqlx::mysql::MySql;
+use sqlx::postgres::Postgres;
 
-pub(crate) use conn::Conn;
+pub(crate) use conn::{Conn, Reader};
 pub use error::{Error, Result};
 pub(crate) use health::Health;
 pub(crate) use rows::{Bind, Columns};
-use server_read::ServerReader;
-use sqlite_read::SqliteReader;
+use server::Server;
+use sqlite::Sqlite;
 pub(crate) use url::redacted;
 pub use url::{InvalidDatabaseUrl, translate_url};
-use write::SqliteWriter;
 pub(crate) use write::pause_before_retry;
 
 /// The database kinds served.
@@ -237,27 +238,25 @@ fn unreachable(e: &sqlx::Error) -> bool {
     }
 }
 
-/// The connection pools of the service.
+/// The database of the service, through the one driver of its kind.
 ///
-/// SQLite allows one writer at a time, so writes go through a pool of one
-/// connection (no lock contention, no busy errors) while reads use several;
-/// PostgreSQL and MySQL use one pool for both.
+/// Cheap to clone: the clones share the connections.
 #[derive(Clone, Debug)]
 pub struct Store {
-    read: AnyPool,
-    write: AnyPool,
-    /// For an SQLite file: reads of many rows through the SQLite driver.
-    sqlite_read: Option<Arc<SqliteReader>>,
-    /// The write connection of an SQLite file (see [`Store::writing`]).
-    sqlite_write: Option<Arc<SqliteWriter>>,
-    /// For PostgreSQL and MySQL: reads of many rows through their own
-    /// drivers.
-    server_read: Option<ServerReader>,
-    /// For PostgreSQL and MySQL: whether the server can be reached.
-    health: Option<Arc<Health>>,
-    dialect: Dialect,
+    driver: Driver,
     /// Waits and write conflicts, for the metrics.
     pub(crate) stats: Arc<StoreStats>,
+}
+
+/// The driver of the store's database, with what that database needs.
+#[derive(Clone, Debug)]
+enum Driver {
+    /// An SQLite file, or an in-memory database.
+    Sqlite(Arc<Sqlite>),
+    /// PostgreSQL.
+    Postgres(Server<Postgres>),
+    /// MySQL or MariaDB.
+    MySql(Server<MySql>),
 }
 
 /// What the metrics read of the database work (all counters since start).
@@ -315,135 +314,48 @@ impl Store {
     /// Fails on an invalid URL, a refused login, or a database still
     /// unreachable after the last try.
     pub async fn connect_with(url: &str, settings: &PoolSettings) -> anyhow::Result<Store> {
-        sqlx::any::install_default_drivers();
         let (dialect, driver_url) = translate_url(url)?;
-        let options = AnyConnectOptions::from_str(&driver_url)?.disable_statement_logging();
-        let store = match dialect {
-            Dialect::Sqlite => {
-                let read = sqlite_pool(READERS).connect_with(options.clone()).await?;
-                let write = sqlite_pool(1).connect_with(options).await?;
-                // The pools have created the file (and set WAL) by now.
-                let file = sqlite_file(&driver_url).map(std::path::Path::new);
-                let sqlite_read = file.map(|path| SqliteReader::new(path, READERS as usize));
-                let sqlite_write = match file {
-                    Some(path) => Some(Arc::new(SqliteWriter::open(path)?)),
-                    None => None,
-                };
-                Store {
-                    read,
-                    write,
-                    sqlite_read,
-                    sqlite_write,
-                    server_read: None,
-                    health: None,
-                    dialect,
-                    stats: Arc::default(),
-                }
-            }
-            Dialect::Postgres | Dialect::MySql => {
-                let pool_options = AnyPoolOptions::new()
-                    .max_connections(settings.max_connections)
-                    .acquire_timeout(settings.acquire_timeout)
-                    .max_lifetime(settings.max_lifetime)
-                    .after_connect(move |conn, _| {
-                        Box::pin(async move {
-                            for statement in session_statements(dialect) {
-                                conn.execute(*statement).await?;
-                            }
-                            if dialect == Dialect::MySql {
-                                read_committed(conn).await?;
-                            }
-                            Ok(())
-                        })
-                    });
-                // One connection first, tried again while the server
-                // cannot be reached (the pool itself would keep trying for
-                // its whole acquire timeout on each try).
-                let mut tries = 0u32;
-                loop {
-                    match options.connect().await {
-                        Ok(conn) => {
-                            let _ = sqlx::Connection::close(conn).await;
-                            break;
-                        }
-                        Err(e)
-                            if unreachable(&e)
-                                && settings.max_retries.is_none_or(|max| tries < max) =>
-                        {
-                            tries += 1;
-                            let of = settings
-                                .max_retries
-                                .map_or_else(|| "without end".to_owned(), |m| format!("of {m}"));
-                            tracing::warn!(
-                                "the database cannot be reached ({e}); try {tries} {of} in {} s",
-                                settings.retry_interval.as_secs_f64()
-                            );
-                            tokio::time::sleep(settings.retry_interval).await;
-                        }
-                        Err(e) => return Err(e.into()),
-                    }
-                }
-                let pool = pool_options.connect_with(options.clone()).await?;
-                let server_read = ServerReader::connect(dialect, &driver_url, READERS).await?;
-                Store {
-                    read: pool.clone(),
-                    write: pool,
-                    sqlite_read: None,
-                    sqlite_write: None,
-                    server_read,
-                    health: Some(Health::new(options)),
-                    dialect,
-                    stats: Arc::default(),
-                }
-            }
+        let driver = match dialect {
+            Dialect::Sqlite => Driver::Sqlite(Arc::new(Sqlite::open(&driver_url)?)),
+            Dialect::Postgres => Driver::Postgres(server::postgres(&driver_url, settings).await?),
+            Dialect::MySql => Driver::MySql(server::mysql(&driver_url, settings).await?),
         };
-        Ok(store)
+        Ok(Store {
+            driver,
+            stats: Arc::default(),
+        })
     }
 
     /// The database kind.
     #[must_use]
     pub fn dialect(&self) -> Dialect {
-        self.dialect
+        match self.driver {
+            Driver::Sqlite(_) => Dialect::Sqlite,
+            Driver::Postgres(_) => Dialect::Postgres,
+            Driver::MySql(_) => Dialect::MySql,
+        }
     }
 
     /// Whether the database server can be reached (PostgreSQL and MySQL;
     /// `None` for SQLite, a file of this process).
     pub(crate) fn health(&self) -> Option<&Arc<Health>> {
-        self.health.as_ref()
+        match &self.driver {
+            Driver::Sqlite(_) => None,
+            Driver::Postgres(server) => Some(&server.health),
+            Driver::MySql(server) => Some(&server.health),
+        }
     }
 
-    /// The pool for reads.
-    #[must_use]
-    pub fn reader(&self) -> &AnyPool {
-        &self.read
-    }
-
-    /// Reads through the SQLite driver's own rows, for an SQLite file
-    /// (`None` for other databases and an in-memory SQLite one).
-    fn sqlite_reader(&self) -> Option<&Arc<SqliteReader>> {
-        self.sqlite_read.as_ref()
-    }
-
-    /// Starts a write transaction on the write pool (for the start-up
-    /// work; requests write through `Store::writing`).
-    ///
-    /// # Errors
-    ///
-    /// Fails when no connection can be had.
-    pub async fn begin(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
-        self.write.begin().await
-    }
-
-    /// A connection of the write pool, for work that manages its own
-    /// transaction (the schema sync).
-    ///
-    /// # Errors
-    ///
-    /// Fails when no connection can be had.
-    pub(crate) async fn write_connection(
-        &self,
-    ) -> Result<sqlx::pool::PoolConnection<sqlx::Any>, sqlx::Error> {
-        self.write.acquire().await
+    /// Any connection of the store, for reads outside a transaction.
+    pub(crate) fn reader(&self) -> Reader<'_> {
+        match &self.driver {
+            Driver::Sqlite(sqlite) => match &sqlite.readers {
+                Some(readers) => Reader::SqliteFile(readers),
+                None => Reader::SqliteMemory(&sqlite.writer),
+            },
+            Driver::Postgres(server) => Reader::Postgres(&server.main),
+            Driver::MySql(server) => Reader::MySql(&server.main),
+        }
     }
 
     /// The connections of each pool, for the metrics.
@@ -464,137 +376,59 @@ impl Store {
             }
         }
         let write_waits = Some(self.stats.write_waits.load(Ordering::Relaxed));
-        let mut usage = Vec::with_capacity(3);
-        if self.dialect == Dialect::Sqlite {
-            usage.push(of("read", &self.read, None));
-            usage.push(of("write", &self.write, write_waits));
-        } else {
-            // One pool for both (PostgreSQL, MySQL).
-            usage.push(of("main", &self.write, write_waits));
+        match &self.driver {
+            Driver::Sqlite(sqlite) => {
+                let writing = u64::from(sqlite.writing_now());
+                let mut usage = vec![PoolUsage {
+                    name: "write",
+                    in_use: writing,
+                    idle: 1 - writing,
+                    max: 1,
+                    waits: write_waits,
+                }];
+                if let Some(readers) = &sqlite.readers {
+                    let (in_use, idle, max, waits) = readers.usage();
+                    usage.push(PoolUsage {
+                        name: "sqlite_read",
+                        in_use: in_use as u64,
+                        idle: idle as u64,
+                        max: max as u64,
+                        waits: Some(waits),
+                    });
+                }
+                usage
+            }
+            // The main pool serves writes and short reads alike.
+            Driver::Postgres(server) => vec![
+                of("main", &server.main, write_waits),
+                of("server_read", &server.read, None),
+            ],
+            Driver::MySql(server) => vec![
+                of("main", &server.main, write_waits),
+                of("server_read", &server.read, None),
+            ],
         }
-        if let Some(reader) = &self.sqlite_read {
-            let (in_use, idle, max, waits) = reader.usage();
-            usage.push(PoolUsage {
-                name: "sqlite_read",
-                in_use: in_use as u64,
-                idle: idle as u64,
-                max: max as u64,
-                waits: Some(waits),
-            });
-        }
-        match &self.server_read {
-            Some(ServerReader::Postgres(pool)) => usage.push(of("server_read", pool, None)),
-            Some(ServerReader::MySql(pool)) => usage.push(of("server_read", pool, None)),
-            None => {}
-        }
-        usage
     }
 
     /// Closes every connection, waiting for those in use.
     pub async fn close(&self) {
-        self.read.close().await;
-        self.write.close().await;
+        match &self.driver {
+            Driver::Sqlite(sqlite) => sqlite.close().await,
+            Driver::Postgres(server) => {
+                server.main.close().await;
+                server.read.close().await;
+            }
+            Driver::MySql(server) => {
+                server.main.close().await;
+                server.read.close().await;
+            }
+        }
     }
 }
 
-/// Read connections of an SQLite database.
+/// Read connections of an SQLite file, and of the read pool of
+/// PostgreSQL and MySQL.
 const READERS: u32 = 8;
-
-/// The file of an SQLite driver URL from [`translate_url`], `None` for an
-/// in-memory database, and for a path with `%` (which the driver would
-/// percent-decode: such a file is read through the pools only).
-fn sqlite_file(driver_url: &str) -> Option<&str> {
-    let rest = driver_url.strip_prefix("sqlite://")?;
-    let path = rest.split_once('?').map_or(rest, |(path, _)| path);
-    (!path.is_empty() && !path.contains('%')).then_some(path)
-}
-
-/// What every PostgreSQL or MySQL session runs first: timestamps are
-/// written and read in UTC; on MySQL, upstream's strict modes, with id 0
-/// (VCPU) insertable explicitly.
-fn session_statements(dialect: Dialect) -> &'static [&'static str] {
-    match dialect {
-        Dialect::Sqlite => &[],
-        Dialect::Postgres => &["SET TIME ZONE 'UTC'"],
-        Dialect::MySql => &[
-            "SET time_zone = '+00:00'",
-            "SET SESSION sql_mode = 'TRADITIONAL,NO_AUTO_VALUE_ON_ZERO'",
-        ],
-    }
-}
-
-/// Puts a MySQL or MariaDB session in read committed, PostgreSQL's
-/// default. Under InnoDB's repeatable read, a search that finds nothing
-/// locks the index gap where the row would be, and concurrent writers of
-/// neighbouring keys (new consumers, their allocations) deadlock on each
-/// other's gaps. No write here relies on a snapshot: the generations'
-/// compare-and-set and row locks decide, as on PostgreSQL. Statement-based
-/// binary logging refuses read committed writes, so with it the server's
-/// level is kept.
-async fn read_committed(conn: &mut sqlx::AnyConnection) -> sqlx::Result<()> {
-    let statement_binlog: i64 = sqlx::query_scalar(
-        "SELECT CAST(@@log_bin = 1 AND @@binlog_format = 'STATEMENT' AS SIGNED)",
-    )
-    .fetch_one(&mut *conn)
-    .await?;
-    if statement_binlog == 0 {
-        conn.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
-            .await?;
-    }
-    Ok(())
-}
-
-fn sqlite_pool(size: u32) -> AnyPoolOptions {
-    AnyPoolOptions::new()
-        .max_connections(size)
-        .acquire_timeout(Duration::from_secs(60))
-        // A connection to a local file has nothing to check before use
-        // (the check is a round trip to the driver's thread).
-        .test_before_acquire(false)
-        .after_connect(|conn, _| {
-            Box::pin(async move {
-                // WAL lets readers run beside the writer; synchronous=FULL
-                // makes every acknowledged commit survive a power loss.
-                conn.execute("PRAGMA journal_mode = WAL").await?;
-                conn.execute("PRAGMA synchronous = FULL").await?;
-                conn.execute("PRAGMA busy_timeout = 30000").await?;
-                // Upstream leaves foreign keys unenforced on SQLite; a
-                // database it filled may rely on that.
-                conn.execute("PRAGMA foreign_keys = OFF").await?;
-                Ok(())
-            })
-        })
-}
-
-/// Reads a floating-point column (such as `allocation_ratio`) as upstream
-/// shows it, `None` for NULL. MySQL's `FLOAT` is single precision: read as
-/// `f32`, it is given the shortest decimal that reads back as the same
-/// `f32`, so a stored 1.1 is 1.1 (not 1.100000023841858).
-///
-/// # Errors
-///
-/// Fails when the column is missing or not a number.
-pub(crate) fn read_optional_float<I>(
-    row: &sqlx::any::AnyRow,
-    column: I,
-) -> Result<Option<f64>, sqlx::Error>
-where
-    I: sqlx::ColumnIndex<sqlx::any::AnyRow> + Copy,
-{
-    use sqlx::Row;
-    if let Ok(single) = row.try_get::<Option<f32>, _>(column) {
-        return Ok(single.map(shown));
-    }
-    match row.try_get::<Option<f64>, _>(column) {
-        Ok(double) => Ok(double),
-        // SQLite keeps a whole number written as an integer as one.
-        #[allow(clippy::cast_precision_loss)]
-        Err(e) => row
-            .try_get::<Option<i64>, _>(column)
-            .map(|i| i.map(|i| i as f64))
-            .map_err(|_| e),
-    }
-}
 
 /// A single-precision value as upstream shows it: its shortest decimal
 /// form (a stored 1.1 is 1.1, not 1.100000023841858).
@@ -720,15 +554,63 @@ mod tests {
         assert!(parse_timestamp_fast("2024-02-29 12:00:00").is_some());
     }
 
-    #[test]
-    fn the_sqlite_file_of_a_driver_url() {
-        let file = |url| sqlite_file(&translate_url(url).unwrap().1).map(str::to_owned);
-        assert_eq!(file("sqlite:////tmp/p.db").as_deref(), Some("/tmp/p.db"));
-        assert_eq!(file("sqlite:///p.db?x=1").as_deref(), Some("p.db"));
-        assert_eq!(file("sqlite://"), None);
-        assert_eq!(file("sqlite:///:memory:"), None);
-        assert_eq!(file("sqlite:////tmp/a%20b.db"), None);
-        assert_eq!(file("postgresql://root@127.0.0.1/test"), None);
+    /// Writes of one store in turn, each committed or rolled back whole,
+    /// and read back on every read path: an in-memory database (one
+    /// connection) and a file (a write connection, read connections).
+    #[tokio::test]
+    async fn sqlite_writes_commit_or_roll_back_whole() {
+        let dir = std::env::temp_dir().join(format!(
+            "placement-store-{}-{}",
+            std::process::id(),
+            now_text().replace([' ', ':', '.'], "-")
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = format!("sqlite:///{}", dir.join("p.db").display());
+        for url in ["sqlite://", file.as_str()] {
+            let store = Store::connect(url).await.unwrap();
+            schema::sync(&store).await.unwrap();
+            standard::sync(&store).await.unwrap();
+            let insert = "INSERT INTO traits (name, created_at) VALUES (?, ?)";
+            let failed: Result<()> = store
+                .transaction(move |_, tx| {
+                    Box::pin(async move {
+                        tx.execute(insert, &["CUSTOM_GONE".into(), now_text().into()])
+                            .await?;
+                        Err(Error::shutting_down())
+                    })
+                })
+                .await;
+            assert!(failed.is_err_and(|e| e.is_shutting_down()), "{url}");
+            let writes = (0..8).map(|i| {
+                store.transaction(move |_, tx| {
+                    Box::pin(async move {
+                        let name = format!("CUSTOM_{i}");
+                        tx.execute(insert, &[name.into(), now_text().into()])
+                            .await?;
+                        Ok::<_, Error>(())
+                    })
+                })
+            });
+            for written in futures_util::future::join_all(writes).await {
+                written.unwrap();
+            }
+            let custom = "SELECT COUNT(*) FROM traits WHERE name LIKE 'CUSTOM%'";
+            let here = Conn::from(store.reader())
+                .row(custom, &[], |row| row.required_int(0))
+                .await
+                .unwrap();
+            let folded = store
+                .fold_rows(custom.to_owned(), Vec::new(), 0, |n, row| {
+                    *n = row.required_int(0)?;
+                    Ok(())
+                })
+                .await
+                .unwrap();
+            assert_eq!((here, folded), (Some(8), 8), "{url}");
+            assert_eq!(standard::sync(&store).await.ok(), Some(()), "{url}");
+            store.close().await;
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

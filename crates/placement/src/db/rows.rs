@@ -1,14 +1,12 @@
 //! Reads whose rows are visited by column position, whichever driver
-//! reads them: the SQLite driver's own rows for an SQLite file (see
-//! [`super::SqliteReader`]), the PostgreSQL or MySQL driver's own
-//! (`super::ServerReader`), the `Any` pool otherwise. One decoder serves
-//! them all.
+//! reads them: the SQLite driver's (rusqlite) or the PostgreSQL or MySQL
+//! driver's (sqlx) own rows, read in place. One decoder serves them all.
 
-use sqlx::any::AnyRow;
 use sqlx::database::HasStatementCache;
-use sqlx::{Database, Encode, Executor, IntoArguments, Row, Type};
+use sqlx::{Database, Encode, Executor, IntoArguments, Type};
 
-use super::{Conn, Error, Result, Store};
+use super::sqlite::{blocking, lock};
+use super::{Driver, Error, Result, Store};
 
 /// A value bound to a query built at run time.
 #[derive(Clone, Debug, PartialEq)]
@@ -164,20 +162,6 @@ fn null_column(column: usize) -> Error {
     Error::null_column(column)
 }
 
-impl Columns for AnyRow {
-    fn int(&self, column: usize) -> Result<Option<i64>> {
-        Ok(self.try_get(column)?)
-    }
-
-    fn text(&self, column: usize) -> Result<Option<&str>> {
-        Ok(self.try_get(column)?)
-    }
-
-    fn float(&self, column: usize) -> Result<Option<f64>> {
-        Ok(super::read_optional_float(self, column)?)
-    }
-}
-
 impl Columns for rusqlite::Row<'_> {
     fn int(&self, column: usize) -> Result<Option<i64>> {
         use rusqlite::types::ValueRef;
@@ -222,10 +206,9 @@ fn wrong_type(
 
 impl Store {
     /// Runs the read `query` (`?` placeholders) with `binds`, folding its
-    /// rows into `init` with `step`, on the store's read path: the SQLite
-    /// driver's own rows for an SQLite file, the PostgreSQL or MySQL
-    /// driver's own rows for those, the `Any` pool for an in-memory SQLite
-    /// database.
+    /// rows into `init` with `step`, on the store's read path: on a
+    /// blocking thread with the SQLite driver's own rows, or on the read
+    /// pool of PostgreSQL or MySQL with their drivers' own rows.
     ///
     /// # Errors
     ///
@@ -241,18 +224,24 @@ impl Store {
         A: Send + 'static,
         F: FnMut(&mut A, &dyn Columns) -> Result<()> + Send + 'static,
     {
-        if let Some(reader) = self.sqlite_reader() {
-            return reader
-                .read(move |conn| fold_sqlite(conn, &query, &binds, init, step))
-                .await;
+        match &self.driver {
+            Driver::Sqlite(sqlite) => match &sqlite.readers {
+                Some(readers) => {
+                    readers
+                        .read(move |conn| fold_sqlite(conn, &query, &binds, init, step))
+                        .await
+                }
+                None => {
+                    let conn = std::sync::Arc::clone(&sqlite.writer);
+                    blocking(move || fold_sqlite(&lock(&conn), &query, &binds, init, step)).await
+                }
+            },
+            Driver::Postgres(server) => {
+                let query = self.dialect().placeholders(query);
+                fold_fetched(&server.read, &query, &binds, init, step).await
+            }
+            Driver::MySql(server) => fold_fetched(&server.read, &query, &binds, init, step).await,
         }
-        let query = self.dialect().placeholders(query);
-        if let Some(reader) = &self.server_read {
-            return reader.fold(&query, &binds, init, step).await;
-        }
-        Conn::Pool(self.reader())
-            .fold(&query, &binds, init, step)
-            .await
     }
 
     /// Every row of the read `query`, each made into a `T` by `decode`, on

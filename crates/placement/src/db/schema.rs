@@ -2,10 +2,8 @@
 //! that this service and upstream can serve the same database.
 
 use anyhow::{Context as _, bail};
-use sqlx::AnyConnection;
-use sqlx::{Executor as _, Row};
 
-use super::{Dialect, Store};
+use super::{Conn, Dialect, Store};
 
 /// Upstream's head migration, recorded in `alembic_version`.
 pub(crate) const HEAD: &str = "a082b8bb98d0";
@@ -59,10 +57,7 @@ pub(crate) fn statements(ddl: &str) -> impl Iterator<Item = String> + '_ {
 }
 
 /// The tables that exist, of those the schema has (and `alembic_version`).
-async fn existing_tables(
-    dialect: Dialect,
-    conn: &mut AnyConnection,
-) -> anyhow::Result<Vec<String>> {
+async fn existing_tables(dialect: Dialect, conn: &mut Conn<'_>) -> anyhow::Result<Vec<String>> {
     let query = match dialect {
         Dialect::Sqlite => "SELECT name FROM sqlite_master WHERE type = 'table'",
         Dialect::Postgres => {
@@ -72,15 +67,13 @@ async fn existing_tables(
             "SELECT CAST(table_name AS CHAR) AS name FROM information_schema.tables WHERE table_schema = DATABASE()"
         }
     };
-    let rows = sqlx::query(query).fetch_all(&mut *conn).await?;
-    let mut names = Vec::new();
-    for row in rows {
-        let name: String = row.try_get("name")?;
-        if name == "alembic_version" || TABLES.contains(&name.as_str()) {
-            names.push(name);
-        }
-    }
-    Ok(names)
+    let names = conn
+        .rows(query, &[], |row| Ok(row.required_text(0)?.to_owned()))
+        .await?;
+    Ok(names
+        .into_iter()
+        .filter(|name| name == "alembic_version" || TABLES.contains(&name.as_str()))
+        .collect())
 }
 
 /// The name of the MySQL lock (`GET_LOCK`) and the key of the PostgreSQL
@@ -137,35 +130,44 @@ pub(crate) async fn upgrade(store: &Store) -> anyhow::Result<Upgraded> {
 /// [`sync`], or [`upgrade`] when `upgrade` is set.
 async fn sync_or_upgrade(store: &Store, upgrade: bool) -> anyhow::Result<Upgraded> {
     let dialect = store.dialect();
-    let mut conn = store.write_connection().await?;
-    let begin = match dialect {
-        Dialect::Sqlite => "BEGIN IMMEDIATE".to_owned(),
-        Dialect::Postgres => "BEGIN".to_owned(),
-        Dialect::MySql => format!("SELECT GET_LOCK('{MYSQL_LOCK}', {LOCK_WAIT_SECONDS}) AS got"),
-    };
-    let got: Option<i64> = match dialect {
-        Dialect::MySql => sqlx::query(&begin)
-            .fetch_one(&mut *conn)
-            .await?
-            .try_get("got")?,
-        _ => {
-            conn.execute(begin.as_str()).await?;
-            Some(1)
+    let mut held = store.hold().await?;
+    let (outcome, ended) = {
+        let mut conn = held.conn();
+        let begin = match dialect {
+            Dialect::Sqlite => "BEGIN IMMEDIATE".to_owned(),
+            Dialect::Postgres => "BEGIN".to_owned(),
+            Dialect::MySql => {
+                format!("SELECT GET_LOCK('{MYSQL_LOCK}', {LOCK_WAIT_SECONDS}) AS got")
+            }
+        };
+        let got: Option<i64> = match dialect {
+            Dialect::MySql => conn.row(&begin, &[], |row| row.int(0)).await?.flatten(),
+            _ => {
+                conn.execute(&begin, &[]).await?;
+                Some(1)
+            }
+        };
+        if got != Some(1) {
+            bail!(
+                "another schema sync of this database has held it for {LOCK_WAIT_SECONDS} seconds"
+            );
         }
+        let outcome = locked_sync(dialect, &mut conn, upgrade).await;
+        let end = match (dialect, outcome.is_ok()) {
+            (Dialect::MySql, _) => format!("SELECT RELEASE_LOCK('{MYSQL_LOCK}')"),
+            (_, true) => "COMMIT".to_owned(),
+            (_, false) => "ROLLBACK".to_owned(),
+        };
+        let ended = match dialect {
+            Dialect::MySql => conn.row(&end, &[], |_| Ok(())).await.map(|_| ()),
+            _ => conn.execute(&end, &[]).await.map(|_| ()),
+        };
+        (outcome, ended)
     };
-    if got != Some(1) {
-        bail!("another schema sync of this database has held it for {LOCK_WAIT_SECONDS} seconds");
-    }
-    let outcome = locked_sync(dialect, &mut conn, upgrade).await;
-    let end = match (dialect, outcome.is_ok()) {
-        (Dialect::MySql, _) => format!("SELECT RELEASE_LOCK('{MYSQL_LOCK}')"),
-        (_, true) => "COMMIT".to_owned(),
-        (_, false) => "ROLLBACK".to_owned(),
-    };
-    if let Err(e) = conn.execute(end.as_str()).await {
+    if let Err(e) = ended {
         // A connection left inside a transaction or holding the lock must
         // not go back to the pool.
-        drop(conn.detach());
+        held.discard();
         return outcome.and(Err(e.into()));
     }
     outcome
@@ -174,22 +176,30 @@ async fn sync_or_upgrade(store: &Store, upgrade: bool) -> anyhow::Result<Upgrade
 /// [`sync`] once the database is held.
 async fn locked_sync(
     dialect: Dialect,
-    conn: &mut AnyConnection,
+    conn: &mut Conn<'_>,
     upgrade: bool,
 ) -> anyhow::Result<Upgraded> {
     if dialect == Dialect::Postgres {
-        conn.execute(format!("SET LOCAL lock_timeout = '{LOCK_WAIT_SECONDS}s'").as_str())
-            .await?;
-        conn.execute(format!("SELECT pg_advisory_xact_lock({POSTGRES_LOCK})").as_str())
-            .await
-            .context("waiting for another schema sync of this database")?;
+        conn.execute(
+            &format!("SET LOCAL lock_timeout = '{LOCK_WAIT_SECONDS}s'"),
+            &[],
+        )
+        .await?;
+        conn.row(
+            &format!("SELECT pg_advisory_xact_lock({POSTGRES_LOCK})"),
+            &[],
+            |_| Ok(()),
+        )
+        .await
+        .context("waiting for another schema sync of this database")?;
     }
     let existing = existing_tables(dialect, conn).await?;
     if existing.iter().any(|t| t == "alembic_version") {
-        let row = sqlx::query("SELECT version_num FROM alembic_version")
-            .fetch_optional(&mut *conn)
+        let revision = conn
+            .row("SELECT version_num FROM alembic_version", &[], |row| {
+                Ok(row.required_text(0)?.to_owned())
+            })
             .await?;
-        let revision: Option<String> = row.map(|r| r.try_get("version_num")).transpose()?;
         return match revision.as_deref() {
             Some(HEAD) => Ok(Upgraded::AlreadyCurrent),
             Some(other) if upgrade => {
@@ -211,8 +221,7 @@ async fn locked_sync(
         );
     }
     for statement in statements(ddl(dialect)) {
-        sqlx::query(&statement)
-            .execute(&mut *conn)
+        conn.execute(&statement, &[])
             .await
             .with_context(|| format!("creating the schema failed at: {statement}"))?;
     }

@@ -1,20 +1,21 @@
-//! Reads of an SQLite file through the SQLite driver's own rows
-//! (rusqlite), on blocking threads, beside the `Any` pools.
+//! Read connections of an SQLite file, beside its write connection (see
+//! [`super::sqlite`]).
 //!
-//! For reads of many rows (the provider list): sqlx's `Any` driver copies
-//! every value of every row into an owned value and hands each row over
-//! from its worker thread, which cost most of a 1,000-provider list.
-//! Here a closure reads the columns in place on the thread that steps the
-//! statement. Only reads come this way; writes go through
-//! [`super::Store::writing`] or the write pool.
+//! A read of many rows (the provider list, the candidate search's) runs
+//! on a blocking thread, where a closure reads each row's columns in place
+//! as the statement is stepped ([`SqliteReader::read`]); a short read
+//! (one provider, a class's id) runs on the task itself
+//! ([`SqliteReader::read_here`]), sparing the hand-over to another
+//! thread.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, SemaphorePermit};
 
+use super::sqlite::{BUSY_TIMEOUT, blocking};
 use super::{Error, Result};
 
 /// Read connections to one SQLite file, opened when first needed and
@@ -23,11 +24,11 @@ pub(crate) struct SqliteReader {
     path: PathBuf,
     idle: Mutex<Vec<Connection>>,
     /// At most this many reads at once, so that at most as many
-    /// connections and blocking threads are in use.
+    /// connections (and blocking threads) are in use.
     permits: Semaphore,
     size: usize,
     /// Reads that found every connection busy and waited.
-    waits: std::sync::atomic::AtomicU64,
+    waits: AtomicU64,
 }
 
 impl std::fmt::Debug for SqliteReader {
@@ -46,7 +47,7 @@ impl SqliteReader {
             idle: Mutex::new(Vec::with_capacity(size)),
             permits: Semaphore::new(size),
             size,
-            waits: std::sync::atomic::AtomicU64::new(0),
+            waits: AtomicU64::new(0),
         })
     }
 
@@ -60,33 +61,48 @@ impl SqliteReader {
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
-        if self.permits.available_permits() == 0 {
-            self.waits
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        }
-        let _permit = self.permits.acquire().await.map_err(|_| shutting_down())?;
+        let _permit = self.permit().await?;
         let reader = Arc::clone(self);
-        let done = tokio::task::spawn_blocking(move || {
-            let idle = reader.take_idle();
-            let conn = match idle {
-                Some(conn) => conn,
-                None => reader.open()?,
-            };
-            let result = read(&conn);
-            reader
-                .idle
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(conn);
-            result
-        })
-        .await;
-        match done {
-            Ok(result) => result,
-            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-            // Blocking tasks are only cancelled when the runtime shuts down.
-            Err(_) => Err(shutting_down()),
+        blocking(move || reader.with_connection(read)).await
+    }
+
+    /// Runs `read` on a connection of its own, here: for reads of a few
+    /// rows.
+    ///
+    /// # Errors
+    ///
+    /// The connection could not be opened, or `read` failed.
+    pub(crate) async fn read_here<T>(
+        &self,
+        read: impl FnOnce(&Connection) -> Result<T>,
+    ) -> Result<T> {
+        let _permit = self.permit().await?;
+        self.with_connection(read)
+    }
+
+    async fn permit(&self) -> Result<SemaphorePermit<'_>> {
+        if self.permits.available_permits() == 0 {
+            self.waits.fetch_add(1, Ordering::Relaxed);
         }
+        self.permits
+            .acquire()
+            .await
+            .map_err(|_| Error::shutting_down())
+    }
+
+    /// Runs `read` on an idle connection, or a new one, and keeps the
+    /// connection for the next read.
+    fn with_connection<T>(&self, read: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let conn = match self.take_idle() {
+            Some(conn) => conn,
+            None => self.open()?,
+        };
+        let result = read(&conn);
+        self.idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(conn);
+        result
     }
 
     /// Reads running now, connections open and idle, the most reads at
@@ -99,8 +115,13 @@ impl SqliteReader {
                 .unwrap_or_else(PoisonError::into_inner)
                 .len(),
             self.size,
-            self.waits.load(std::sync::atomic::Ordering::Relaxed),
+            self.waits.load(Ordering::Relaxed),
         )
+    }
+
+    /// Refuses new reads.
+    pub(crate) fn close(&self) {
+        self.permits.close();
     }
 
     fn take_idle(&self) -> Option<Connection> {
@@ -118,14 +139,8 @@ impl SqliteReader {
             &self.path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
-        conn.busy_timeout(Duration::from_secs(30))?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
         conn.pragma_update(None, "query_only", true)?;
         Ok(conn)
     }
-}
-
-/// The error of a read that cannot start because the service is
-/// stopping (503 at the edge).
-pub(super) fn shutting_down() -> Error {
-    Error::shutting_down()
 }

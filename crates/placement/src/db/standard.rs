@@ -1,9 +1,9 @@
 //! The standard resource classes and traits (os-resource-classes 1.1.0,
 //! os-traits 3.9.0), kept in the database as upstream keeps them.
 
-use sqlx::Row;
+use std::collections::HashSet;
 
-use super::Store;
+use super::{Columns, Conn, Result, Store};
 
 /// Standard resource classes, in order: the position is the id.
 pub(crate) fn resource_classes() -> impl Iterator<Item = &'static str> {
@@ -34,16 +34,21 @@ pub(crate) fn is_standard_resource_class(name: &str) -> bool {
 /// # Errors
 ///
 /// Fails when the database does.
-pub async fn sync(store: &Store) -> Result<(), sqlx::Error> {
-    let mut tx = store.begin().await?;
+pub async fn sync(store: &Store) -> Result<()> {
+    store
+        .transaction(|store, conn| Box::pin(add_missing(store, conn)))
+        .await
+}
+
+/// [`sync`] within its transaction.
+async fn add_missing(store: &Store, conn: &mut Conn<'_>) -> Result<()> {
     let now = super::now_text();
-    let rows = sqlx::query("SELECT name FROM resource_classes")
-        .fetch_all(&mut *tx)
-        .await?;
-    let have: std::collections::HashSet<String> = rows
-        .iter()
-        .map(|r| r.try_get::<String, _>("name"))
-        .collect::<Result<_, _>>()?;
+    let name = |row: &dyn Columns| Ok(row.required_text(0)?.to_owned());
+    let have: HashSet<String> = conn
+        .rows("SELECT name FROM resource_classes", &[], name)
+        .await?
+        .into_iter()
+        .collect();
     // Servers starting at once on one database may race to add the same
     // rows: whoever comes second adds nothing, and does not fail.
     let d = store.dialect();
@@ -54,21 +59,16 @@ pub async fn sync(store: &Store) -> Result<(), sqlx::Error> {
     ));
     for (id, name) in resource_classes().enumerate() {
         if !have.contains(name) {
-            sqlx::query(&insert_rc)
-                .bind(i64::try_from(id).unwrap_or(i64::MAX))
-                .bind(name)
-                .bind(&now)
-                .execute(&mut *tx)
+            let id = i64::try_from(id).unwrap_or(i64::MAX);
+            conn.execute(&insert_rc, &[id.into(), name.into(), now.as_str().into()])
                 .await?;
         }
     }
-    let rows = sqlx::query("SELECT name FROM traits")
-        .fetch_all(&mut *tx)
-        .await?;
-    let have: std::collections::HashSet<String> = rows
-        .iter()
-        .map(|r| r.try_get::<String, _>("name"))
-        .collect::<Result<_, _>>()?;
+    let have: HashSet<String> = conn
+        .rows("SELECT name FROM traits", &[], name)
+        .await?
+        .into_iter()
+        .collect();
     let insert_trait = d.placeholders(d.insert_unless_present(
         "traits",
         &["name", "created_at"],
@@ -76,14 +76,10 @@ pub async fn sync(store: &Store) -> Result<(), sqlx::Error> {
     ));
     for name in traits() {
         if !have.contains(name) {
-            sqlx::query(&insert_trait)
-                .bind(name)
-                .bind(&now)
-                .execute(&mut *tx)
+            conn.execute(&insert_trait, &[name.into(), now.as_str().into()])
                 .await?;
         }
     }
-    tx.commit().await?;
     Ok(())
 }
 

@@ -1,62 +1,24 @@
-//! Write transactions: on the `Any` write pool, or, for an SQLite file,
-//! on the SQLite driver's own connection on a blocking thread.
-//!
-//! Through sqlx, every statement of an SQLite transaction is a round trip
-//! to the driver's worker thread and back; a write of a dozen statements
-//! spent most of its time in those hand-overs while it held the one write
-//! lock. [`Store::writing`] instead runs the whole of a write's work on one
-//! blocking thread, where each statement is a plain call. Every write of a
-//! request goes this way; the write pool is left to the start-up work
-//! (schema and standard rows). Its one connection is the lock: a write
-//! holds it throughout, so that one write at a time uses the SQLite
-//! connection and none writes beside a transaction of the pool.
+//! Write transactions: on the main pool of PostgreSQL or MySQL, or on
+//! the write connection of SQLite in its turn (see [`super::sqlite`]).
 
 use std::future::Future;
 use std::hash::{BuildHasher, RandomState};
-use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags};
-use sqlx::AnyPool;
+use sqlx::mysql::{MySql, MySqlPool};
+use sqlx::pool::PoolConnection;
+use sqlx::postgres::{PgPool, Postgres};
 
-use super::conn::{Conn, lock};
-use super::sqlite_read::shutting_down;
-use super::{Error, Result, Store};
-
-/// The SQLite driver's own write connection to one file.
-pub(crate) struct SqliteWriter {
-    conn: Mutex<Connection>,
-}
-
-impl std::fmt::Debug for SqliteWriter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqliteWriter").finish_non_exhaustive()
-    }
-}
-
-impl SqliteWriter {
-    /// Opens the file at `path` (which exists, in WAL mode) for writing,
-    /// with the settings of the `Any` pools' connections.
-    pub(crate) fn open(path: &Path) -> rusqlite::Result<SqliteWriter> {
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
-        conn.busy_timeout(Duration::from_secs(30))?;
-        conn.pragma_update(None, "synchronous", "FULL")?;
-        conn.pragma_update(None, "foreign_keys", false)?;
-        conn.set_prepared_statement_cache_capacity(64);
-        Ok(SqliteWriter {
-            conn: Mutex::new(conn),
-        })
-    }
-}
+use super::conn::Conn;
+use super::sqlite::SqliteTurn;
+use super::{Driver, Error, Result, Store, StoreStats};
 
 /// Begins the write transactions of one [`Store::writing`].
+#[derive(Debug)]
 pub(crate) enum Writer {
-    Any(AnyPool),
-    Sqlite(Arc<SqliteWriter>),
+    Postgres(PgPool),
+    MySql(MySqlPool),
+    Sqlite(SqliteTurn),
 }
 
 impl Writer {
@@ -67,37 +29,35 @@ impl Writer {
     ///
     /// No connection could be had, or the lock not taken in time.
     pub(crate) async fn begin(&mut self) -> Result<Transaction<'_>> {
-        match self {
-            Writer::Any(pool) => Ok(Transaction::Any(pool.begin().await?)),
-            Writer::Sqlite(writer) => {
-                lock(&writer.conn).execute_batch("BEGIN IMMEDIATE")?;
-                Ok(Transaction::Sqlite(SqliteTransaction {
-                    conn: &writer.conn,
-                    open: true,
-                }))
+        Ok(match self {
+            Writer::Postgres(pool) => Transaction::Postgres(pool.begin().await?),
+            Writer::MySql(pool) => Transaction::MySql(pool.begin().await?),
+            Writer::Sqlite(turn) => {
+                turn.begin().await?;
+                Transaction::Sqlite(SqliteTransaction { turn, open: true })
             }
-        }
+        })
     }
 }
 
 /// One write transaction; dropped without [`Transaction::commit`], it is
 /// rolled back.
 pub(crate) enum Transaction<'w> {
-    Any(sqlx::Transaction<'static, sqlx::Any>),
+    Postgres(sqlx::Transaction<'static, Postgres>),
+    MySql(sqlx::Transaction<'static, MySql>),
     Sqlite(SqliteTransaction<'w>),
 }
 
-/// A transaction begun on [`SqliteWriter`]'s connection.
+/// A transaction begun on the SQLite write connection of a turn.
 pub(crate) struct SqliteTransaction<'w> {
-    conn: &'w Mutex<Connection>,
+    turn: &'w SqliteTurn,
     open: bool,
 }
 
 impl Drop for SqliteTransaction<'_> {
     fn drop(&mut self) {
         if self.open {
-            // Fails only when there is no transaction left to roll back.
-            let _ = lock(self.conn).execute_batch("ROLLBACK");
+            self.turn.rollback();
         }
     }
 }
@@ -106,8 +66,9 @@ impl Transaction<'_> {
     /// Where the transaction's statements run.
     pub(crate) fn conn(&mut self) -> Conn<'_> {
         match self {
-            Transaction::Any(tx) => Conn::Tx(tx),
-            Transaction::Sqlite(tx) => Conn::Sqlite(tx.conn),
+            Transaction::Postgres(tx) => Conn::Pg(tx),
+            Transaction::MySql(tx) => Conn::MySql(tx),
+            Transaction::Sqlite(tx) => Conn::Sqlite(&tx.turn.conn),
         }
     }
 
@@ -118,12 +79,43 @@ impl Transaction<'_> {
     /// The database failed to commit; nothing was written.
     pub(crate) async fn commit(self) -> Result<()> {
         match self {
-            Transaction::Any(tx) => Ok(tx.commit().await?),
+            Transaction::Postgres(tx) => Ok(tx.commit().await?),
+            Transaction::MySql(tx) => Ok(tx.commit().await?),
             Transaction::Sqlite(mut tx) => {
-                lock(tx.conn).execute_batch("COMMIT")?;
+                tx.turn.commit().await?;
                 tx.open = false;
                 Ok(())
             }
+        }
+    }
+}
+
+/// One connection held for work that manages its own transaction or
+/// session lock (the schema sync): a connection of the main pool, or
+/// SQLite's write connection in its turn.
+pub(crate) enum Held {
+    Postgres(PoolConnection<Postgres>),
+    MySql(PoolConnection<MySql>),
+    Sqlite(SqliteTurn),
+}
+
+impl Held {
+    /// Where the statements run.
+    pub(crate) fn conn(&mut self) -> Conn<'_> {
+        match self {
+            Held::Postgres(conn) => Conn::Pg(conn),
+            Held::MySql(conn) => Conn::MySql(conn),
+            Held::Sqlite(turn) => Conn::Sqlite(&turn.conn),
+        }
+    }
+
+    /// Closes a server connection that must not go back to its pool (left
+    /// inside a transaction or holding a lock); SQLite's is rolled back.
+    pub(crate) fn discard(self) {
+        match self {
+            Held::Postgres(conn) => drop(conn.detach()),
+            Held::MySql(conn) => drop(conn.detach()),
+            Held::Sqlite(turn) => turn.rollback(),
         }
     }
 }
@@ -178,51 +170,69 @@ impl Store {
         .await
     }
 
-    /// Runs `work`, which writes through the [`Writer`] it is given. For
-    /// an SQLite file, `work` runs on a blocking thread with the SQLite
-    /// driver's own connection (its statements never wait on another
-    /// thread), holding the write pool's one connection meanwhile: one
-    /// `work` at a time, and never beside a transaction of that pool.
-    /// Elsewhere it runs here, on the write pool.
+    /// Runs `work`, which writes through the [`Writer`] it is given. On
+    /// SQLite, `work` waits for the write connection's turn (one `work` at
+    /// a time) and runs as a task of its own: should the caller be
+    /// dropped (its client gone), `work` still runs to its end, holding
+    /// the turn. On PostgreSQL and MySQL it runs here, on the main pool.
     ///
     /// # Errors
     ///
-    /// Those of `work`, and a failure to take the write pool's connection.
+    /// Those of `work`, and a turn not had in time.
     pub(crate) async fn writing<T, E, F, Fut>(&self, work: F) -> Result<T, E>
     where
         F: FnOnce(Writer) -> Fut + Send + 'static,
-        Fut: Future<Output = Result<T, E>> + Send,
+        Fut: Future<Output = Result<T, E>> + Send + 'static,
         T: Send + 'static,
         E: From<Error> + Send + 'static,
     {
-        // Every write connection busy: this write waits for one.
-        if self.write.num_idle() == 0
-            && self.write.size() >= self.write.options().get_max_connections()
-        {
-            super::StoreStats::add(&self.stats.write_waits);
-        }
-        let Some(writer) = self.sqlite_write.clone() else {
-            return work(Writer::Any(self.write.clone())).await;
-        };
-        let lock = self.write.acquire().await.map_err(Error::from)?;
-        let runtime = tokio::runtime::Handle::current();
-        // The lock goes with the work: should this task be dropped (its
-        // client gone), the work still runs to its end, holding the lock.
-        let done = tokio::task::spawn_blocking(move || {
-            runtime.block_on(async move {
-                let done = work(Writer::Sqlite(writer)).await;
-                drop(lock);
-                done
-            })
-        })
-        .await;
-        match done {
-            Ok(result) => result,
-            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-            // Blocking tasks are only cancelled when the runtime shuts down.
-            Err(_) => Err(shutting_down().into()),
+        match &self.driver {
+            Driver::Postgres(server) => {
+                if busy(&server.main) {
+                    StoreStats::add(&self.stats.write_waits);
+                }
+                work(Writer::Postgres(server.main.clone())).await
+            }
+            Driver::MySql(server) => {
+                if busy(&server.main) {
+                    StoreStats::add(&self.stats.write_waits);
+                }
+                work(Writer::MySql(server.main.clone())).await
+            }
+            Driver::Sqlite(sqlite) => {
+                if sqlite.writing_now() {
+                    StoreStats::add(&self.stats.write_waits);
+                }
+                let turn = sqlite.turn().await?;
+                match tokio::spawn(work(Writer::Sqlite(turn))).await {
+                    Ok(result) => result,
+                    Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                    // Tasks are only cancelled when the runtime shuts down.
+                    Err(_) => Err(Error::shutting_down().into()),
+                }
+            }
         }
     }
+
+    /// One connection held for work that manages its own transaction or
+    /// session lock (the schema sync); on SQLite, the write connection in
+    /// its turn.
+    ///
+    /// # Errors
+    ///
+    /// No connection could be had.
+    pub(crate) async fn hold(&self) -> Result<Held> {
+        Ok(match &self.driver {
+            Driver::Postgres(server) => Held::Postgres(server.main.acquire().await?),
+            Driver::MySql(server) => Held::MySql(server.main.acquire().await?),
+            Driver::Sqlite(sqlite) => Held::Sqlite(sqlite.turn().await?),
+        })
+    }
+}
+
+/// Whether every connection of `pool` is in use: a write waits for one.
+fn busy<DB: sqlx::Database>(pool: &sqlx::Pool<DB>) -> bool {
+    pool.num_idle() == 0 && pool.size() >= pool.options().get_max_connections()
 }
 
 #[cfg(test)]

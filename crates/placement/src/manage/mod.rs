@@ -29,11 +29,10 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{CommandFactory as _, Parser, Subcommand};
-use sqlx::Row as _;
 
 use crate::config::{Config, ConfigFiles, Overrides, SearchPath};
-use crate::db::Store;
 use crate::db::schema::Upgraded;
+use crate::db::{Conn, Store};
 
 /// Placement's database commands (as upstream's `placement-manage`).
 #[derive(Debug, Parser)]
@@ -208,8 +207,10 @@ async fn has_version_table(store: &Store) -> anyhow::Result<bool> {
             "SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'alembic_version'"
         }
     };
-    let row = sqlx::query(query).fetch_one(store.reader()).await?;
-    Ok(row.try_get::<i64, _>("n")? > 0)
+    let n = Conn::from(store.reader())
+        .row(query, &[], |row| row.required_int(0))
+        .await?;
+    Ok(n.unwrap_or(0) > 0)
 }
 
 /// The revision recorded in `alembic_version`, if any.
@@ -217,36 +218,41 @@ async fn version(store: &Store) -> anyhow::Result<Option<String>> {
     if !has_version_table(store).await? {
         return Ok(None);
     }
-    let row = sqlx::query("SELECT version_num FROM alembic_version")
-        .fetch_optional(store.reader())
-        .await?;
-    Ok(row.map(|r| r.try_get("version_num")).transpose()?)
+    Ok(Conn::from(store.reader())
+        .row("SELECT version_num FROM alembic_version", &[], |row| {
+            Ok(row.required_text(0)?.to_owned())
+        })
+        .await?)
 }
 
 /// Records `revision` (or none) in `alembic_version`, creating the table
 /// when missing, as alembic's stamp does; the schema is left as it is.
 async fn stamp(store: &Store, revision: Option<&str>) -> anyhow::Result<()> {
-    let mut tx = store.begin().await?;
-    if !has_version_table(store).await? {
-        sqlx::query(
-            "CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, \
-             CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))",
-        )
-        .execute(&mut *tx)
-        .await?;
-    }
-    sqlx::query("DELETE FROM alembic_version")
-        .execute(&mut *tx)
-        .await?;
-    if let Some(revision) = revision {
-        sqlx::query(&format!(
-            "INSERT INTO alembic_version (version_num) VALUES ('{revision}')"
-        ))
-        .execute(&mut *tx)
-        .await?;
-    }
-    tx.commit().await?;
-    Ok(())
+    let has_table = has_version_table(store).await?;
+    let revision = revision.map(str::to_owned);
+    store
+        .transaction(move |_, tx| {
+            Box::pin(async move {
+                if !has_table {
+                    tx.execute(
+                        "CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, \
+                         CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))",
+                        &[],
+                    )
+                    .await?;
+                }
+                tx.execute("DELETE FROM alembic_version", &[]).await?;
+                if let Some(revision) = revision {
+                    tx.execute(
+                        &format!("INSERT INTO alembic_version (version_num) VALUES ('{revision}')"),
+                        &[],
+                    )
+                    .await?;
+                }
+                Ok::<_, anyhow::Error>(())
+            })
+        })
+        .await
 }
 
 /// `db online_data_migrations`: upstream's output and exit codes.

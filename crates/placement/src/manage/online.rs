@@ -3,10 +3,9 @@
 //! in batches while the service runs.
 
 use anyhow::Context as _;
-use sqlx::Row as _;
 
 use crate::config::Config;
-use crate::db::{Dialect, Store, now_text};
+use crate::db::{Conn, Dialect, Store, now_text};
 
 /// One migration: its name (upstream's function name, shown in the
 /// table) and what it does.
@@ -44,48 +43,44 @@ impl Migration {
         limit: i64,
     ) -> anyhow::Result<(i64, i64)> {
         let dialect = store.dialect();
-        let mut tx = store.begin().await?;
-        let done = match self {
-            Migration::SetRootProviderIds => {
-                // The nested select lets MySQL update the table it reads.
-                let now = now_literal(dialect);
-                let sql = format!(
-                    "UPDATE resource_providers SET root_provider_id = id, updated_at = {now} \
-                     WHERE id IN (SELECT subq_1.id FROM (SELECT id FROM resource_providers \
-                     WHERE root_provider_id IS NULL LIMIT {limit}) AS subq_1)"
-                );
-                sqlx::query(&sql).execute(&mut *tx).await?.rows_affected()
-            }
-            Migration::CreateIncompleteConsumers => {
-                let now = now_literal(dialect);
-                let project = ensure(
-                    &mut tx,
-                    dialect,
-                    "projects",
-                    &config.incomplete_consumer_project_id,
-                    &now,
-                )
-                .await?;
-                let user = ensure(
-                    &mut tx,
-                    dialect,
-                    "users",
-                    &config.incomplete_consumer_user_id,
-                    &now,
-                )
-                .await?;
-                // Grouped: a consumer with several allocations gets one
-                // record.
-                let sql = format!(
-                    "INSERT INTO consumers (uuid, project_id, user_id, created_at) \
-                     SELECT allocations.consumer_id, {project}, {user}, {now} FROM allocations \
-                     LEFT OUTER JOIN consumers ON allocations.consumer_id = consumers.uuid \
-                     WHERE consumers.id IS NULL GROUP BY allocations.consumer_id LIMIT {limit}"
-                );
-                sqlx::query(&sql).execute(&mut *tx).await?.rows_affected()
-            }
-        };
-        tx.commit().await?;
+        let (project_id, user_id) = (
+            config.incomplete_consumer_project_id.clone(),
+            config.incomplete_consumer_user_id.clone(),
+        );
+        let done = store
+            .transaction(move |_, tx| {
+                Box::pin(async move {
+                    match self {
+                        Migration::SetRootProviderIds => {
+                            // The nested select lets MySQL update the table
+                            // it reads.
+                            let now = now_literal(dialect);
+                            let sql = format!(
+                                "UPDATE resource_providers SET root_provider_id = id, updated_at = {now} \
+                                 WHERE id IN (SELECT subq_1.id FROM (SELECT id FROM resource_providers \
+                                 WHERE root_provider_id IS NULL LIMIT {limit}) AS subq_1)"
+                            );
+                            Ok::<_, anyhow::Error>(tx.execute(&sql, &[]).await?.rows_affected)
+                        }
+                        Migration::CreateIncompleteConsumers => {
+                            let now = now_literal(dialect);
+                            let project =
+                                ensure(tx, dialect, "projects", &project_id, &now).await?;
+                            let user = ensure(tx, dialect, "users", &user_id, &now).await?;
+                            // Grouped: a consumer with several allocations
+                            // gets one record.
+                            let sql = format!(
+                                "INSERT INTO consumers (uuid, project_id, user_id, created_at) \
+                                 SELECT allocations.consumer_id, {project}, {user}, {now} FROM allocations \
+                                 LEFT OUTER JOIN consumers ON allocations.consumer_id = consumers.uuid \
+                                 WHERE consumers.id IS NULL GROUP BY allocations.consumer_id LIMIT {limit}"
+                            );
+                            Ok(tx.execute(&sql, &[]).await?.rows_affected)
+                        }
+                    }
+                })
+            })
+            .await?;
         let done = i64::try_from(done).unwrap_or(i64::MAX);
         Ok((done, done))
     }
@@ -101,7 +96,7 @@ fn now_literal(dialect: Dialect) -> String {
 /// The id of the `projects` or `users` row of `external_id`, added when
 /// missing.
 async fn ensure(
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tx: &mut Conn<'_>,
     dialect: Dialect,
     table: &'static str,
     external_id: &str,
@@ -112,20 +107,16 @@ async fn ensure(
         &["external_id", "created_at"],
         &format!("?, {now}"),
     ));
-    sqlx::query(&insert)
-        .bind(external_id)
-        .execute(&mut **tx)
+    tx.execute(&insert, &[external_id.into()])
         .await
         .with_context(|| format!("adding the incomplete consumer's row to {table}"))?;
     let select = dialect.placeholders(format!(
         "SELECT {} AS id FROM {table} WHERE external_id = ?",
         dialect.int("id")
     ));
-    let row = sqlx::query(&select)
-        .bind(external_id)
-        .fetch_one(&mut **tx)
-        .await?;
-    Ok(row.try_get("id")?)
+    tx.row(&select, &[external_id.into()], |row| row.required_int(0))
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("the row of {table} just added cannot be read back"))
 }
 
 /// What one run of the migrations found and did, per migration, in

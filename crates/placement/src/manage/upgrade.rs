@@ -12,10 +12,9 @@
 use std::fmt;
 
 use anyhow::Context as _;
-use sqlx::{AnyConnection, Row as _};
 
-use crate::db::Dialect;
 use crate::db::schema::{HEAD, statements};
+use crate::db::{Conn, Dialect};
 
 /// Upstream's revisions, oldest first.
 pub(crate) const REVISIONS: [&str; 5] = [
@@ -78,9 +77,9 @@ fn unknown(revision: &str) -> anyhow::Error {
     anyhow::anyhow!("Can't locate revision identified by '{revision}'")
 }
 
-async fn count(conn: &mut AnyConnection, sql: &str) -> anyhow::Result<i64> {
-    let row = sqlx::query(sql).fetch_one(&mut *conn).await?;
-    Ok(row.try_get("n")?)
+async fn count(conn: &mut Conn<'_>, sql: &str) -> anyhow::Result<i64> {
+    let n = conn.row(sql, &[], |row| row.required_int(0)).await?;
+    Ok(n.unwrap_or(0))
 }
 
 /// Upgrades the database, held by the caller (see
@@ -91,11 +90,7 @@ async fn count(conn: &mut AnyConnection, sql: &str) -> anyhow::Result<i64> {
 ///
 /// [`Refused`] when rows need the online data migrations first; an error
 /// for a revision that is not upstream's, or a statement that fails.
-pub(crate) async fn run(
-    dialect: Dialect,
-    conn: &mut AnyConnection,
-    from: &str,
-) -> anyhow::Result<()> {
+pub(crate) async fn run(dialect: Dialect, conn: &mut Conn<'_>, from: &str) -> anyhow::Result<()> {
     let start = REVISIONS
         .iter()
         .position(|r| *r == from)
@@ -111,15 +106,14 @@ pub(crate) async fn run(
     let mut previous = from;
     for revision in steps {
         for statement in statements(step_ddl(revision, dialect)) {
-            sqlx::query(&statement)
-                .execute(&mut *conn)
+            conn.execute(&statement, &[])
                 .await
                 .with_context(|| format!("upgrading to {revision} failed at: {statement}"))?;
         }
         let stamp = format!(
             "UPDATE alembic_version SET version_num = '{revision}' WHERE version_num = '{previous}'"
         );
-        sqlx::query(&stamp).execute(&mut *conn).await?;
+        conn.execute(&stamp, &[]).await?;
         previous = revision;
     }
     Ok(())

@@ -23,6 +23,9 @@ use sqlx::Row;
 pub struct Server {
     pub base: String,
     pub store: Store,
+    /// Connections of the tests' own to the server's database, for rows
+    /// the API does not show or write.
+    db: sqlx::AnyPool,
     /// The database URL, in upstream's form.
     pub database: String,
     client: reqwest::Client,
@@ -147,9 +150,16 @@ impl Server {
             .expect("the service starts");
         let store = state.store;
         let base = serve_on(listener().await, app);
+        sqlx::any::install_default_drivers();
+        let (_, url) = placement::db::translate_url(&database).expect("database URL");
+        let db = sqlx::any::AnyPoolOptions::new()
+            .max_connections(2)
+            .connect_lazy(&url)
+            .expect("the tests' own connections");
         Server {
             base,
             store,
+            db,
             database,
             client: reqwest::Client::new(),
             database_dir,
@@ -326,7 +336,7 @@ impl Server {
     /// Writes an allocation row directly (what the allocations API would
     /// write), with the provider's generation moved as that API does.
     pub async fn allocate(&self, provider: &str, class: &str, used: i64) {
-        let mut tx = self.store.begin().await.expect("tx");
+        let mut tx = self.db.begin().await.expect("tx");
         let rp: i64 = sqlx::query(&self.sql("SELECT id FROM resource_providers WHERE uuid = ?"))
             .bind(provider)
             .fetch_one(&mut *tx)
@@ -365,7 +375,7 @@ impl Server {
     pub async fn provider_id(&self, uuid: &str) -> i64 {
         sqlx::query(&self.sql("SELECT id FROM resource_providers WHERE uuid = ?"))
             .bind(uuid)
-            .fetch_one(self.store.reader())
+            .fetch_one(&self.db)
             .await
             .expect("provider")
             .try_get("id")
@@ -378,7 +388,7 @@ impl Server {
             &self.sql("SELECT COUNT(*) AS n FROM inventories WHERE resource_provider_id = ?"),
         )
         .bind(id)
-        .fetch_one(self.store.reader())
+        .fetch_one(&self.db)
         .await
         .expect("count")
         .try_get("n")
@@ -387,7 +397,7 @@ impl Server {
 
     /// Removes every allocation of the provider.
     pub async fn deallocate(&self, provider: &str) {
-        let mut tx = self.store.begin().await.expect("tx");
+        let mut tx = self.db.begin().await.expect("tx");
         sqlx::query(&self.sql(
             "DELETE FROM allocations WHERE resource_provider_id = (SELECT id FROM resource_providers WHERE uuid = ?)",
         ))
@@ -403,7 +413,7 @@ impl Server {
         let q = self.sql(&format!("SELECT COUNT(*) FROM {table} WHERE {condition}"));
         let (n,): (i64,) = sqlx::query_as(&q)
             .bind(value)
-            .fetch_one(self.store.reader())
+            .fetch_one(&self.db)
             .await
             .expect("count");
         n
