@@ -35,6 +35,9 @@ macro_rules! id_type {
             /// # Errors
             ///
             /// The column is NULL or not an integer.
+            // Inlined into the row loops, where the row's type is known and
+            // the column read is then a direct call.
+            #[inline]
             pub(crate) fn read(row: &dyn Columns, column: usize) -> Result<Self> {
                 row.required_int(column).map(Self)
             }
@@ -44,6 +47,7 @@ macro_rules! id_type {
             /// # Errors
             ///
             /// The column is not an integer.
+            #[inline]
             pub(crate) fn read_optional(row: &dyn Columns, column: usize) -> Result<Option<Self>> {
                 Ok(row.int(column)?.map(Self))
             }
@@ -54,6 +58,7 @@ macro_rules! id_type {
             /// # Errors
             ///
             /// The column is NULL or not an integer.
+            #[inline]
             pub(crate) fn insert_first(ids: &mut IdSet<Self>, row: &dyn Columns) -> Result<()> {
                 ids.insert(Self::read(row, 0)?);
                 Ok(())
@@ -61,6 +66,7 @@ macro_rules! id_type {
         }
 
         impl RowId for $name {
+            #[inline]
             fn read(row: &dyn Columns, column: usize) -> Result<Self> {
                 // The inherent function, which paths prefer.
                 Self::read(row, column)
