@@ -137,16 +137,19 @@ pub(crate) trait Columns {
     fn float(&self, column: usize) -> Result<Option<f64>>;
 
     /// A text column that is never NULL.
+    #[inline]
     fn required_text(&self, column: usize) -> Result<&str> {
         self.text(column)?.ok_or_else(|| null_column(column))
     }
 
     /// An integer column that is never NULL.
+    #[inline]
     fn required_int(&self, column: usize) -> Result<i64> {
         self.int(column)?.ok_or_else(|| null_column(column))
     }
 
     /// A floating-point column that is never NULL.
+    #[inline]
     fn required_float(&self, column: usize) -> Result<f64> {
         self.float(column)?.ok_or_else(|| null_column(column))
     }
@@ -158,11 +161,16 @@ pub(crate) trait Columns {
     }
 }
 
+// Kept out of the row loops, which read many columns and meet this never.
+#[cold]
 fn null_column(column: usize) -> Error {
     Error::null_column(column)
 }
 
+// Inlined into the required reads of the same row type: one call per
+// column rather than two.
 impl Columns for rusqlite::Row<'_> {
+    #[inline]
     fn int(&self, column: usize) -> Result<Option<i64>> {
         use rusqlite::types::ValueRef;
         // Matched here rather than through `FromSql`'s glue: a candidate
@@ -174,6 +182,7 @@ impl Columns for rusqlite::Row<'_> {
         }
     }
 
+    #[inline]
     fn text(&self, column: usize) -> Result<Option<&str>> {
         let value = self.get_ref(column)?;
         value
@@ -181,6 +190,7 @@ impl Columns for rusqlite::Row<'_> {
             .map_err(|e| wrong_type(column, value, Box::new(e)))
     }
 
+    #[inline]
     fn float(&self, column: usize) -> Result<Option<f64>> {
         use rusqlite::types::ValueRef;
         #[allow(clippy::cast_precision_loss)]
@@ -196,6 +206,7 @@ impl Columns for rusqlite::Row<'_> {
 
 /// The error for an SQLite column holding `found` where another type was
 /// expected: it names the column and the type found.
+#[cold]
 fn wrong_type(
     column: usize,
     found: rusqlite::types::ValueRef<'_>,
