@@ -97,9 +97,10 @@ impl Error {
     }
 
     /// Whether this says the database server cannot be reached or cannot
-    /// serve now, which is not the request's fault (see
-    /// [`super::health::is_unreachable`]). SQLite, a file of this process,
-    /// is never unreachable.
+    /// serve now, which is not the request's fault: the connection failed
+    /// or was lost, the pool timed out or closed, or the server is
+    /// starting, stopping or (a Galera node) outside the cluster's primary
+    /// component. SQLite, a file of this process, is never unreachable.
     #[must_use]
     pub fn is_unreachable(&self) -> bool {
         match &*self.kind {
