@@ -56,6 +56,12 @@
 #             database), and on upstream behind keystonemiddleware (its
 #             in-process cache; gunicorn, 2 workers), all against a local
 #             Keystone (scripts/keystone.sh, started and stopped here).
+#  log:       (only when asked for: --part log) the request log's cost:
+#             two placement-api of one build (SQLite), the log on
+#             (standard output to a file) and off (RUST_LOG=warn), on GET
+#             / at 1.20 and the 406 of GET /resource_providers at 9.99,
+#             alternating; with --binary, that build (about 1 minute with
+#             the defaults).
 #
 # Reports req/s, p50 and p99 (medians over the rounds), non-2xx answers,
 # peak RSS over the measured runs (VmHWM, reset after seeding; gunicorn:
@@ -64,7 +70,7 @@
 # (user + system of its process over each run, /proc/PID/stat), which the
 # load generator sharing the two cores does not move.
 #
-#   scripts/bench-load.sh [--part layer|placement|all|keystone|candidates]
+#   scripts/bench-load.sh [--part layer|placement|all|keystone|candidates|log]
 #                         [--rounds N] [--duration SECONDS] [--connections N]
 #                         [--keep DIR] [--pin | --both] [--database sqlite|postgresql|mysql]
 #                         [--rows "a b c d e"] [--check] [--binary PATH]
@@ -120,7 +126,7 @@ while [ $# -gt 0 ]; do
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-case $PART in layer|placement|all|keystone|candidates) ;; *) echo "--part: layer, placement, all, keystone or candidates" >&2; exit 2 ;; esac
+case $PART in layer|placement|all|keystone|candidates|log) ;; *) echo "--part: layer, placement, all, keystone, candidates or log" >&2; exit 2 ;; esac
 for row in $CANDIDATE_ROWS; do
   case $row in a|b|c|d|e) ;; *) echo "--rows: a, b, c, d or e" >&2; exit 2 ;; esac
 done
@@ -522,6 +528,44 @@ CONF
   [ "$CHECK" = 1 ] && { echo "candidate rows $CANDIDATE_ROWS: upstream's answers and ours agree"; exit 0; }
 fi
 
+if [ "$PART" = log ]; then
+  if [ -n "$BINARY" ]; then
+    cp "$BINARY" "$work/placement-api"
+  else
+    cargo build --release -q -p placement --bin placement-api
+    cp "$target/release/placement-api" "$work/placement-api"
+  fi
+  # Two placement-api of the same build, each on its own SQLite file: the
+  # request log on (the default level, standard output to a file, as a
+  # service manager would take it), and off (RUST_LOG=warn).
+  LOG_ON=$(free_port 18200-18219)
+  LOG_OFF=$(free_port 18200-18219 "$LOG_ON")
+  for side in on off; do
+    port=$LOG_ON; level=
+    [ $side = off ] && port=$LOG_OFF level=warn
+    RUST_LOG=$level "${server[@]}" "$work/placement-api" --bind "127.0.0.1:$port" \
+      --database "sqlite:///$work/log-$side.db" --policy legacy --auth-strategy noauth2 \
+      >"$work/log-$side.out" 2>"$work/log-$side.err" &
+    pids+=($!)
+    wait_port "$port" "$!" 60 || { cat "$work/log-$side.err" >&2; exit 1; }
+  done
+  for round in $(seq 1 "$ROUNDS"); do
+    for row in root not_acceptable; do
+      version='placement 1.20'; path=/
+      [ $row = not_acceptable ] && version='placement 9.99' path=/resource_providers
+      sides="on off"; [ $((round % 2)) = 0 ] && sides="off on"
+      for side in $sides; do
+        port=$LOG_ON; [ $side = off ] && port=$LOG_OFF
+        run_wrk "$out/log.$row.$side.$round.txt" "http://127.0.0.1:$port$path" \
+          -H 'x-auth-token: admin' -H "openstack-api-version: $version"
+      done
+    done
+  done
+  # The log on wrote one line per answered request.
+  lines=$(grep -c ' INFO placement.requestlog ' "$work/log-on.out" || true)
+  echo "$lines" > "$out/log.lines"
+fi
+
 if [ "$PART" = keystone ]; then
   venv=$(pinned_venv scripts/requirements/upstream.txt)
   cargo build --release -q -p placement --bin placement-api
@@ -646,6 +690,24 @@ if part in ("layer", "all"):
         print(f"Ratios divide layered by the baseline (server CPU: baseline / layered, requests per CPU second). "
               f"Each round's req/s ratio layered/bare-headers: {per_round} (target >= 0.97 on the median).")
         print()
+if part == "log":
+    rows = {"root": "GET / at 1.20", "not_acceptable": "GET /resource_providers at 9.99 (406)"}
+    print("placement-api with its request log on (standard output to a file) and off (RUST_LOG=warn), "
+          f"{rounds} rounds alternating (medians).")
+    print()
+    print("| request | log on req/s | log off req/s | on/off | on p50 / p99 ms | off p50 / p99 ms |")
+    print("|---|---|---|---|---|---|")
+    total = 0
+    for row, name in rows.items():
+        on = median([read(f"{out}/log.{row}.on.{r}.txt") for r in range(1, rounds + 1)])
+        off = median([read(f"{out}/log.{row}.off.{r}.txt") for r in range(1, rounds + 1)])
+        total += on[3]
+        print(f"| {name} | {on[0]:.0f} | {off[0]:.0f} | **{on[0] / off[0]:.3f}** | {on[1]:.3f} / {on[2]:.3f} "
+              f"| {off[1]:.3f} / {off[2]:.3f} |")
+    lines = int(open(f"{out}/log.lines").read())
+    print()
+    print(f"Request lines written by the log on: {lines:,} for {total:,} requests wrk counted "
+          "(wrk does not count the requests in flight when a run ends).")
 if part == "keystone":
     m = {k: median([read(f"{out}/keystone.{k}.{r}.txt") for r in range(1, rounds + 1)])
          for k in ("ours-noauth2", "ours-keystone", "upstream-keystone")}

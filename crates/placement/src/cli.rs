@@ -221,10 +221,14 @@ pub fn main() -> ExitCode {
     }
     // Before the runtime's threads start: the local time offset of the
     // log lines can only be read while the process has one thread.
-    if let Err(e) = crate::logging::init(&config) {
-        eprintln!("placement-api: {e:#}");
-        return ExitCode::from(2);
-    }
+    // Held to the end: dropping it writes the queued lines.
+    let _log_writers = match crate::logging::init(&config) {
+        Ok(writers) => writers,
+        Err(e) => {
+            eprintln!("placement-api: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

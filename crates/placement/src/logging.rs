@@ -16,16 +16,24 @@
 //! the logger name is the event's target with `.` for `::`; structured
 //! fields other than the context's follow the message as `key=value`.
 //! `RUST_LOG`, when set, replaces the level settings (`EnvFilter` syntax).
+//!
+//! A request only formats its line: a thread of the log's own writes it
+//! (one per destination), so that a slow disk or a full pipe to the
+//! service manager does not hold the request, and lines written together
+//! leave in one write. The queue between them is bounded: when it is full,
+//! the request waits for room rather than dropping its line. What is
+//! queued is written before the process ends ([`LogWriters`]).
 
 use std::fmt::{self, Write as _};
 use std::fs::OpenOptions;
+use std::io::{BufWriter, Write};
 use std::path::Path;
-use std::sync::Mutex;
 
 use anyhow::Context as _;
 use time::{OffsetDateTime, UtcOffset};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
+use tracing_appender::non_blocking::{NonBlocking, NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::writer::{BoxMakeWriter, MakeWriterExt as _};
@@ -46,6 +54,33 @@ fn default_filter(debug: bool) -> &'static str {
     }
 }
 
+/// Lines a destination's queue holds before a request that logs waits
+/// for room: about 4 MiB of request lines, several seconds of them at the
+/// highest rates measured.
+const QUEUED_LINES: usize = 16_384;
+
+/// The threads writing the log: keep this value until the process ends.
+/// Dropping it writes what is queued (each thread has a second to finish,
+/// so that a stalled destination cannot hold the exit) and stops them.
+#[must_use = "dropping it stops the log's writers"]
+#[derive(Debug, Default)]
+pub struct LogWriters {
+    _guards: Vec<WorkerGuard>,
+}
+
+impl LogWriters {
+    /// `destination`, written by a thread of its own through a buffer.
+    fn add(&mut self, destination: impl Write + Send + 'static, name: &str) -> NonBlocking {
+        let (writer, guard) = NonBlockingBuilder::default()
+            .lossy(false)
+            .buffered_lines_limit(QUEUED_LINES)
+            .thread_name(name)
+            .finish(BufWriter::new(destination));
+        self._guards.push(guard);
+        writer
+    }
+}
+
 /// Installs the log of `config` as the process's subscriber. Call it
 /// before any other thread starts: the local time offset can only be read
 /// then (elsewhere the lines are in UTC).
@@ -54,18 +89,22 @@ fn default_filter(debug: bool) -> &'static str {
 ///
 /// Fails when the log file cannot be opened for appending, or `RUST_LOG`
 /// is not a valid filter.
-pub fn init(config: &Config) -> anyhow::Result<()> {
+pub fn init(config: &Config) -> anyhow::Result<LogWriters> {
     let offset = UtcOffset::current_local_offset().unwrap_or(UtcOffset::UTC);
     let filter = match std::env::var("RUST_LOG") {
         Ok(directives) if !directives.is_empty() => EnvFilter::try_new(&directives)
             .with_context(|| format!("RUST_LOG={directives} is not a valid log filter"))?,
         _ => EnvFilter::new(default_filter(config.debug)),
     };
+    let mut writers = LogWriters::default();
     let writer = match (&config.log_file, config.log_stderr) {
-        (Some(path), false) => BoxMakeWriter::new(open(path)?),
-        (Some(path), true) => BoxMakeWriter::new(open(path)?.and(std::io::stderr)),
-        (None, true) => BoxMakeWriter::new(std::io::stderr),
-        (None, false) => BoxMakeWriter::new(std::io::stdout),
+        (Some(path), false) => BoxMakeWriter::new(writers.add(open(path)?, "log-file")),
+        (Some(path), true) => {
+            let file = writers.add(open(path)?, "log-file");
+            BoxMakeWriter::new(file.and(writers.add(std::io::stderr(), "log-stderr")))
+        }
+        (None, true) => BoxMakeWriter::new(writers.add(std::io::stderr(), "log-stderr")),
+        (None, false) => BoxMakeWriter::new(writers.add(std::io::stdout(), "log-stdout")),
     };
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -78,16 +117,15 @@ pub fn init(config: &Config) -> anyhow::Result<()> {
     };
     // Another subscriber (an embedding program's) stays in place.
     let _ = installed;
-    Ok(())
+    Ok(writers)
 }
 
-fn open(path: &Path) -> anyhow::Result<Mutex<std::fs::File>> {
-    let file = OpenOptions::new()
+fn open(path: &Path) -> anyhow::Result<std::fs::File> {
+    OpenOptions::new()
         .create(true)
         .append(true)
         .open(path)
-        .with_context(|| format!("cannot open the log file {} for appending", path.display()))?;
-    Ok(Mutex::new(file))
+        .with_context(|| format!("cannot open the log file {} for appending", path.display()))
 }
 
 /// oslo.log's default text lines.

@@ -11,7 +11,8 @@
 use std::io::{BufRead as _, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use microversion_test_support::Scratch;
@@ -35,6 +36,18 @@ impl Drop for Service {
 
 impl Service {
     fn start(dir: &Path, conf: &str, args: &[&str]) -> Service {
+        Service::start_reading(dir, conf, args, None)
+    }
+
+    /// As [`Service::start`]; with `hold`, its standard output is not read
+    /// until `hold` receives (or its sender goes): the pipe fills, as one
+    /// to a stalled service manager would.
+    fn start_reading(
+        dir: &Path,
+        conf: &str,
+        args: &[&str],
+        hold: Option<mpsc::Receiver<()>>,
+    ) -> Service {
         let conf_path = dir.join("placement.conf");
         let database = format!("sqlite:///{}", dir.join("placement.db").display());
         std::fs::write(
@@ -63,6 +76,9 @@ impl Service {
         let (out_lines, stdout) = mpsc::channel();
         let out = BufReader::new(child.stdout.take().unwrap());
         std::thread::spawn(move || {
+            if let Some(hold) = hold {
+                let _ = hold.recv();
+            }
             for line in out.lines().map_while(Result::ok) {
                 let _ = out_lines.send(line);
             }
@@ -93,6 +109,22 @@ impl Service {
 
     fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// SIGTERM, then the exit code (within 60 s).
+    fn stop(&mut self) -> Option<i32> {
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.pid().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "SIGTERM to placement-api");
+        for _ in 0..600 {
+            if let Some(status) = self.child.try_wait().expect("placement-api is waited for") {
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("placement-api was still running 60 s after SIGTERM");
     }
 }
 
@@ -311,7 +343,7 @@ fn sample(text: &str, series: &str) -> Option<f64> {
 async fn metrics_count_a_known_sequence_and_the_text_log_is_upstreams() {
     let dir = Scratch::new("placement-operations");
     let log = dir.join("placement.log");
-    let service = Service::start(
+    let mut service = Service::start(
         dir.path(),
         &format!(
             "[DEFAULT]\ndebug = false\nlog_file = {}\n[metrics]\nbind = 127.0.0.1:0\n",
@@ -475,11 +507,13 @@ async fn metrics_count_a_known_sequence_and_the_text_log_is_upstreams() {
     }
 
     // The log: noauth2's warning at the start, then one line per request,
-    // in order, upstream's text; nothing on standard output.
+    // in order, upstream's text; nothing on standard output. (Read after
+    // a graceful stop: the log's own thread writes the lines.)
+    let pid = service.pid().to_string();
+    assert_eq!(service.stop(), Some(0));
     let lines = std::fs::read_to_string(&log).unwrap();
     let lines: Vec<&str> = lines.lines().collect();
     assert_eq!(lines.len(), sent.len() + 1, "{lines:#?}");
-    let pid = service.pid().to_string();
     let (warning, lines) = lines.split_first().unwrap();
     assert!(
         warning.ends_with(&format!(
@@ -559,6 +593,94 @@ async fn debug_and_json_from_the_flags_go_to_standard_output() {
     assert_eq!(events[1]["global_request_id"], "None");
     assert_eq!(events[1]["user_identity"], "admin proj9 - - - -");
     assert!(events[1]["timestamp"].is_string());
+}
+
+/// Requests `GET /` `per_task` times from each of `tasks` tasks at once,
+/// counting the 200 answers in `answered` as they come.
+async fn hammer(base: &str, tasks: usize, per_task: usize, answered: Arc<AtomicUsize>) {
+    let client = reqwest::Client::new();
+    let mut handles = Vec::new();
+    for _ in 0..tasks {
+        let (client, url, answered) = (client.clone(), format!("{base}/"), answered.clone());
+        handles.push(tokio::spawn(async move {
+            for _ in 0..per_task {
+                let resp = client.get(&url).send().await.expect("an answer");
+                if resp.status() == 200 {
+                    answered.fetch_add(1, Ordering::Relaxed);
+                }
+                resp.bytes().await.expect("a body");
+            }
+        }));
+    }
+    for handle in handles {
+        handle.await.unwrap();
+    }
+}
+
+/// The request log lines of `lines` for `GET /` answered 200.
+fn root_lines<'a>(lines: impl Iterator<Item = &'a str>) -> usize {
+    lines
+        .filter(|line| {
+            line.contains(" INFO placement.requestlog ")
+                && line.contains("] 127.0.0.1 \"GET /\" status: 200 len: ")
+        })
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_request_line_is_written_before_a_graceful_stop_ends() {
+    // The log's own thread writes the lines; a stop right after a burst
+    // of requests still finds each one's line in the file.
+    let dir = Scratch::new("placement-operations-burst");
+    let log = dir.join("placement.log");
+    let mut service = Service::start(
+        dir.path(),
+        &format!("[DEFAULT]\nlog_file = {}\n", log.display()),
+        &[],
+    );
+    let answered = Arc::new(AtomicUsize::new(0));
+    hammer(&service.base, 16, 250, answered.clone()).await;
+    assert_eq!(answered.load(Ordering::Relaxed), 4_000);
+    assert_eq!(service.stop(), Some(0));
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(root_lines(text.lines()), 4_000, "{}", log.display());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_log_reader_makes_requests_wait_and_loses_no_line() {
+    // Standard output to a reader that takes nothing for a while: the pipe
+    // and the log's queue fill, then requests wait for room rather than
+    // drop their lines; once the reader reads again, every line arrives.
+    let dir = Scratch::new("placement-operations-stalled");
+    let (release, hold) = mpsc::channel();
+    let mut service = Service::start_reading(dir.path(), "[DEFAULT]\n", &[], Some(hold));
+    let answered = Arc::new(AtomicUsize::new(0));
+    // More lines than the pipe and the queue (16,384 lines) hold.
+    let load = tokio::spawn({
+        let (base, answered) = (service.base.clone(), answered.clone());
+        async move { hammer(&base, 16, 1_500, answered).await }
+    });
+    // Until the answers stop coming (the queue is full), at most 120 s.
+    let mut last = usize::MAX;
+    for _ in 0..240 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let now = answered.load(Ordering::Relaxed);
+        if now == last || load.is_finished() {
+            break;
+        }
+        last = now;
+    }
+    assert!(
+        !load.is_finished(),
+        "24,000 requests were answered while nothing read the log"
+    );
+    release.send(()).unwrap();
+    load.await.unwrap();
+    assert_eq!(answered.load(Ordering::Relaxed), 24_000);
+    assert_eq!(service.stop(), Some(0));
+    // To the end of standard output: the reader ends with the process.
+    let lines: Vec<String> = service.stdout.iter().collect();
+    assert_eq!(root_lines(lines.iter().map(String::as_str)), 24_000);
 }
 
 #[test]
