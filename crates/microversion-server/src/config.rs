@@ -11,6 +11,7 @@ use microversion::{
 
 use crate::deprecation::Deprecation;
 use crate::error::BuildError;
+use crate::served::{InvalidServedRange, ServedRange};
 
 /// The versioning of one API: its service type, supported range and
 /// profile. Cheap to clone (a reference).
@@ -39,7 +40,9 @@ pub struct Microversions {
 
 struct Inner {
     codec: VersionHeader,
-    range: VersionRange,
+    /// The code's range and the range served, which an operator may
+    /// narrow inside it, also while serving.
+    range: ServedRange,
     profile: Profile,
     rules: Rules,
     neutral_paths: Vec<String>,
@@ -49,7 +52,6 @@ struct Inner {
     /// costs no formatting. Empty when the range is too wide to keep.
     standard_values: Vec<HeaderValue>,
     legacy_values: Vec<HeaderValue>,
-    range_values: (HeaderValue, HeaderValue),
     vary: HeaderValue,
     /// The service type and one space, as clients most often write the
     /// header (`placement 1.20`): a value that is this and a version's
@@ -119,6 +121,7 @@ impl Microversions {
             neutral_paths: Vec::new(),
             neutral_prefixes: Vec::new(),
             deprecation: None,
+            served: None,
             #[cfg(feature = "metrics")]
             count_requests: true,
         }
@@ -130,10 +133,45 @@ impl Microversions {
         self.inner.codec.service_type()
     }
 
-    /// The supported range.
+    /// The range served: what requests may ask for, what discovery and
+    /// refusals name. The code's range unless an operator narrowed it
+    /// ([`MicroversionsBuilder::served_range`],
+    /// [`Microversions::set_served_range`]).
     #[must_use]
     pub fn range(&self) -> VersionRange {
-        self.inner.range
+        self.inner.range.get()
+    }
+
+    /// The range the code implements, whatever is served of it.
+    #[must_use]
+    pub fn code_range(&self) -> VersionRange {
+        self.inner.range.code()
+    }
+
+    /// Serves `served` from the next request on: an operator's raised
+    /// minimum or capped maximum, inside the code's range (the code's
+    /// range itself serves everything again). Every clone of this value,
+    /// and so every layer, extractor and document built on it, follows.
+    ///
+    /// ```
+    /// use microversion::{Version, VersionRange};
+    /// use microversion_server::Microversions;
+    ///
+    /// let api = Microversions::builder("placement", VersionRange::from_static("1.0", "1.39"))
+    ///     .build()?;
+    /// api.set_served_range(VersionRange::from_static("1.10", "1.36"))?;
+    /// assert_eq!(api.resolve_text("latest")?, Version::new(1, 36));
+    /// assert_eq!(api.resolve_text("1.9").unwrap_err().status(), http::StatusCode::NOT_ACCEPTABLE);
+    /// assert!(api.set_served_range(VersionRange::from_static("1.10", "1.40")).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Returns [`InvalidServedRange`], naming both ranges, when `served`
+    /// is not inside the code's range (nothing changes then).
+    pub fn set_served_range(&self, served: VersionRange) -> Result<(), InvalidServedRange> {
+        self.inner.range.set(served)
     }
 
     /// The profile.
@@ -204,7 +242,7 @@ impl Microversions {
         headers: &HeaderMap,
     ) -> NegotiationOutcome {
         if let Some(version) = lone.and_then(|value| self.common_form(value)) {
-            return match self.inner.range.resolve(RequestedVersion::Exact(version)) {
+            return match self.range().resolve(RequestedVersion::Exact(version)) {
                 Ok(v) => NegotiationOutcome::Served(v),
                 Err(e) => NegotiationOutcome::Unsupported(e.requested()),
             };
@@ -255,6 +293,7 @@ impl Microversions {
         headers: &HeaderMap,
     ) -> NegotiationOutcome {
         let inner = &self.inner;
+        let range = self.range();
         let decoded = match &inner.rules.legacy_header {
             Some(legacy) => inner
                 .codec
@@ -262,8 +301,8 @@ impl Microversions {
             None => inner.codec.decode(standard),
         };
         match decoded {
-            Decoded::Absent => NegotiationOutcome::Served(inner.range.min()),
-            Decoded::Present(requested) => match inner.range.resolve(requested) {
+            Decoded::Absent => NegotiationOutcome::Served(range.min()),
+            Decoded::Present(requested) => match range.resolve(requested) {
                 Ok(v) => NegotiationOutcome::Served(v),
                 Err(e) => NegotiationOutcome::Unsupported(e.requested()),
             },
@@ -283,7 +322,7 @@ impl Microversions {
     /// Returns [`UnsupportedVersion`], with the request and the range, when
     /// the version is outside the range.
     pub fn resolve(&self, requested: RequestedVersion) -> Result<Version, UnsupportedVersion> {
-        self.inner.range.resolve(requested)
+        self.range().resolve(requested)
     }
 
     /// Resolves a version written as a client writes it in the header
@@ -365,7 +404,7 @@ impl Microversions {
     }
 
     fn cached(&self, values: &[HeaderValue], version: Version) -> Option<HeaderValue> {
-        let min = self.inner.range.min();
+        let min = self.inner.range.code().min();
         if version.major() != min.major() || version < min {
             return None;
         }
@@ -373,9 +412,14 @@ impl Microversions {
         values.get(index).cloned()
     }
 
-    /// The minimum and maximum as header values (for range headers).
-    pub(crate) fn range_values(&self) -> &(HeaderValue, HeaderValue) {
-        &self.inner.range_values
+    /// The served minimum and maximum as header values (for range
+    /// headers).
+    pub(crate) fn range_values(&self) -> (HeaderValue, HeaderValue) {
+        let range = self.range();
+        (
+            self.legacy_value(range.min()),
+            self.legacy_value(range.max()),
+        )
     }
 
     /// The `Vary` value naming the headers versions are read from.
@@ -384,11 +428,22 @@ impl Microversions {
     }
 }
 
+/// Two values are equal when they are the same versioning (clones of
+/// one build).
+impl PartialEq for Microversions {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.inner, other.inner)
+    }
+}
+
+impl Eq for Microversions {}
+
 impl fmt::Debug for Microversions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Microversions")
             .field("service_type", &self.service_type())
-            .field("range", &self.inner.range)
+            .field("range", &self.range())
+            .field("code_range", &self.code_range())
             .field("profile", &self.inner.profile)
             .finish_non_exhaustive()
     }
@@ -405,6 +460,7 @@ pub struct MicroversionsBuilder {
     neutral_paths: Vec<String>,
     neutral_prefixes: Vec<String>,
     deprecation: Option<Deprecation>,
+    served: Option<VersionRange>,
     #[cfg(feature = "metrics")]
     count_requests: bool,
 }
@@ -452,13 +508,21 @@ impl MicroversionsBuilder {
         self
     }
 
+    /// Serves only `served` of the code's range (an operator's raised
+    /// minimum or capped maximum); it can change later with
+    /// [`Microversions::set_served_range`]. Default: the whole range.
+    pub fn served_range(mut self, served: VersionRange) -> Self {
+        self.served = Some(served);
+        self
+    }
+
     /// Checks the configuration and builds it, for the rest of the
     /// process (see [`Microversions`]).
     ///
     /// # Errors
     ///
-    /// Returns [`BuildError`] for an invalid service type, or a deprecation
-    /// threshold outside the range.
+    /// Returns [`BuildError`] for an invalid service type, a deprecation
+    /// threshold outside the range, or a served range outside it.
     pub fn build(self) -> Result<Microversions, BuildError> {
         let rules = self.rules.unwrap_or_else(|| self.profile.rules());
         let codec = VersionHeader::try_new(self.service_type)
@@ -473,6 +537,8 @@ impl MicroversionsBuilder {
                 });
             }
         }
+        let served = ServedRange::new(range, self.served.unwrap_or(range))
+            .map_err(BuildError::ServedRange)?;
         let (min, max) = (range.min(), range.max());
         let same_major = min.major() == max.major();
         let count = max.minor().saturating_sub(min.minor());
@@ -505,17 +571,13 @@ impl MicroversionsBuilder {
         };
         Ok(Microversions {
             inner: Box::leak(Box::new(Inner {
-                range,
+                range: served,
                 profile: self.profile,
                 neutral_paths: self.neutral_paths,
                 neutral_prefixes: self.neutral_prefixes,
                 deprecation: self.deprecation,
                 standard_values,
                 legacy_values,
-                range_values: (
-                    crate::kept::header_value(VersionHeader::encode_legacy(min)),
-                    crate::kept::header_value(VersionHeader::encode_legacy(max)),
-                ),
                 vary,
                 common_prefix,
                 #[cfg(feature = "metrics")]

@@ -46,6 +46,9 @@ pub struct ApiVersionSpec {
     path: String,
     status: VersionStatus,
     microversions: Option<VersionRange>,
+    /// The versioning whose served range is listed, read when the
+    /// document is made (an operator may narrow it while serving).
+    served_by: Option<Microversions>,
     updated: Option<String>,
     media_types: Vec<MediaType>,
     literal_self_href: Option<String>,
@@ -60,6 +63,7 @@ impl ApiVersionSpec {
             path: path.into(),
             status,
             microversions: None,
+            served_by: None,
             updated: None,
             media_types: Vec::new(),
             literal_self_href: None,
@@ -70,6 +74,15 @@ impl ApiVersionSpec {
     /// the document shows empty `min_version` and `version`).
     pub fn microversions(mut self, range: VersionRange) -> Self {
         self.microversions = Some(range);
+        self
+    }
+
+    /// Its microversion range is the one `api` serves, as it is when each
+    /// document is made: a range an operator narrows while the service
+    /// runs ([`Microversions::set_served_range`]) is listed from then on.
+    pub fn served_by(mut self, api: &Microversions) -> Self {
+        self.microversions = Some(api.range());
+        self.served_by = Some(api.clone());
         self
     }
 
@@ -125,9 +138,8 @@ impl Discovery {
     ///
     /// As [`DiscoveryBuilder::build`].
     pub fn single(api: &Microversions, id: &str) -> Result<Discovery, BuildError> {
-        let mut builder = Discovery::builder().version(
-            ApiVersionSpec::new(id, "/", VersionStatus::Current).microversions(api.range()),
-        );
+        let mut builder = Discovery::builder()
+            .version(ApiVersionSpec::new(id, "/", VersionStatus::Current).served_by(api));
         builder.deprecated_below = api.deprecation().map(crate::Deprecation::below);
         builder.build()
     }
@@ -180,13 +192,18 @@ impl Discovery {
                 .trim_end_matches('/');
             format!("{base}{}", spec.path)
         });
-        let status = match (self.inner.deprecated_below, spec.microversions) {
+        let microversions = spec
+            .served_by
+            .as_ref()
+            .map(Microversions::range)
+            .or(spec.microversions);
+        let status = match (self.inner.deprecated_below, microversions) {
             // A whole API version below the threshold is deprecated.
             (Some(below), Some(range)) if range.max() < below => VersionStatus::Deprecated,
             _ => spec.status.clone(),
         };
         let mut entry = ApiVersion::new(spec.id.clone(), status).with_link(Link::new("self", href));
-        if let Some(range) = spec.microversions {
+        if let Some(range) = microversions {
             entry = entry.with_microversions(range);
         }
         if let Some(updated) = &spec.updated {

@@ -166,6 +166,8 @@ pub enum BuildError {
         /// The supported range.
         range: VersionRange,
     },
+    /// The served range is not inside the code's range.
+    ServedRange(crate::InvalidServedRange),
     /// Two routes or schemas for one operation have overlapping spans.
     Overlap(RouteConflict),
     /// A JSON Schema that cannot be compiled.
@@ -226,6 +228,7 @@ impl fmt::Display for BuildError {
                 f,
                 "deprecation threshold {below} is outside the supported range {range}"
             ),
+            BuildError::ServedRange(e) => fmt::Display::fmt(e, f),
             BuildError::Overlap(e) => fmt::Display::fmt(e, f),
             BuildError::InvalidSchema {
                 name,

@@ -312,8 +312,8 @@ fn set_version_headers(api: &Microversions, version: Version, headers: &mut Head
 fn set_range_headers(api: &Microversions, headers: &mut HeaderMap) {
     if let Some((min_name, max_name)) = &api.rules().range_headers {
         let (min, max) = api.range_values();
-        headers.insert(min_name.clone(), min.clone());
-        headers.insert(max_name.clone(), max.clone());
+        headers.insert(min_name.clone(), min);
+        headers.insert(max_name.clone(), max);
     }
 }
 

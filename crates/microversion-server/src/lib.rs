@@ -110,6 +110,7 @@ mod layer;
 pub mod openapi;
 pub mod routing;
 pub mod schema;
+mod served;
 pub mod telemetry;
 
 pub use crate::config::{
@@ -123,6 +124,7 @@ pub use crate::history::VersionHistory;
 pub use crate::layer::{Microversion, MicroversionLayer, ResponseFuture};
 pub use crate::routing::{RouteTable, VersionedRouter};
 pub use crate::schema::{BodyError, BodySchemas, MessageStyle, VersionedJson};
+pub use crate::served::{InvalidServedRange, check_served_range};
 #[cfg(feature = "metrics")]
 pub use crate::telemetry::Telemetry;
 // The profiles live in the core crate (the checker reads them without a

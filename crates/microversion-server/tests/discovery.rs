@@ -315,3 +315,101 @@ async fn metrics_count_versions_clients_and_outcomes() {
         assert!(text.contains(line), "missing {line:?} in:\n{text}");
     }
 }
+
+/// `GET path` asking `version` of the Ironic-like API below: the status,
+/// its range headers, the version served and the body.
+async fn ironic_get(base: &str, path: &str, version: &str) -> (u16, String, String, Value) {
+    let res = client()
+        .get(format!("{base}{path}"))
+        .header("x-openstack-ironic-api-version", version)
+        .send()
+        .await
+        .unwrap();
+    let header = |name: &str| {
+        res.headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_owned())
+            .unwrap_or_default()
+    };
+    let range = format!(
+        "{} {}",
+        header("x-openstack-ironic-api-minimum-version"),
+        header("x-openstack-ironic-api-maximum-version")
+    );
+    let served = header("x-openstack-ironic-api-version");
+    let status = res.status().as_u16();
+    (
+        status,
+        range,
+        served,
+        res.json().await.unwrap_or(Value::Null),
+    )
+}
+
+#[tokio::test]
+async fn an_operators_range_is_served_and_changes_while_serving() {
+    let api = Microversions::builder("baremetal", VersionRange::from_static("1.1", "1.90"))
+        .profile(Profile::Ironic)
+        .served_range(VersionRange::from_static("1.1", "1.80"))
+        .build()
+        .unwrap();
+    assert_eq!(api.code_range(), VersionRange::from_static("1.1", "1.90"));
+    let discovery = Discovery::single(&api, "v1").unwrap();
+    let app = VersionedRouter::new()
+        .get("/nodes", VersionSpan::ALL, |v: ServedVersion| async move {
+            axum::Json(json!({"served": v.to_string()}))
+        })
+        .build()
+        .unwrap()
+        .merge(discovery.router())
+        .layer(MicroversionLayer::new(api.clone()));
+    let base = serve(app).await;
+    let listed = |body: &Value| {
+        let v = &body["versions"][0];
+        format!(
+            "{} {}",
+            v["min_version"].as_str().unwrap(),
+            v["version"].as_str().unwrap()
+        )
+    };
+
+    // Capped at 1.80: `latest` is the cap, 1.81 is refused with the cap.
+    let (status, range, served, body) = ironic_get(&base, "/nodes", "latest").await;
+    assert_eq!(
+        (status, range.as_str(), served.as_str()),
+        (200, "1.1 1.80", "1.80")
+    );
+    assert_eq!(body["served"], "1.80");
+    let (status, range, _, body) = ironic_get(&base, "/nodes", "1.81").await;
+    assert_eq!((status, range.as_str()), (406, "1.1 1.80"), "{body}");
+    let (_, _, _, body) = ironic_get(&base, "/", "1.1").await;
+    assert_eq!(listed(&body), "1.1 1.80");
+
+    // Raised to 1.50 and widened to the code's maximum while serving.
+    api.set_served_range(VersionRange::from_static("1.50", "1.90"))
+        .unwrap();
+    let (status, range, served, _) = ironic_get(&base, "/nodes", "latest").await;
+    assert_eq!(
+        (status, range.as_str(), served.as_str()),
+        (200, "1.50 1.90", "1.90")
+    );
+    let (status, range, _, _) = ironic_get(&base, "/nodes", "1.49").await;
+    assert_eq!((status, range.as_str()), (406, "1.50 1.90"));
+    let (_, _, _, body) = ironic_get(&base, "/", "1.50").await;
+    assert_eq!(listed(&body), "1.50 1.90");
+
+    // A range outside the code's is refused and changes nothing.
+    let err = api
+        .set_served_range(VersionRange::from_static("1.50", "1.91"))
+        .unwrap_err();
+    assert_eq!(err.code(), api.code_range());
+    assert_eq!(api.range(), VersionRange::from_static("1.50", "1.90"));
+    let err = Microversions::builder("baremetal", VersionRange::from_static("1.1", "1.90"))
+        .served_range(VersionRange::from_static("1.0", "1.90"))
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "served range 1.0 - 1.90 is not inside the range the code implements, 1.1 - 1.90"
+    );
+}

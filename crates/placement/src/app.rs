@@ -15,7 +15,6 @@ use crate::config::Config;
 use crate::handlers::{self, RequestSchemas, RouterState};
 use crate::middleware;
 use crate::state::AppState;
-use crate::versioning;
 
 /// The service ready to serve `config`: the state on its database
 /// ([`AppState::new`]); when the auth strategy is `keystone`, the
@@ -82,12 +81,8 @@ async fn check_keystone(layer: &keystone_auth::KeystoneAuthLayer) -> anyhow::Res
 /// version ranges, a schema that is not valid JSON Schema): a programming
 /// error found at start-up.
 pub fn router(state: AppState) -> Result<Router, BuildError> {
-    // Counting only feeds the metrics: without them the layer skips it.
     let metrics = state.metrics.clone();
-    let api = match &metrics {
-        Some(metrics) => metrics.api.clone(),
-        None => versioning::build(false)?,
-    };
+    let api = state.api.clone();
     let limit = state.config.max_body_size;
     let mount = crate::proxy::Mount::of(&state.config);
     let state_cors = state.config.cors.clone();
@@ -106,7 +101,7 @@ pub fn router(state: AppState) -> Result<Router, BuildError> {
         let health = Arc::clone(health);
         from_fn(move |req, next| middleware::database_gate(Arc::clone(&health), req, next))
     });
-    let documents = crate::openapi::served(&state.config)?;
+    let documents = crate::openapi::served(&state.config, &api)?;
     let schemas = Arc::new(RequestSchemas::build()?);
     let routes = handlers::routes(VersionedRouter::new())
         .build()?

@@ -16,7 +16,7 @@ use crate::config::{AuthStrategy, Config, ConfigFiles, Overrides, PolicyDefaults
 /// 1 the service failed, 2 bad usage or configuration, 3 stopped, but
 /// connections still open at the end of `--shutdown-timeout` were
 /// dropped.
-#[derive(Debug, Parser)]
+#[derive(Clone, Debug, Parser)]
 #[command(name = "placement-api", version)]
 pub struct Cli {
     /// Address to listen on.
@@ -127,7 +127,7 @@ pub struct Cli {
     command: Option<Command>,
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Clone, Debug, Subcommand)]
 enum Command {
     /// Serve the API (the default).
     Serve,
@@ -148,7 +148,7 @@ enum Command {
     },
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Clone, Debug, Subcommand)]
 enum DbCommand {
     /// Create the schema on a new database, or check that it is current.
     Sync,
@@ -240,7 +240,7 @@ pub fn main() -> ExitCode {
         }
     };
     let result: anyhow::Result<ExitCode> = runtime.block_on(async {
-        match cli.command {
+        match cli.command.clone() {
             Some(Command::Db {
                 command: DbCommand::Sync,
             }) => crate::db_sync(&config).await.map(|synced| {
@@ -254,10 +254,15 @@ pub fn main() -> ExitCode {
                 ExitCode::SUCCESS
             }),
             Some(Command::Serve) | None => {
-                crate::serve(config).await.map(|stopped| match stopped {
-                    crate::Stopped::Drained => ExitCode::SUCCESS,
-                    crate::Stopped::TimedOut => ExitCode::from(3),
-                })
+                // SIGHUP reads the files (and flags) again, as at the start.
+                let reload = cli.clone();
+                let reload = move || reload.config();
+                crate::serve(config, reload)
+                    .await
+                    .map(|stopped| match stopped {
+                        crate::Stopped::Drained => ExitCode::SUCCESS,
+                        crate::Stopped::TimedOut => ExitCode::from(3),
+                    })
             }
             Some(Command::Openapi { .. }) => Ok(ExitCode::SUCCESS),
         }

@@ -149,6 +149,10 @@ pub struct Config {
     /// `[DEFAULT] use_stderr`: the log (also) goes to standard error; with
     /// neither this nor `log_file`, it goes to standard output.
     pub log_stderr: bool,
+    /// `[microversions] min_version` and `max_version` (settings of ours;
+    /// upstream has neither): the operator's raised minimum and capped
+    /// maximum, inside the code's 1.0 to 1.39. Reloaded on SIGHUP.
+    pub microversions: ServedVersions,
     /// `[metrics] bind` (`--metrics-bind`): where to serve Prometheus
     /// metrics at `/metrics`; off when unset (upstream has no such key).
     pub metrics_bind: Option<SocketAddr>,
@@ -229,6 +233,7 @@ const KNOWN_KEYS: &[(&str, &[&str])] = &[
         ],
     ),
     ("openapi", &["enabled", "reference_page"]),
+    ("microversions", &["min_version", "max_version"]),
     ("metrics", &["bind"]),
 ];
 
@@ -238,6 +243,56 @@ struct Group<'a>(&'a ConfigFiles, &'a str);
 impl Group<'_> {
     fn get(&self, key: &str) -> Option<&str> {
         self.0.get(self.1, key)
+    }
+}
+
+/// `[microversions]`: the bounds an operator set on the versions served
+/// (unset: the code's own).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServedVersions {
+    /// `min_version`: requests below it get 406; requests without a
+    /// version are served at it.
+    pub min_version: Option<microversion::Version>,
+    /// `max_version`: `latest` means it, and versions above get 406.
+    pub max_version: Option<microversion::Version>,
+}
+
+impl ServedVersions {
+    /// Reads `[microversions]` of `files`: each bound a version as a
+    /// client writes it in the header (`1.10`), and the range they make
+    /// inside the code's range.
+    ///
+    /// # Errors
+    ///
+    /// Names the file, section and key of a value that is not a version,
+    /// a minimum above the maximum, or a range outside the code's.
+    pub fn read(files: &ConfigFiles) -> anyhow::Result<ServedVersions> {
+        let at = |key: &str| files.origin("microversions", key).display().to_string();
+        let version = |key: &str| -> anyhow::Result<Option<microversion::Version>> {
+            let Some(text) = files.get("microversions", key) else {
+                return Ok(None);
+            };
+            let text = text.trim();
+            text.parse().map(Some).map_err(|e| {
+                anyhow::anyhow!(
+                    "{}: [microversions] {key} = {text} is not a version ({e}); write it as in the header, such as 1.10",
+                    at(key)
+                )
+            })
+        };
+        let served = ServedVersions {
+            min_version: version("min_version")?,
+            max_version: version("max_version")?,
+        };
+        crate::versioning::served_range(served).with_context(|| {
+            let key = if served.min_version.is_some() {
+                "min_version"
+            } else {
+                "max_version"
+            };
+            format!("{}: [microversions]", at(key))
+        })?;
+        Ok(served)
     }
 }
 
@@ -289,6 +344,7 @@ impl Default for Config {
             log_file: None,
             log_json: false,
             log_stderr: false,
+            microversions: ServedVersions::default(),
             metrics_bind: None,
             enable_proxy_headers_parsing: false,
             server: crate::listen::ServerSettings::default(),
@@ -537,6 +593,7 @@ impl Config {
             );
         }
         self.read_logging(files)?;
+        self.microversions = ServedVersions::read(files)?;
         if let Some(bind) = get("metrics", "bind") {
             let bind = bind.trim();
             self.metrics_bind = Some(bind.parse().with_context(|| {

@@ -76,6 +76,11 @@ pub enum Stopped {
 /// database first: on TCP at [`Config::bind`], over TLS there when a
 /// certificate is configured, or on a Unix socket (see [`listen`]).
 ///
+/// On SIGHUP, `reload` gives the settings as they are now, and the range
+/// of microversions served (`[microversions]`) follows them from the
+/// next request on; other settings need a restart. Settings that cannot
+/// be read change nothing: the error is logged and the range stays.
+///
 /// On the signal the listener is closed (new connections are refused),
 /// idle keep-alive connections are closed, and the requests in flight
 /// are finished, each connection closing after its response; what is
@@ -86,7 +91,10 @@ pub enum Stopped {
 ///
 /// Fails when the database, the address or socket, or the TLS files
 /// cannot be used.
-pub async fn serve(config: Config) -> anyhow::Result<Stopped> {
+pub async fn serve(
+    config: Config,
+    reload: impl Fn() -> anyhow::Result<Config> + Send + 'static,
+) -> anyhow::Result<Stopped> {
     let bind = config.bind;
     let tls = config.server.tls_config()?;
     let unix_socket = config.server.unix_socket.clone();
@@ -98,6 +106,7 @@ pub async fn serve(config: Config) -> anyhow::Result<Stopped> {
         eprintln!("placement-api: warning: {warning}");
     }
     let (state, router) = app::ready(config).await?;
+    reload_on_hangup(state.api.clone(), reload)?;
     let listener = match &unix_socket {
         Some(path) => {
             let (listener, file) = listen::bind_unix(path).await?;
@@ -239,6 +248,42 @@ fn without_nagle(
         }
     }
     listener.tap_io(set_nodelay)
+}
+
+/// Applies the served range of the settings `reload` reads on each
+/// SIGHUP (see [`serve`]).
+fn reload_on_hangup(
+    api: microversion_server::Microversions,
+    reload: impl Fn() -> anyhow::Result<Config> + Send + 'static,
+) -> anyhow::Result<()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut hangup = signal(SignalKind::hangup()).context("cannot listen for SIGHUP")?;
+        tokio::spawn(async move {
+            while hangup.recv().await.is_some() {
+                let applied = reload()
+                    .and_then(|config| versioning::served_range(config.microversions))
+                    .and_then(|range| Ok(api.set_served_range(range).map(|()| range)?));
+                let now = api.range();
+                match applied {
+                    Ok(_) => tracing::info!(
+                        "SIGHUP: serving microversions {} to {} ([microversions]; other settings change at a restart)",
+                        now.min(),
+                        now.max()
+                    ),
+                    Err(e) => tracing::error!(
+                        "SIGHUP: settings not reloaded, still serving microversions {} to {}: {e:#}",
+                        now.min(),
+                        now.max()
+                    ),
+                }
+            }
+        });
+    }
+    #[cfg(not(unix))]
+    let _ = (api, reload);
+    Ok(())
 }
 
 async fn shutdown_signal() {

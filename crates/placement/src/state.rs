@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use microversion_server::Discovery;
+use microversion_server::{Discovery, Microversions};
 
 use crate::config::{AuthStrategy, Config, NOAUTH2_WARNING};
 use crate::context::RequestContext;
@@ -21,10 +21,14 @@ pub struct AppState {
     pub config: Arc<Config>,
     /// The policy in force, reloaded when its file changes.
     pub policy: Arc<LivePolicy>,
+    /// The versioning: the code's range and the range served of it
+    /// (`[microversions]`, reloaded on SIGHUP). One value for the layer,
+    /// the documents and the metrics, so that all follow a reload.
+    pub api: Microversions,
     /// The versions document.
     pub discovery: Discovery,
-    /// The versions document as `GET /` sends it, serialized once.
-    pub(crate) versions_body: bytes::Bytes,
+    /// The versions document as `GET /` sends it.
+    pub(crate) versions_body: Arc<crate::versioning::VersionsBody>,
     /// The Keystone layer (with its token cache), when the auth strategy
     /// is `keystone`.
     pub(crate) keystone: Option<keystone_auth::KeystoneAuthLayer>,
@@ -71,24 +75,23 @@ impl AppState {
         )?;
         let store = Store::connect_with(&config.database, &config.database_pool).await?;
         let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-        let discovery = crate::versioning::discovery()?;
-        // As the handler serialized it per request before: through a
-        // `Value`, so the bytes stay the same.
-        let versions_body = serde_json::to_vec(&serde_json::to_value(discovery.document(None))?)?;
-        let metrics = match config.metrics_bind {
-            Some(_) => Some(crate::metrics::Metrics::new(
-                crate::versioning::build(true)?,
-                store.clone(),
-                keystone.clone(),
-            )),
-            None => None,
-        };
+        // Counting only feeds the metrics: without them the layer skips it.
+        let api = crate::versioning::build(config.metrics_bind.is_some(), config.microversions)?;
+        let discovery = crate::versioning::discovery(&api)?;
+        let versions_body = Arc::new(crate::versioning::VersionsBody::new(
+            api.clone(),
+            discovery.clone(),
+        ));
+        let metrics = config
+            .metrics_bind
+            .map(|_| crate::metrics::Metrics::new(api.clone(), store.clone(), keystone.clone()));
         Ok(AppState {
             store,
             config: Arc::new(config),
             policy: Arc::new(policy),
+            api,
             discovery,
-            versions_body: versions_body.into(),
+            versions_body,
             keystone,
             metrics,
             candidate_searches: Arc::new(tokio::sync::Semaphore::new(cores)),

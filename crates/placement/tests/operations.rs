@@ -2,7 +2,9 @@
 //! "Request log"): the real `placement-api` binary on loopback, with a
 //! `placement.conf` turning the metrics on and naming the log file; a
 //! known sequence of requests, then the scraped counts and the log lines,
-//! text (upstream's, byte for byte but the time and pid) and JSON.
+//! text (upstream's, byte for byte but the time and pid) and JSON; and
+//! what an operator changes: the range of microversions served
+//! (`[microversions]`), at the start and on SIGHUP.
 //!
 //! With `PLACEMENT_PROMTOOL` naming `promtool`, the scraped text is also
 //! checked by `promtool check metrics` (scripts/test.sh sets it when
@@ -950,4 +952,221 @@ async fn configuration_is_found_where_oslo_config_finds_it() {
         )),
         "{said}"
     );
+}
+
+/// `GET path` at `version` (no header when `None`), as noauth2's admin:
+/// the status, the version header, and the body.
+async fn get_at(base: &str, path: &str, version: Option<&str>) -> (u16, String, serde_json::Value) {
+    let mut request = reqwest::Client::new()
+        .get(format!("{base}{path}"))
+        .header("x-auth-token", "admin");
+    if let Some(version) = version {
+        request = request.header("openstack-api-version", format!("placement {version}"));
+    }
+    let response = request.send().await.expect("an answer");
+    let status = response.status().as_u16();
+    let header = response
+        .headers()
+        .get("openstack-api-version")
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    (status, header, response.json().await.expect("a JSON body"))
+}
+
+/// The `min_version` and `max_version` of the versions document.
+async fn advertised(base: &str) -> (String, String) {
+    let (status, _, body) = get_at(base, "/", None).await;
+    assert_eq!(status, 200, "{body}");
+    let entry = &body["versions"][0];
+    assert_eq!(entry["version"], entry["max_version"], "{body}");
+    (
+        entry["min_version"].as_str().unwrap().to_owned(),
+        entry["max_version"].as_str().unwrap().to_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operators_range_is_what_clients_discover_negotiate_and_are_refused_outside() {
+    let dir = Scratch::new("placement-operations-range");
+    let service = Service::start(
+        dir.path(),
+        "[microversions]\nmin_version = 1.10\nmax_version = 1.36\n[openapi]\nenabled = true\n",
+        &[],
+    );
+    let base = &service.base;
+    assert_eq!(advertised(base).await, ("1.10".into(), "1.36".into()));
+    // `latest` is the cap; no header is the raised minimum.
+    let (status, header, _) = get_at(base, "/resource_providers", Some("latest")).await;
+    assert_eq!((status, header.as_str()), (200, "placement 1.36"));
+    let (status, header, _) = get_at(base, "/resource_providers", None).await;
+    assert_eq!((status, header.as_str()), (200, "placement 1.10"));
+    // Below the minimum and above the cap: 406 naming the served range.
+    for refused in ["1.9", "1.37", "1.39"] {
+        let (status, _, body) = get_at(base, "/resource_providers", Some(refused)).await;
+        assert_eq!(status, 406, "{refused}: {body}");
+        let error = &body["errors"][0];
+        assert_eq!(error["min_version"], "1.10", "{body}");
+        assert_eq!(error["max_version"], "1.36", "{body}");
+        assert!(
+            error["detail"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("Unacceptable version header: {refused}")),
+            "{body}"
+        );
+    }
+    // The documents follow: `latest` is 1.36, 1.37 is refused as above.
+    let (status, _, document) = get_at(base, "/openapi.json?version=latest", None).await;
+    assert_eq!(status, 200);
+    assert_eq!(document["info"]["version"], "1.36", "{}", document["info"]);
+    let (status, _, _) = get_at(base, "/openapi.json?version=1.37", None).await;
+    assert_eq!(status, 406);
+
+    // A client of 1.0 to 1.39 asking for `latest` agrees on the cap.
+    let client = microversion_client::Client::builder()
+        .endpoint(base)
+        .service_type("placement")
+        .supported_versions(microversion::VersionRange::from_static("1.0", "1.39"))
+        .version("latest")
+        .header("x-auth-token", "admin")
+        .build()
+        .unwrap();
+    let negotiated = client.version().await.expect("a version both support");
+    assert_eq!(negotiated.header(), Some(microversion::Version::new(1, 36)));
+    let listed = client.get("resource_providers").send().await.unwrap();
+    assert_eq!(listed.status(), 200);
+    assert_eq!(listed.version(), Some(microversion::Version::new(1, 36)));
+
+    // The conformance checker passes on the narrowed service.
+    let report = microversion_cli::check::Check::new(base.as_str(), "placement")
+        .profile(microversion::Profile::Placement)
+        .token("admin")
+        .no_proxy()
+        .run()
+        .await
+        .expect("the check runs");
+    let failed: Vec<_> = report
+        .rows()
+        .iter()
+        .filter(|row| row.status() == microversion_cli::check::Status::Fail)
+        .map(|row| {
+            format!(
+                "{} [{}]: {} / {}",
+                row.rule(),
+                row.id(),
+                row.seen(),
+                row.expected()
+            )
+        })
+        .collect();
+    assert!(failed.is_empty(), "{failed:#?}\n{}", report.to_table());
+}
+
+/// Waits (at most 10 s) for a line of standard output containing `text`.
+fn wait_for_line(service: &Service, text: &str) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match service.stdout.recv_timeout(left) {
+            Ok(line) if line.contains(text) => return line,
+            Ok(_) => {}
+            Err(_) => panic!("no log line containing {text:?} within 10 s"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sighup_applies_a_new_range_and_keeps_the_old_one_when_the_file_is_wrong() {
+    let dir = Scratch::new("placement-operations-sighup");
+    let service = Service::start(dir.path(), "[DEFAULT]\n", &[]);
+    let base = &service.base;
+    assert_eq!(advertised(base).await, ("1.0".into(), "1.39".into()));
+    let database = format!("sqlite:///{}", dir.join("placement.db").display());
+    let rewrite = |microversions: &str| {
+        std::fs::write(
+            dir.join("placement.conf"),
+            format!(
+                "[microversions]\n{microversions}\n[placement_database]\nconnection = {database}\n"
+            ),
+        )
+        .unwrap();
+    };
+    let hangup = || {
+        let sent = Command::new("kill")
+            .args(["-HUP", &service.pid().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success());
+    };
+
+    rewrite("max_version = 1.20");
+    hangup();
+    let line = wait_for_line(&service, "SIGHUP: serving microversions 1.0 to 1.20");
+    assert!(line.contains(" INFO placement "), "{line}");
+    assert_eq!(advertised(base).await, ("1.0".into(), "1.20".into()));
+    let (status, header, _) = get_at(base, "/resource_providers", Some("latest")).await;
+    assert_eq!((status, header.as_str()), (200, "placement 1.20"));
+    let (status, _, body) = get_at(base, "/resource_providers", Some("1.21")).await;
+    assert_eq!(status, 406);
+    assert_eq!(body["errors"][0]["max_version"], "1.20");
+
+    // A range outside the code's: logged, and the range stays.
+    rewrite("max_version = 1.40");
+    hangup();
+    let line = wait_for_line(&service, "SIGHUP: settings not reloaded");
+    assert!(
+        line.contains(" ERROR placement ")
+            && line.contains("still serving microversions 1.0 to 1.20")
+            && line.contains(
+                "served range 1.0 - 1.40 is not inside the range the code implements, 1.0 - 1.39"
+            ),
+        "{line}"
+    );
+    assert_eq!(advertised(base).await, ("1.0".into(), "1.20".into()));
+
+    // Without the section: the whole range again.
+    rewrite("");
+    hangup();
+    wait_for_line(&service, "SIGHUP: serving microversions 1.0 to 1.39");
+    assert_eq!(advertised(base).await, ("1.0".into(), "1.39".into()));
+    let (status, header, _) = get_at(base, "/resource_providers", Some("latest")).await;
+    assert_eq!((status, header.as_str()), (200, "placement 1.39"));
+}
+
+#[test]
+fn a_range_it_cannot_serve_refuses_to_start_naming_what_is_accepted() {
+    let dir = Scratch::new("placement-operations-badrange");
+    let conf = dir.join("placement.conf");
+    let cases = [
+        (
+            "max_version = 1.40",
+            "[microversions]: served range 1.0 - 1.40 is not inside the range the code implements, 1.0 - 1.39",
+        ),
+        (
+            "min_version = 1.30\nmax_version = 1.20",
+            "[microversions]: min_version 1.30 is above max_version 1.20",
+        ),
+        (
+            "min_version = 1.x",
+            "[microversions] min_version = 1.x is not a version (",
+        ),
+    ];
+    for (section, expected) in cases {
+        std::fs::write(
+            &conf,
+            format!("[microversions]\n{section}\n[placement_database]\nconnection = sqlite://\n"),
+        )
+        .unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_placement-api"))
+            .args(["--config-file", conf.to_str().unwrap()])
+            .args(["--bind", "127.0.0.1:0", "--auth-strategy", "noauth2"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{section}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(expected) && stderr.contains("placement.conf"),
+            "{section}: {stderr}"
+        );
+    }
 }

@@ -14,8 +14,8 @@ pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<Ro
     router.get("/", VersionSpan::ALL, home)
 }
 
-/// The document is the same on every request: serialized once, in
-/// [`AppState::new`].
+/// The document is the same on every request while the served range
+/// stays: serialized once for it.
 async fn home(State(state): State<AppState>, version: ServedVersion) -> Response {
-    json_bytes_response(*version, StatusCode::OK, state.versions_body.clone(), None)
+    json_bytes_response(*version, StatusCode::OK, state.versions_body.get(), None)
 }

@@ -497,7 +497,10 @@ pub fn document(
 /// # Errors
 ///
 /// Fails when the description cannot be built (a programming error).
-pub fn served(config: &crate::config::Config) -> Result<Option<Router>, BuildError> {
+pub fn served(
+    config: &crate::config::Config,
+    api: &Microversions,
+) -> Result<Option<Router>, BuildError> {
     if !config.openapi {
         return Ok(None);
     }
@@ -507,7 +510,7 @@ pub fn served(config: &crate::config::Config) -> Result<Option<Router>, BuildErr
     } else {
         None
     };
-    let documents = router(description, crate::versioning::microversions()?);
+    let documents = router(description, api.clone());
     Ok(Some(match page {
         Some(page) => documents.merge(page),
         None => documents,
