@@ -990,7 +990,7 @@ async fn an_operators_range_is_what_clients_discover_negotiate_and_are_refused_o
     let dir = Scratch::new("placement-operations-range");
     let service = Service::start(
         dir.path(),
-        "[microversions]\nmin_version = 1.10\nmax_version = 1.36\n[openapi]\nenabled = true\n",
+        "[microversions]\nmin_version = 1.10\nmax_version = 1.36\n[openapi]\nenabled = true\nreference_page = true\n",
         &[],
     );
     let base = &service.base;
@@ -1021,6 +1021,38 @@ async fn an_operators_range_is_what_clients_discover_negotiate_and_are_refused_o
     assert_eq!(document["info"]["version"], "1.36", "{}", document["info"]);
     let (status, _, _) = get_at(base, "/openapi.json?version=1.37", None).await;
     assert_eq!(status, 406);
+    // The whole range's document is the served range's: `/usages` (from
+    // 1.9) is gone at 1.10 and later only in its ranges, and nothing is
+    // marked below 1.10 or above 1.36.
+    let (status, _, whole) = get_at(base, "/openapi.json", None).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        whole["info"]["x-openstack"]["min-ver"], "1.10",
+        "{}",
+        whole["info"]
+    );
+    assert_eq!(whole["info"]["x-openstack"]["max-ver"], "1.36");
+    assert!(whole["paths"]["/usages"]["get"]["x-openstack"].is_null());
+    let text = whole.to_string();
+    for outside in ["\"1.9\"", "\"1.37\"", "\"1.39\""] {
+        assert!(!text.contains(outside), "{outside} in the whole document");
+    }
+    // The reference page offers 1.10 to 1.36.
+    let page = reqwest::get(format!("{base}/api-ref"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains(r#"<option value="1.36" selected>1.36</option>"#),
+        "{page}"
+    );
+    assert!(page.contains(r#"<option value="1.10">1.10</option>"#));
+    assert!(
+        !page.contains(r#"<option value="1.9">"#) && !page.contains(r#"<option value="1.37">"#)
+    );
+    assert!(page.contains("1.10 - 1.36 (x-openstack)"));
 
     // A client of 1.0 to 1.39 asking for `latest` agrees on the cap.
     let client = microversion_client::Client::builder()

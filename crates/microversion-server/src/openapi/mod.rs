@@ -465,6 +465,81 @@ impl ApiDescription {
     pub fn range(&self) -> VersionRange {
         self.range
     }
+
+    /// This description as a service serving only `range` of it has it
+    /// (an operator's raised minimum or capped maximum): operations,
+    /// parameters, bodies and responses outside `range` are left out,
+    /// and what remains is marked within `range`.
+    ///
+    /// ```
+    /// use microversion::VersionRange;
+    /// use microversion_server::Microversions;
+    /// use microversion_server::openapi::ApiDescription;
+    ///
+    /// let api = Microversions::builder("things", VersionRange::from_static("1.0", "1.5")).build()?;
+    /// let description = ApiDescription::builder(&api).build()?;
+    /// let narrowed = description.within(VersionRange::from_static("1.2", "1.4"))?;
+    /// assert_eq!(narrowed.whole().to_value()["info"]["version"], "1.4");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`OpenApiError::Unsupported`] when `range` is not inside the
+    /// description's.
+    pub fn within(&self, range: VersionRange) -> Result<ApiDescription, OpenApiError> {
+        for bound in [range.min(), range.max()] {
+            if !self.range.contains(bound) {
+                return Err(OpenApiError::Unsupported {
+                    version: bound,
+                    range: self.range,
+                });
+            }
+        }
+        let clip = |piece: Closed| -> Option<Closed> {
+            let (start, end) = (piece.0.max(range.min()), piece.1.min(range.max()));
+            (start <= end).then_some((start, end))
+        };
+        fn clipped<T: Clone>(
+            pieces: &[(Closed, T)],
+            clip: impl Fn(Closed) -> Option<Closed>,
+        ) -> Vec<(Closed, T)> {
+            pieces
+                .iter()
+                .filter_map(|(r, piece)| Some((clip(*r)?, piece.clone())))
+                .collect()
+        }
+        let operations = self
+            .operations
+            .iter()
+            .filter_map(|op| {
+                let life = clip(op.life)?;
+                let responses = op
+                    .responses
+                    .iter()
+                    .filter_map(|(r, status, doc)| Some((clip(*r)?, *status, doc.clone())))
+                    .collect();
+                let errors = op
+                    .errors
+                    .iter()
+                    .filter_map(|(r, status, text)| Some((clip(*r)?, *status, text.clone())))
+                    .collect();
+                Some(Operation {
+                    life,
+                    query: clipped(&op.query, clip),
+                    body: clipped(&op.body, clip),
+                    responses,
+                    errors,
+                    ..op.clone()
+                })
+            })
+            .collect();
+        Ok(ApiDescription {
+            range,
+            operations,
+            ..self.clone()
+        })
+    }
 }
 
 /// A route as the router holds it: the method, the path and the versions

@@ -118,6 +118,8 @@ pub struct ReferencePage {
     versions: Vec<(Version, bool)>,
     whole: String,
     document_url: String,
+    /// The versioning whose served range the picker follows.
+    served_by: Option<crate::Microversions>,
 }
 
 /// Builds a [`ReferencePage`]; the checks are made by `build`.
@@ -129,6 +131,7 @@ pub struct ReferencePageBuilder {
     deprecated: Option<crate::Deprecation>,
     versions: Option<Vec<Version>>,
     document_url: String,
+    served_by: Option<crate::Microversions>,
 }
 
 impl ReferencePage {
@@ -142,6 +145,7 @@ impl ReferencePage {
             deprecated: description.deprecation.clone(),
             versions: None,
             document_url: "/openapi.json".to_owned(),
+            served_by: None,
         }
     }
 
@@ -157,8 +161,14 @@ impl ReferencePage {
         let document = relative(path, &self.document_url);
         let title = html_escape(&format!("{} API reference", self.title));
         let mut options = String::new();
-        let highest = self.versions.last().map(|(v, _)| *v);
-        for (version, deprecated) in &self.versions {
+        let served = self.served_by.as_ref().map(crate::Microversions::range);
+        let offered: Vec<&(Version, bool)> = self
+            .versions
+            .iter()
+            .filter(|(v, _)| served.is_none_or(|range| range.contains(*v)))
+            .collect();
+        let highest = offered.last().map(|(v, _)| *v);
+        for (version, deprecated) in offered {
             let selected = if Some(*version) == highest {
                 " selected"
             } else {
@@ -174,7 +184,10 @@ impl ReferencePage {
         let _ = writeln!(
             options,
             r#"      <option value="{WHOLE_RANGE}">{} (x-openstack)</option>"#,
-            html_escape(&self.whole)
+            html_escape(&served.map_or_else(
+                || self.whole.clone(),
+                |range| format!("{} - {}", range.min(), range.max())
+            ))
         );
         format!(
             r#"<!DOCTYPE html>
@@ -218,9 +231,19 @@ impl ReferencePage {
         S: Clone + Send + Sync + 'static,
     {
         check_path(path)?;
-        let html = self.html(path);
+        let page = match &self.served_by {
+            // Made for each request: the served range may change.
+            Some(_) => {
+                let (this, path) = (self.clone(), path.to_owned());
+                get(move || page_response(this.html(&path)))
+            }
+            None => {
+                let html = self.html(path);
+                get(move || page_response(html.clone()))
+            }
+        };
         let mut router = Router::new()
-            .route(path, get(move || page_response(html.clone())))
+            .route(path, page)
             .route(
                 &format!("{path}/reference.js"),
                 get(|| async { file_response("text/javascript; charset=utf-8", SCRIPT) }),
@@ -267,6 +290,14 @@ impl ReferencePageBuilder {
     /// versions have no known end.
     pub fn versions(mut self, versions: impl IntoIterator<Item = Version>) -> Self {
         self.versions = Some(versions.into_iter().collect());
+        self
+    }
+
+    /// Offers only the versions `api` serves when the page is sent (an
+    /// operator may narrow them while the service runs:
+    /// [`Microversions::set_served_range`](crate::Microversions::set_served_range)).
+    pub fn served_by(mut self, api: &crate::Microversions) -> Self {
+        self.served_by = Some(api.clone());
         self
     }
 
@@ -321,6 +352,7 @@ impl ReferencePageBuilder {
                 .collect(),
             whole: format!("{} - {}", range.min(), range.max()),
             document_url: self.document_url,
+            served_by: self.served_by,
         })
     }
 }

@@ -480,6 +480,16 @@ pub fn document(
     api: &Microversions,
     version: Option<&str>,
 ) -> Result<Value, DocumentError> {
+    // What an operator's narrower range leaves of it.
+    let narrowed;
+    let description = if api.range() == description.range() {
+        description
+    } else {
+        narrowed = description
+            .within(api.range())
+            .map_err(DocumentError::Document)?;
+        &narrowed
+    };
     let Some(version) = version else {
         return Ok(description.whole().to_value());
     };
@@ -506,7 +516,7 @@ pub fn served(
     }
     let description = description()?;
     let page = if config.reference_page {
-        Some(reference_page(&description)?)
+        Some(reference_page(&description, api)?)
     } else {
         None
     };
@@ -518,15 +528,20 @@ pub fn served(
 }
 
 /// `GET /api-ref`: the API reference page, with a picker of the versions
-/// 1.0 to 1.39 that loads `/openapi.json?version=X.Y`.
+/// `api` serves (1.0 to 1.39 unless narrowed) that loads
+/// `/openapi.json?version=X.Y`.
 ///
 /// # Errors
 ///
 /// Never in practice: the page's path and versions are fixed.
-pub fn reference_page(description: &ApiDescription) -> Result<Router, BuildError> {
+pub fn reference_page(
+    description: &ApiDescription,
+    api: &Microversions,
+) -> Result<Router, BuildError> {
     let page = ReferencePage::builder(description)
         .title("Placement")
         .document_url(OPENAPI_PATH)
+        .served_by(api)
         .build()?;
     Ok(page.router(REFERENCE_PAGE_PATH)?)
 }
