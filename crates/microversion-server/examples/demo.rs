@@ -460,7 +460,7 @@ fn app(args: &Args) -> Result<Option<Router>, Box<dyn std::error::Error>> {
         .layer(schemas.extension())
         .with_state(state)
         .merge(discovery.router())
-        .merge(history.router("/history", None))
+        .merge(history.router("/history", &[]))
         .route("/healthcheck", get(|| async { "OK" }))
         .layer(MicroversionLayer::new(api));
     Ok(Some(router))

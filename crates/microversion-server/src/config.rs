@@ -47,7 +47,7 @@ struct Inner {
     rules: Rules,
     neutral_paths: Vec<String>,
     neutral_prefixes: Vec<String>,
-    deprecation: Option<Deprecation>,
+    deprecations: Vec<Deprecation>,
     /// Standard header values for every version of the range, so answering
     /// costs no formatting. Empty when the range is too wide to keep.
     standard_values: Vec<HeaderValue>,
@@ -120,7 +120,7 @@ impl Microversions {
             rules: None,
             neutral_paths: Vec::new(),
             neutral_prefixes: Vec::new(),
-            deprecation: None,
+            deprecations: Vec::new(),
             served: None,
             #[cfg(feature = "metrics")]
             count_requests: true,
@@ -186,10 +186,17 @@ impl Microversions {
         &self.inner.rules
     }
 
-    /// The deprecation policy, if any.
+    /// The deprecated versions, as declared (the first that covers a
+    /// version speaks for it).
     #[must_use]
-    pub fn deprecation(&self) -> Option<&Deprecation> {
-        self.inner.deprecation.as_ref()
+    pub fn deprecations(&self) -> &[Deprecation] {
+        &self.inner.deprecations
+    }
+
+    /// The deprecation of `version`, if it is deprecated.
+    #[must_use]
+    pub fn deprecation_of(&self, version: Version) -> Option<&Deprecation> {
+        Deprecation::of(&self.inner.deprecations, version)
     }
 
     /// The request counters (feature `metrics`).
@@ -459,7 +466,7 @@ pub struct MicroversionsBuilder {
     rules: Option<Rules>,
     neutral_paths: Vec<String>,
     neutral_prefixes: Vec<String>,
-    deprecation: Option<Deprecation>,
+    deprecations: Vec<Deprecation>,
     served: Option<VersionRange>,
     #[cfg(feature = "metrics")]
     count_requests: bool,
@@ -502,9 +509,12 @@ impl MicroversionsBuilder {
         self
     }
 
-    /// Marks versions below a threshold as deprecated (see [`Deprecation`]).
+    /// Marks versions as deprecated: below a threshold, or chosen ones
+    /// (see [`Deprecation`]). Call it once for each set of versions with
+    /// dates of their own; the first declared that covers a version
+    /// speaks for it.
     pub fn deprecation(mut self, deprecation: Deprecation) -> Self {
-        self.deprecation = Some(deprecation);
+        self.deprecations.push(deprecation);
         self
     }
 
@@ -522,19 +532,28 @@ impl MicroversionsBuilder {
     /// # Errors
     ///
     /// Returns [`BuildError`] for an invalid service type, a deprecation
-    /// threshold outside the range, or a served range outside it.
+    /// threshold or deprecated versions outside the range, or a served
+    /// range outside it.
     pub fn build(self) -> Result<Microversions, BuildError> {
         let rules = self.rules.unwrap_or_else(|| self.profile.rules());
         let codec = VersionHeader::try_new(self.service_type)
             .map_err(BuildError::ServiceType)?
             .latest_any_case(rules.latest_any_case);
         let range = self.range;
-        if let Some(d) = &self.deprecation {
-            if !range.contains(d.below()) {
-                return Err(BuildError::Deprecation {
-                    below: d.below(),
-                    range,
-                });
+        for d in &self.deprecations {
+            if let Some(below) = d.below()
+                && !range.contains(below)
+            {
+                return Err(BuildError::Deprecation { below, range });
+            }
+            if let Some(span) = d.span() {
+                let end = span.end().unwrap_or(range.max());
+                if !range.contains(span.start()) || !range.contains(end) {
+                    return Err(BuildError::DeprecatedVersions {
+                        versions: span,
+                        range,
+                    });
+                }
             }
         }
         let served = ServedRange::new(range, self.served.unwrap_or(range))
@@ -575,7 +594,7 @@ impl MicroversionsBuilder {
                 profile: self.profile,
                 neutral_paths: self.neutral_paths,
                 neutral_prefixes: self.neutral_prefixes,
-                deprecation: self.deprecation,
+                deprecations: self.deprecations,
                 standard_values,
                 legacy_values,
                 vary,

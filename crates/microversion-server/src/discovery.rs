@@ -140,7 +140,12 @@ impl Discovery {
     pub fn single(api: &Microversions, id: &str) -> Result<Discovery, BuildError> {
         let mut builder = Discovery::builder()
             .version(ApiVersionSpec::new(id, "/", VersionStatus::Current).served_by(api));
-        builder.deprecated_below = api.deprecation().map(crate::Deprecation::below);
+        // A whole API version is deprecated by a threshold above it.
+        builder.deprecated_below = api
+            .deprecations()
+            .iter()
+            .filter_map(crate::Deprecation::below)
+            .max();
         builder.build()
     }
 

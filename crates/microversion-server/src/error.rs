@@ -166,6 +166,13 @@ pub enum BuildError {
         /// The supported range.
         range: VersionRange,
     },
+    /// Deprecated versions reach outside the supported range.
+    DeprecatedVersions {
+        /// The versions.
+        versions: microversion::VersionSpan,
+        /// The supported range.
+        range: VersionRange,
+    },
     /// The served range is not inside the code's range.
     ServedRange(crate::InvalidServedRange),
     /// Two routes or schemas for one operation have overlapping spans.
@@ -227,6 +234,10 @@ impl fmt::Display for BuildError {
             BuildError::Deprecation { below, range } => write!(
                 f,
                 "deprecation threshold {below} is outside the supported range {range}"
+            ),
+            BuildError::DeprecatedVersions { versions, range } => write!(
+                f,
+                "deprecated versions {versions} reach outside the supported range {range}"
             ),
             BuildError::ServedRange(e) => fmt::Display::fmt(e, f),
             BuildError::Overlap(e) => fmt::Display::fmt(e, f),

@@ -103,5 +103,10 @@
 //! To retire old versions, first mark them with a
 //! [`Deprecation`](crate::Deprecation): responses served at them carry
 //! `Deprecation` and `Sunset` headers, and the telemetry shows who still
-//! uses them. Raising the minimum is the only breaking change, and the
-//! only "major" one.
+//! uses them; an operation that goes away later is marked alone with
+//! [`VersionedRouter::deprecate`](crate::VersionedRouter::deprecate).
+//! Raising the minimum is the only breaking change, and the only "major"
+//! one: an operator makes it without a rebuild
+//! ([`MicroversionsBuilder::served_range`](crate::MicroversionsBuilder::served_range),
+//! [`Microversions::set_served_range`](crate::Microversions::set_served_range)),
+//! and caps the maximum the same way while a cloud is half upgraded.

@@ -76,16 +76,16 @@ impl VersionHistory {
 
     /// The history as JSON: `{"min_version", "max_version", "versions":
     /// [{"version", "description", "status"}]}`, where status is
-    /// `DEPRECATED` below `deprecated_below`, else `SUPPORTED`, and
-    /// `CURRENT` for the last.
+    /// `DEPRECATED` for a version one of `deprecations` covers, else
+    /// `SUPPORTED`, and `CURRENT` for the last.
     #[must_use]
-    pub fn to_json(&self, deprecated_below: Option<Version>) -> Value {
+    pub fn to_json(&self, deprecations: &[crate::Deprecation]) -> Value {
         let last = self.range().max();
         let versions: Vec<Value> = self
             .entries
             .iter()
             .map(|e| {
-                let status = if deprecated_below.is_some_and(|b| e.version < b) {
+                let status = if crate::Deprecation::of(deprecations, e.version).is_some() {
                     "DEPRECATED"
                 } else if e.version == last {
                     "CURRENT"
@@ -123,11 +123,11 @@ impl VersionHistory {
 
     /// A route serving [`VersionHistory::to_json`] at `path` (make it
     /// version-neutral if it should not be negotiated).
-    pub fn router<S>(&self, path: &str, deprecated_below: Option<Version>) -> Router<S>
+    pub fn router<S>(&self, path: &str, deprecations: &[crate::Deprecation]) -> Router<S>
     where
         S: Clone + Send + Sync + 'static,
     {
-        let body = self.to_json(deprecated_below);
+        let body = self.to_json(deprecations);
         Router::new().route(path, get(move || async move { Json(body.clone()) }))
     }
 }
@@ -243,11 +243,20 @@ mod tests {
             .unwrap();
         assert_eq!(h.range(), VersionRange::from_static("1.0", "1.2"));
         assert_eq!(h.describe(Version::new(1, 1)), Some("second"));
-        let v = h.to_json(Some(Version::new(1, 1)));
+        let below = crate::Deprecation::new(Version::new(1, 1), std::time::UNIX_EPOCH);
+        let v = h.to_json(std::slice::from_ref(&below));
         assert_eq!(v["max_version"], "1.2");
         assert_eq!(v["versions"][0]["status"], "DEPRECATED");
         assert_eq!(v["versions"][1]["status"], "SUPPORTED");
         assert_eq!(v["versions"][2]["status"], "CURRENT");
+        // One version alone.
+        let one = crate::Deprecation::versions(
+            microversion::VersionSpan::from_static("1.1 - 1.1"),
+            std::time::UNIX_EPOCH,
+        );
+        let v = h.to_json(&[one]);
+        assert_eq!(v["versions"][0]["status"], "SUPPORTED");
+        assert_eq!(v["versions"][1]["status"], "DEPRECATED");
         assert_eq!(
             h.to_markdown(),
             "| version | change |\n|---|---|\n| 1.0 | first |\n| 1.1 | second |\n| 1.2 | third |\n"

@@ -242,8 +242,11 @@ impl Finish {
         let headers = response.headers_mut();
         if let Some(version) = self.served {
             set_version_headers(&self.api, version, headers);
-            if let Some(deprecation) = self.api.deprecation() {
-                deprecation.annotate(version, headers);
+            // An operation's own deprecation (the router's) speaks first.
+            if let Some(deprecation) = self.api.deprecation_of(version)
+                && !headers.contains_key(crate::deprecation::DEPRECATION)
+            {
+                deprecation.annotate(headers);
             }
             set_range_headers(&self.api, headers);
         }

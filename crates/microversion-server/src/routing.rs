@@ -41,6 +41,7 @@ use http::header::ALLOW;
 use http::{HeaderValue, Method, StatusCode};
 use microversion::VersionSpan;
 
+use crate::deprecation::Deprecation;
 use crate::error::{ApiError, BuildError, RouteConflict};
 use crate::extract::ServedVersion;
 
@@ -157,6 +158,8 @@ pub struct VersionedRouter<S = ()> {
     entries: Vec<Entry<S>>,
     unavailable: BTreeMap<(String, String), StatusCode>,
     every_version: BTreeSet<String>,
+    /// Deprecations of one operation, by path and method.
+    deprecated: BTreeMap<(String, String), Vec<Deprecation>>,
 }
 
 impl<S> fmt::Debug for VersionedRouter<S> {
@@ -186,6 +189,7 @@ where
             entries: Vec::new(),
             unavailable: BTreeMap::new(),
             every_version: BTreeSet::new(),
+            deprecated: BTreeMap::new(),
         }
     }
 
@@ -264,6 +268,54 @@ where
         self.unavailable
             .insert((path.to_owned(), method.as_str().to_owned()), status);
         self
+    }
+
+    /// Deprecates `method` on `path` at the versions `deprecation` covers:
+    /// an operation that goes away at a later version (it is served up to
+    /// there, then answers as if it did not exist), announced on the
+    /// responses of the versions it still has (`Deprecation`, `Sunset`,
+    /// `Link`) and in the OpenAPI documents, while the rest of the API at
+    /// those versions is not deprecated. Where the whole version is
+    /// deprecated too, the operation's own dates are sent.
+    ///
+    /// ```
+    /// use std::time::{Duration, UNIX_EPOCH};
+    /// use http::Method;
+    /// use microversion::VersionSpan;
+    /// use microversion_server::{Deprecation, VersionedRouter};
+    ///
+    /// // DELETE /widgets/{id} is gone from 1.4 on; 1.0 to 1.3 announce it.
+    /// let router: VersionedRouter = VersionedRouter::new()
+    ///     .delete("/widgets/{id}", VersionSpan::from_static("1.0 - 1.3"), || async { "" })
+    ///     .deprecate(
+    ///         "/widgets/{id}",
+    ///         &Method::DELETE,
+    ///         Deprecation::versions(VersionSpan::from_static("1.0 - 1.3"), UNIX_EPOCH)
+    ///             .sunset(UNIX_EPOCH + Duration::from_secs(1_800_000_000)),
+    ///     );
+    /// # let _ = router.build().unwrap();
+    /// ```
+    pub fn deprecate(mut self, path: &str, method: &Method, deprecation: Deprecation) -> Self {
+        self.deprecated
+            .entry((path.to_owned(), method.as_str().to_owned()))
+            .or_default()
+            .push(deprecation);
+        self
+    }
+
+    /// The deprecations of each operation, for its documents.
+    #[cfg(feature = "openapi")]
+    pub(crate) fn operation_deprecations(&self) -> Vec<(Method, String, Vec<Deprecation>)> {
+        self.deprecated
+            .iter()
+            .filter_map(|((path, method), list)| {
+                Some((
+                    Method::from_bytes(method.as_bytes()).ok()?,
+                    path.clone(),
+                    list.clone(),
+                ))
+            })
+            .collect()
     }
 
     /// Declares the methods of `path` at every version, as Placement's
@@ -361,12 +413,15 @@ where
                         second,
                     }));
                 }
+                let key = (path.clone(), method.as_str().to_owned());
                 let unavailable = self
                     .unavailable
-                    .get(&(path.clone(), method.as_str().to_owned()))
+                    .get(&key)
                     .copied()
                     .unwrap_or(StatusCode::NOT_FOUND);
+                let deprecated = self.deprecated.get(&key).cloned().unwrap_or_default();
                 operations.push(Operation {
+                    deprecated: deprecated.into(),
                     method,
                     handlers: entries
                         .into_iter()
@@ -396,6 +451,8 @@ where
 
 /// One method on one path: its handlers by version.
 struct Operation<S> {
+    /// This operation's own deprecations (see [`VersionedRouter::deprecate`]).
+    deprecated: Box<[Deprecation]>,
     method: Method,
     handlers: Box<[(VersionSpan, BoxedHandler<S>)]>,
     /// The status when no handler serves the version.
@@ -463,6 +520,8 @@ where
 /// none serves the request.
 enum Dispatched {
     Handler(BoxFuture),
+    /// A handler of a deprecated operation: its response announces it.
+    Deprecated(BoxFuture, Deprecation),
     Ready(Option<Response>),
     /// For an `HttpMetricsLayer`: the response gets the route template.
     #[cfg(feature = "metrics")]
@@ -478,6 +537,11 @@ impl Future for Dispatched {
     ) -> std::task::Poll<Response> {
         match &mut *self {
             Dispatched::Handler(future) => future.as_mut().poll(cx),
+            Dispatched::Deprecated(future, deprecation) => {
+                let mut response = std::task::ready!(future.as_mut().poll(cx));
+                deprecation.annotate(response.headers_mut());
+                std::task::Poll::Ready(response)
+            }
             Dispatched::Ready(response) => match response.take() {
                 Some(response) => std::task::Poll::Ready(response),
                 // Polled again after completion: a caller bug; never wake.
@@ -522,7 +586,14 @@ fn dispatch<S>(
     });
     let status = match operation {
         Some(op) => match op.handler_for(served) {
-            Some(handler) => return Dispatched::Handler(handler(req, state)),
+            Some(handler) => {
+                let deprecated = served.and_then(|v| Deprecation::of(&op.deprecated, *v));
+                let future = handler(req, state);
+                return match deprecated {
+                    Some(deprecation) => Dispatched::Deprecated(future, deprecation.clone()),
+                    None => Dispatched::Handler(future),
+                };
+            }
             None => op.unavailable,
         },
         None => StatusCode::METHOD_NOT_ALLOWED,

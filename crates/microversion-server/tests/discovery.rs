@@ -202,7 +202,7 @@ fn deprecating_app() -> (Router, Microversions) {
         .build()
         .unwrap()
         .merge(discovery.router())
-        .merge(history.router("/history", api.deprecation().map(Deprecation::below)));
+        .merge(history.router("/history", api.deprecations()));
     #[cfg(feature = "metrics")]
     {
         let telemetry = api.telemetry().clone();
@@ -412,4 +412,173 @@ async fn an_operators_range_is_served_and_changes_while_serving() {
         err.to_string(),
         "served range 1.0 - 1.90 is not inside the range the code implements, 1.1 - 1.90"
     );
+}
+
+#[tokio::test]
+async fn versions_deprecated_one_by_one_carry_their_own_dates_and_link() {
+    let history = VersionHistory::builder()
+        .version("1.0", "first")
+        .version("1.1", "second")
+        .version("1.2", "third")
+        .version("1.3", "fourth")
+        .version("1.4", "fifth")
+        .build()
+        .unwrap();
+    let api = Microversions::builder("widgets", history.range())
+        .deprecation(Deprecation::new(
+            Version::new(1, 1),
+            UNIX_EPOCH + Duration::from_secs(100),
+        ))
+        .deprecation(
+            Deprecation::versions(
+                VersionSpan::from_static("1.3 - 1.3"),
+                UNIX_EPOCH + Duration::from_secs(200),
+            )
+            .sunset(UNIX_EPOCH + Duration::from_secs(1_800_000_000))
+            .link("/history"),
+        )
+        .version_neutral("/history")
+        .build()
+        .unwrap();
+    let app = VersionedRouter::new()
+        .get(
+            "/widgets",
+            VersionSpan::ALL,
+            |v: ServedVersion| async move { v.to_string() },
+        )
+        .build()
+        .unwrap()
+        .merge(history.router("/history", api.deprecations()))
+        .layer(MicroversionLayer::new(api));
+    let base = serve(app).await;
+    let headers_at = |version: &'static str| {
+        let base = base.clone();
+        async move {
+            let res = client()
+                .get(format!("{base}/widgets"))
+                .header("openstack-api-version", format!("widgets {version}"))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(res.status(), 200);
+            let h = |name: &str| {
+                res.headers()
+                    .get(name)
+                    .map(|v| v.to_str().unwrap().to_owned())
+            };
+            (h("deprecation"), h("sunset"), h("link"))
+        }
+    };
+    assert_eq!(headers_at("1.0").await, (Some("@100".into()), None, None));
+    assert_eq!(headers_at("1.1").await, (None, None, None));
+    assert_eq!(
+        headers_at("1.3").await,
+        (
+            Some("@200".into()),
+            Some("Fri, 15 Jan 2027 08:00:00 GMT".into()),
+            Some("</history>; rel=\"deprecation\"".into())
+        )
+    );
+    assert_eq!(headers_at("1.4").await, (None, None, None));
+    let body: Value = client()
+        .get(format!("{base}/history"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let statuses: Vec<&str> = body["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            "DEPRECATED",
+            "SUPPORTED",
+            "SUPPORTED",
+            "DEPRECATED",
+            "CURRENT"
+        ]
+    );
+    // Deprecated versions outside the range do not build.
+    let err = Microversions::builder("widgets", VersionRange::from_static("1.0", "1.4"))
+        .deprecation(Deprecation::versions(
+            VersionSpan::from_static("1.3 - 1.5"),
+            UNIX_EPOCH,
+        ))
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "deprecated versions 1.3 - 1.5 reach outside the supported range 1.0 - 1.4"
+    );
+}
+
+#[tokio::test]
+async fn an_operation_going_away_announces_it_and_speaks_before_the_api() {
+    let api = Microversions::builder("widgets", VersionRange::from_static("1.0", "1.4"))
+        .deprecation(Deprecation::new(
+            Version::new(1, 1),
+            UNIX_EPOCH + Duration::from_secs(100),
+        ))
+        .build()
+        .unwrap();
+    let app = VersionedRouter::new()
+        .get("/widgets", VersionSpan::ALL, || async { "list" })
+        .delete(
+            "/widgets",
+            VersionSpan::from_static("1.0 - 1.3"),
+            || async { "gone" },
+        )
+        .deprecate(
+            "/widgets",
+            &http::Method::DELETE,
+            Deprecation::versions(
+                VersionSpan::from_static("1.0 - 1.3"),
+                UNIX_EPOCH + Duration::from_secs(300),
+            )
+            .sunset(UNIX_EPOCH + Duration::from_secs(1_800_000_000)),
+        )
+        .build()
+        .unwrap()
+        .layer(MicroversionLayer::new(api));
+    let base = serve(app).await;
+    let call = |method: http::Method, version: &'static str| {
+        let base = base.clone();
+        async move {
+            let res = client()
+                .request(method, format!("{base}/widgets"))
+                .header("openstack-api-version", format!("widgets {version}"))
+                .send()
+                .await
+                .unwrap();
+            let h = |name: &str| {
+                res.headers()
+                    .get(name)
+                    .map(|v| v.to_str().unwrap().to_owned())
+            };
+            (res.status().as_u16(), h("deprecation"), h("sunset"))
+        }
+    };
+    let sunset = Some("Fri, 15 Jan 2027 08:00:00 GMT".to_owned());
+    assert_eq!(
+        call(http::Method::DELETE, "1.2").await,
+        (200, Some("@300".into()), sunset.clone())
+    );
+    assert_eq!(call(http::Method::GET, "1.2").await, (200, None, None));
+    // At 1.0 the whole version is deprecated too: the operation's dates.
+    assert_eq!(
+        call(http::Method::DELETE, "1.0").await,
+        (200, Some("@300".into()), sunset)
+    );
+    assert_eq!(
+        call(http::Method::GET, "1.0").await,
+        (200, Some("@100".into()), None)
+    );
+    // Gone at 1.4: as if it never existed (docs/wire.md 15).
+    assert_eq!(call(http::Method::DELETE, "1.4").await.0, 404);
 }

@@ -422,6 +422,8 @@ struct Operation {
     body: Vec<(Closed, Value)>,
     responses: Vec<(Closed, StatusCode, ResponseDoc)>,
     errors: Vec<(Closed, StatusCode, String)>,
+    /// Its own deprecations ([`VersionedRouter::deprecate`]).
+    deprecations: Vec<Deprecation>,
 }
 
 /// The routes of an API with their documentation, checked: the source of
@@ -433,7 +435,7 @@ pub struct ApiDescription {
     service_type: String,
     range: VersionRange,
     rules: Rules,
-    deprecation: Option<Deprecation>,
+    deprecations: Vec<Deprecation>,
     operations: Vec<Operation>,
     components: Map<String, Value>,
 }
@@ -456,6 +458,7 @@ impl ApiDescription {
             title: None,
             description: None,
             routes: Vec::new(),
+            deprecated: Vec::new(),
             operations: Vec::new(),
         }
     }
@@ -553,6 +556,8 @@ pub struct ApiDescriptionBuilder {
     title: Option<String>,
     description: Option<String>,
     routes: Vec<RouteVersions>,
+    /// The router's deprecations of single operations.
+    deprecated: Vec<(Method, String, Vec<Deprecation>)>,
     operations: Vec<OperationDoc>,
 }
 
@@ -585,6 +590,7 @@ impl ApiDescriptionBuilder {
         S: Clone + Send + Sync + 'static,
     {
         self.routes.extend(router.route_versions());
+        self.deprecated.extend(router.operation_deprecations());
         self
     }
 
@@ -656,7 +662,13 @@ impl ApiDescriptionBuilder {
                     method: method.clone(),
                     path: path.clone(),
                 })?;
-            if let Some(operation) = check_operation(&self.api, doc, &spans, &mut components)? {
+            if let Some(mut operation) = check_operation(&self.api, doc, &spans, &mut components)? {
+                operation.deprecations = self
+                    .deprecated
+                    .iter()
+                    .find(|(m, p, _)| *m == method && *p == path)
+                    .map(|(_, _, list)| list.clone())
+                    .unwrap_or_default();
                 operations.push(operation);
             }
         }
@@ -669,7 +681,7 @@ impl ApiDescriptionBuilder {
             service_type: self.api.service_type().to_owned(),
             range,
             rules: self.api.rules().clone(),
-            deprecation: self.api.deprecation().cloned(),
+            deprecations: self.api.deprecations().to_vec(),
             operations,
             components,
         })
@@ -837,6 +849,7 @@ fn check_operation(
         body,
         responses,
         errors,
+        deprecations: Vec::new(),
     }))
 }
 

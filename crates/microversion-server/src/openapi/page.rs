@@ -128,7 +128,7 @@ pub struct ReferencePage {
 pub struct ReferencePageBuilder {
     title: String,
     range: microversion::VersionRange,
-    deprecated: Option<crate::Deprecation>,
+    deprecated: Vec<crate::Deprecation>,
     versions: Option<Vec<Version>>,
     document_url: String,
     served_by: Option<crate::Microversions>,
@@ -142,7 +142,7 @@ impl ReferencePage {
         ReferencePageBuilder {
             title: description.title.clone(),
             range: description.range,
-            deprecated: description.deprecation.clone(),
+            deprecated: description.deprecations.clone(),
             versions: None,
             document_url: "/openapi.json".to_owned(),
             served_by: None,
@@ -348,7 +348,7 @@ impl ReferencePageBuilder {
             title: self.title,
             versions: versions
                 .into_iter()
-                .map(|v| (v, deprecated.as_ref().is_some_and(|d| d.applies_to(v))))
+                .map(|v| (v, crate::Deprecation::of(&deprecated, v).is_some()))
                 .collect(),
             whole: format!("{} - {}", range.min(), range.max()),
             document_url: self.document_url,

@@ -14,6 +14,7 @@ use super::model::{
     Components, Document, In, Info, MediaType, Operation as Op, Parameter, RequestBody, Response,
 };
 use super::{ApiDescription, Closed, ERROR_SCHEMA, OpenApiError, Operation, ResponseDoc, contains};
+use crate::Deprecation;
 
 /// An OpenAPI 3.1 document, made by [`ApiDescription::at`] or
 /// [`ApiDescription::whole`]: serialize it (it is [`Serialize`]) or take
@@ -60,10 +61,7 @@ impl ApiDescription {
                 range: self.range,
             });
         }
-        let deprecated = self
-            .deprecation
-            .as_ref()
-            .is_some_and(|d| d.applies_to(version));
+        let deprecated = Deprecation::of(&self.deprecations, version).is_some();
         let mut paths: BTreeMap<String, BTreeMap<String, Op>> = BTreeMap::new();
         for op in &self.operations {
             if !contains(op.life, version) {
@@ -110,9 +108,15 @@ impl ApiDescription {
             if !op.neutral {
                 self.add_layer_errors(&mut responses);
             }
-            let description = match (&op.description, deprecated) {
-                (Some(text), true) => Some(format!("{text}\n\nVersion {version} is deprecated.")),
-                (text, _) => text.clone(),
+            let going = Deprecation::of(&op.deprecations, version).is_some();
+            let description = match (&op.description, deprecated, going) {
+                (Some(text), true, _) => {
+                    Some(format!("{text}\n\nVersion {version} is deprecated."))
+                }
+                (Some(text), false, true) => Some(format!(
+                    "{text}\n\nThis operation is deprecated at version {version}."
+                )),
+                (text, _, _) => text.clone(),
             };
             paths.entry(op.path.clone()).or_default().insert(
                 op.method.as_str().to_ascii_lowercase(),
@@ -124,7 +128,7 @@ impl ApiDescription {
                     parameters,
                     request_body,
                     responses,
-                    deprecated,
+                    deprecated: deprecated || going,
                     openstack: None,
                 },
             );
@@ -216,10 +220,9 @@ impl ApiDescription {
             if !op.neutral {
                 self.add_layer_errors(&mut responses);
             }
-            let deprecated = self
-                .deprecation
-                .as_ref()
-                .is_some_and(|d| d.applies_to(op.life.1));
+            // Deprecated where its last version is, for the API or for it.
+            let deprecated = Deprecation::of(&self.deprecations, op.life.1).is_some()
+                || Deprecation::of(&op.deprecations, op.life.1).is_some();
             paths.entry(op.path.clone()).or_default().insert(
                 op.method.as_str().to_ascii_lowercase(),
                 Op {
@@ -244,11 +247,23 @@ impl ApiDescription {
             "max-ver".into(),
             Value::String(self.range.max().to_string()),
         );
-        if let Some(deprecation) = &self.deprecation {
-            openstack.insert(
-                "deprecated-below".into(),
-                Value::String(deprecation.below().to_string()),
-            );
+        // The highest threshold, and the versions deprecated one by one.
+        if let Some(below) = self
+            .deprecations
+            .iter()
+            .filter_map(Deprecation::below)
+            .max()
+        {
+            openstack.insert("deprecated-below".into(), Value::String(below.to_string()));
+        }
+        let spans: Vec<Value> = self
+            .deprecations
+            .iter()
+            .filter_map(Deprecation::span)
+            .map(|span| Value::String(span.to_string()))
+            .collect();
+        if !spans.is_empty() {
+            openstack.insert("deprecated-versions".into(), Value::Array(spans));
         }
         OpenApiDocument {
             document: Document {

@@ -212,6 +212,37 @@ fn deprecated_versions_are_marked() {
 }
 
 #[test]
+fn versions_deprecated_one_by_one_are_marked() {
+    let api = Microversions::builder("things", VersionRange::from_static("1.0", "1.9"))
+        .deprecation(Deprecation::versions(
+            microversion::VersionSpan::from_static("1.5 - 1.6"),
+            UNIX_EPOCH,
+        ))
+        .build()
+        .unwrap();
+    let d = ApiDescription::builder(&api)
+        .routes(&router())
+        .operations(docs())
+        .build()
+        .unwrap();
+    let at = |minor| d.at(Version::new(1, minor)).unwrap().to_value();
+    assert_eq!(at(5)["paths"]["/things"]["get"]["deprecated"], true);
+    assert_eq!(at(6)["paths"]["/things"]["get"]["deprecated"], true);
+    assert!(at(4)["paths"]["/things"]["get"].get("deprecated").is_none());
+    assert!(at(7)["paths"]["/things"]["get"].get("deprecated").is_none());
+    let whole = d.whole().to_value();
+    assert_eq!(
+        whole["info"]["x-openstack"]["deprecated-versions"],
+        serde_json::json!(["1.5 - 1.6"])
+    );
+    assert!(
+        whole["info"]["x-openstack"]
+            .get("deprecated-below")
+            .is_none()
+    );
+}
+
+#[test]
 fn the_whole_range_carries_openstack_ranges() {
     let doc = description().whole().to_value();
     assert_eq!(doc["info"]["version"], "1.9");
@@ -497,4 +528,33 @@ fn shared_body_schemas_are_taken_where_the_operation_has_a_body() {
             [0]["x-openstack"],
         json!({"min-ver": "1.2", "max-ver": "1.6"})
     );
+}
+
+#[test]
+fn an_operation_deprecated_alone_is_marked_where_it_is() {
+    let api = Microversions::builder("things", VersionRange::from_static("1.0", "1.9"))
+        .build()
+        .unwrap();
+    let router = router().deprecate(
+        "/things/{id}",
+        &http::Method::DELETE,
+        Deprecation::versions(span("1.3 - 1.9"), UNIX_EPOCH),
+    );
+    let d = ApiDescription::builder(&api)
+        .routes(&router)
+        .operations(docs())
+        .build()
+        .unwrap();
+    let at = d.at(Version::new(1, 4)).unwrap().to_value();
+    assert_eq!(at["paths"]["/things/{id}"]["delete"]["deprecated"], true);
+    assert!(at["paths"]["/things"]["get"].get("deprecated").is_none());
+    assert!(
+        !at["info"]["description"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("deprecated")
+    );
+    let whole = d.whole().to_value();
+    assert_eq!(whole["paths"]["/things/{id}"]["delete"]["deprecated"], true);
+    assert!(whole["paths"]["/things"]["get"].get("deprecated").is_none());
 }
