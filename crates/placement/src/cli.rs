@@ -221,7 +221,7 @@ pub fn main() -> ExitCode {
     }
     // Before the runtime's threads start: the local time offset of the
     // log lines can only be read while the process has one thread.
-    // Held to the end: dropping it writes the queued lines.
+    // Held to the end: dropping it writes the buffered lines.
     let _log_writers = match crate::logging::init(&config) {
         Ok(writers) => writers,
         Err(e) => {

@@ -17,26 +17,28 @@
 //! fields other than the context's follow the message as `key=value`.
 //! `RUST_LOG`, when set, replaces the level settings (`EnvFilter` syntax).
 //!
-//! A request only formats its line: a thread of the log's own writes it
-//! (one per destination), so that a slow disk or a full pipe to the
-//! service manager does not hold the request, and lines written together
-//! leave in one write. The queue between them is bounded: when it is full,
-//! the request waits for room rather than dropping its line. What is
-//! queued is written before the process ends ([`LogWriters`]).
+//! A request only formats its line and copies it into a buffer; a
+//! thread of the log's own (one per destination) writes the buffer out,
+//! a few milliseconds' worth of lines in one write ([`batch`]), so that a
+//! slow disk or a full pipe to the service manager does not hold the
+//! request. The buffer is bounded: when it is full, the request waits for
+//! room rather than drop its line. What is buffered is written before
+//! the process ends ([`Batches`]).
+
+mod batch;
+
+pub use batch::Batches;
 
 use std::fmt::{self, Write as _};
 use std::fs::OpenOptions;
-use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use anyhow::Context as _;
 use time::{OffsetDateTime, UtcOffset};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
-use tracing_appender::non_blocking::{NonBlocking, NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::format::Writer;
-use tracing_subscriber::fmt::writer::{BoxMakeWriter, MakeWriterExt as _};
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::registry::LookupSpan;
 
@@ -54,33 +56,6 @@ fn default_filter(debug: bool) -> &'static str {
     }
 }
 
-/// Lines a destination's queue holds before a request that logs waits
-/// for room: about 4 MiB of request lines, several seconds of them at the
-/// highest rates measured.
-const QUEUED_LINES: usize = 16_384;
-
-/// The threads writing the log: keep this value until the process ends.
-/// Dropping it writes what is queued (each thread has a second to finish,
-/// so that a stalled destination cannot hold the exit) and stops them.
-#[must_use = "dropping it stops the log's writers"]
-#[derive(Debug, Default)]
-pub struct LogWriters {
-    _guards: Vec<WorkerGuard>,
-}
-
-impl LogWriters {
-    /// `destination`, written by a thread of its own through a buffer.
-    fn add(&mut self, destination: impl Write + Send + 'static, name: &str) -> NonBlocking {
-        let (writer, guard) = NonBlockingBuilder::default()
-            .lossy(false)
-            .buffered_lines_limit(QUEUED_LINES)
-            .thread_name(name)
-            .finish(BufWriter::new(destination));
-        self._guards.push(guard);
-        writer
-    }
-}
-
 /// Installs the log of `config` as the process's subscriber. Call it
 /// before any other thread starts: the local time offset can only be read
 /// then (elsewhere the lines are in UTC).
@@ -89,23 +64,28 @@ impl LogWriters {
 ///
 /// Fails when the log file cannot be opened for appending, or `RUST_LOG`
 /// is not a valid filter.
-pub fn init(config: &Config) -> anyhow::Result<LogWriters> {
+pub fn init(config: &Config) -> anyhow::Result<Batches> {
     let offset = UtcOffset::current_local_offset().unwrap_or(UtcOffset::UTC);
     let filter = match std::env::var("RUST_LOG") {
         Ok(directives) if !directives.is_empty() => EnvFilter::try_new(&directives)
             .with_context(|| format!("RUST_LOG={directives} is not a valid log filter"))?,
         _ => EnvFilter::new(default_filter(config.debug)),
     };
-    let mut writers = LogWriters::default();
-    let writer = match (&config.log_file, config.log_stderr) {
-        (Some(path), false) => BoxMakeWriter::new(writers.add(open(path)?, "log-file")),
-        (Some(path), true) => {
-            let file = writers.add(open(path)?, "log-file");
-            BoxMakeWriter::new(file.and(writers.add(std::io::stderr(), "log-stderr")))
-        }
-        (None, true) => BoxMakeWriter::new(writers.add(std::io::stderr(), "log-stderr")),
-        (None, false) => BoxMakeWriter::new(writers.add(std::io::stdout(), "log-stdout")),
-    };
+    let mut writers = Batches::default();
+    let started = "cannot start the log's writer thread";
+    if let Some(path) = &config.log_file {
+        writers.add(open(path)?, "log-file").context(started)?;
+    }
+    match (&config.log_file, config.log_stderr) {
+        (_, true) => writers
+            .add(std::io::stderr(), "log-stderr")
+            .context(started)?,
+        (None, false) => writers
+            .add(std::io::stdout(), "log-stdout")
+            .context(started)?,
+        (Some(_), false) => {}
+    }
+    let writer = writers.writer();
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(false)

@@ -651,18 +651,19 @@ async fn every_request_line_is_written_before_a_graceful_stop_ends() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_log_reader_makes_requests_wait_and_loses_no_line() {
     // Standard output to a reader that takes nothing for a while: the pipe
-    // and the log's queue fill, then requests wait for room rather than
+    // and the log's buffer fill, then requests wait for room rather than
     // drop their lines; once the reader reads again, every line arrives.
     let dir = Scratch::new("placement-operations-stalled");
     let (release, hold) = mpsc::channel();
     let mut service = Service::start_reading(dir.path(), "[DEFAULT]\n", &[], Some(hold));
     let answered = Arc::new(AtomicUsize::new(0));
-    // More lines than the pipe and the queue (16,384 lines) hold.
+    // More lines than the pipe and the buffer (2 MiB, about 11,000 of
+    // these lines) hold.
     let load = tokio::spawn({
         let (base, answered) = (service.base.clone(), answered.clone());
-        async move { hammer(&base, 16, 1_500, answered).await }
+        async move { hammer(&base, 16, 1_000, answered).await }
     });
-    // Until the answers stop coming (the queue is full), at most 120 s.
+    // Until the answers stop coming (the buffer is full), at most 120 s.
     let mut last = usize::MAX;
     for _ in 0..240 {
         tokio::time::sleep(Duration::from_millis(500)).await;
@@ -674,15 +675,15 @@ async fn a_stalled_log_reader_makes_requests_wait_and_loses_no_line() {
     }
     assert!(
         !load.is_finished(),
-        "24,000 requests were answered while nothing read the log"
+        "16,000 requests were answered while nothing read the log"
     );
     release.send(()).unwrap();
     load.await.unwrap();
-    assert_eq!(answered.load(Ordering::Relaxed), 24_000);
+    assert_eq!(answered.load(Ordering::Relaxed), 16_000);
     assert_eq!(service.stop(), Some(0));
     // To the end of standard output: the reader ends with the process.
     let lines: Vec<String> = service.stdout.iter().collect();
-    assert_eq!(root_lines(lines.iter().map(String::as_str)), 24_000);
+    assert_eq!(root_lines(lines.iter().map(String::as_str)), 16_000);
 }
 
 #[test]
