@@ -19,7 +19,7 @@
 //!
 //! A request only formats its line and copies it into a buffer; a
 //! thread of the log's own (one per destination) writes the buffer out,
-//! a few milliseconds' worth of lines in one write ([`batch`]), so that a
+//! a few milliseconds' worth of lines in one write, so that a
 //! slow disk or a full pipe to the service manager does not hold the
 //! request. The buffer is bounded: when it is full, the request waits for
 //! room rather than drop its line. What is buffered is written before

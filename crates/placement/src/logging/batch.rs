@@ -121,9 +121,9 @@ impl Shared {
     }
 }
 
-/// The destinations of the log, each written by its own thread; hand
-/// [`Batches::writer`] to the subscriber and keep this value until the
-/// process ends.
+/// The destinations of the log, each written by its own thread: keep
+/// this value until the process ends (its drop writes what is
+/// buffered).
 #[must_use = "dropping it writes what is buffered and stops the log's writers"]
 #[derive(Debug, Default)]
 pub struct Batches {
