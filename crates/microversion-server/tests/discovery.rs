@@ -418,6 +418,32 @@ async fn an_operators_range_is_served_and_changes_while_serving() {
     );
 }
 
+/// `method /widgets` asking `widgets {version}`: the status and the
+/// `Deprecation`, `Sunset` and `Link` headers.
+async fn widgets_call(
+    base: &str,
+    method: http::Method,
+    version: &str,
+) -> (u16, Option<String>, Option<String>, Option<String>) {
+    let res = client()
+        .request(method, format!("{base}/widgets"))
+        .header("openstack-api-version", format!("widgets {version}"))
+        .send()
+        .await
+        .unwrap();
+    let h = |name: &str| {
+        res.headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_owned())
+    };
+    (
+        res.status().as_u16(),
+        h("deprecation"),
+        h("sunset"),
+        h("link"),
+    )
+}
+
 #[tokio::test]
 async fn versions_deprecated_one_by_one_carry_their_own_dates_and_link() {
     let history = history();
@@ -448,35 +474,19 @@ async fn versions_deprecated_one_by_one_carry_their_own_dates_and_link() {
         .merge(history.router("/history", api.deprecations()))
         .layer(MicroversionLayer::new(api));
     let base = serve(app).await;
-    let headers_at = |version: &'static str| {
-        let base = base.clone();
-        async move {
-            let res = client()
-                .get(format!("{base}/widgets"))
-                .header("openstack-api-version", format!("widgets {version}"))
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(res.status(), 200);
-            let h = |name: &str| {
-                res.headers()
-                    .get(name)
-                    .map(|v| v.to_str().unwrap().to_owned())
-            };
-            (h("deprecation"), h("sunset"), h("link"))
-        }
-    };
-    assert_eq!(headers_at("1.0").await, (Some("@100".into()), None, None));
-    assert_eq!(headers_at("1.1").await, (None, None, None));
+    let get = |version| widgets_call(&base, http::Method::GET, version);
+    assert_eq!(get("1.0").await, (200, Some("@100".into()), None, None));
+    assert_eq!(get("1.1").await, (200, None, None, None));
     assert_eq!(
-        headers_at("1.2").await,
+        get("1.2").await,
         (
+            200,
             Some("@200".into()),
             Some("Fri, 15 Jan 2027 08:00:00 GMT".into()),
             Some("</history>; rel=\"deprecation\"".into())
         )
     );
-    assert_eq!(headers_at("1.3").await, (None, None, None));
+    assert_eq!(get("1.3").await, (200, None, None, None));
     let body: Value = client()
         .get(format!("{base}/history"))
         .send()
@@ -532,37 +542,24 @@ async fn an_operation_going_away_announces_it_and_speaks_before_the_api() {
         .unwrap()
         .layer(MicroversionLayer::new(api));
     let base = serve(app).await;
-    let call = |method: http::Method, version: &'static str| {
-        let base = base.clone();
-        async move {
-            let res = client()
-                .request(method, format!("{base}/widgets"))
-                .header("openstack-api-version", format!("widgets {version}"))
-                .send()
-                .await
-                .unwrap();
-            let h = |name: &str| {
-                res.headers()
-                    .get(name)
-                    .map(|v| v.to_str().unwrap().to_owned())
-            };
-            (res.status().as_u16(), h("deprecation"), h("sunset"))
-        }
-    };
+    let call = |method, version| widgets_call(&base, method, version);
     let sunset = Some("Fri, 15 Jan 2027 08:00:00 GMT".to_owned());
     assert_eq!(
         call(http::Method::DELETE, "1.2").await,
-        (200, Some("@300".into()), sunset.clone())
+        (200, Some("@300".into()), sunset.clone(), None)
     );
-    assert_eq!(call(http::Method::GET, "1.2").await, (200, None, None));
+    assert_eq!(
+        call(http::Method::GET, "1.2").await,
+        (200, None, None, None)
+    );
     // At 1.0 the whole version is deprecated too: the operation's dates.
     assert_eq!(
         call(http::Method::DELETE, "1.0").await,
-        (200, Some("@300".into()), sunset)
+        (200, Some("@300".into()), sunset, None)
     );
     assert_eq!(
         call(http::Method::GET, "1.0").await,
-        (200, Some("@100".into()), None)
+        (200, Some("@100".into()), None, None)
     );
     // Gone at 1.4: as if it never existed (docs/wire.md 15).
     assert_eq!(call(http::Method::DELETE, "1.4").await.0, 404);

@@ -182,17 +182,22 @@ fn versions_outside_the_range_have_no_document() {
     );
 }
 
-#[test]
-fn deprecated_versions_are_marked() {
+/// The description of `router()` over 1.0 to 1.9 with `deprecation`.
+fn deprecating(deprecation: Deprecation) -> ApiDescription {
     let api = Microversions::builder("things", VersionRange::from_static("1.0", "1.9"))
-        .deprecation(Deprecation::new(Version::new(1, 3), UNIX_EPOCH))
+        .deprecation(deprecation)
         .build()
         .unwrap();
-    let d = ApiDescription::builder(&api)
+    ApiDescription::builder(&api)
         .routes(&router())
         .operations(docs())
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn deprecated_versions_are_marked() {
+    let d = deprecating(Deprecation::new(Version::new(1, 3), UNIX_EPOCH));
     let old = d.at(Version::new(1, 2)).unwrap().to_value();
     assert_eq!(old["paths"]["/things"]["get"]["deprecated"], true);
     assert!(
@@ -213,18 +218,10 @@ fn deprecated_versions_are_marked() {
 
 #[test]
 fn versions_deprecated_one_by_one_are_marked() {
-    let api = Microversions::builder("things", VersionRange::from_static("1.0", "1.9"))
-        .deprecation(Deprecation::versions(
-            microversion::VersionSpan::from_static("1.5 - 1.6"),
-            UNIX_EPOCH,
-        ))
-        .build()
-        .unwrap();
-    let d = ApiDescription::builder(&api)
-        .routes(&router())
-        .operations(docs())
-        .build()
-        .unwrap();
+    let d = deprecating(Deprecation::versions(
+        microversion::VersionSpan::from_static("1.5 - 1.6"),
+        UNIX_EPOCH,
+    ));
     let at = |minor| d.at(Version::new(1, minor)).unwrap().to_value();
     assert_eq!(at(5)["paths"]["/things"]["get"]["deprecated"], true);
     assert_eq!(at(6)["paths"]["/things"]["get"]["deprecated"], true);
