@@ -33,25 +33,28 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
 backends=${MV_TEST_BACKENDS:-sqlite postgresql mysql}
+# step NAME: a step's heading, with the seconds since the run began, so
+# that a run's log tells what each step took.
+step() { echo "== $* [${SECONDS} s]"; }
 
-echo "== cargo fmt --check"
+step "cargo fmt --check"
 cargo fmt --all --check
-echo "== cargo clippy"
+step "cargo clippy"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
-echo "== cargo test"
+step "cargo test"
 # The one build of the tests: every later step runs what this built
 # (built_tests, target/debug), none builds again. Cargo's `-p CRATE` and
 # `cargo build` resolve features without the rest of the workspace or
 # without the dev-dependencies, and would rebuild (about 4 minutes in all).
 cargo test --workspace --all-features
-echo "== cargo doc"
+step "cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features
 
-echo "== placement-api against upstream ($backends)"
+step "placement-api against upstream ($backends)"
 bash scripts/setup.sh $backends
 # The scrape of tests/operations.rs through `promtool check metrics` (2 s).
 if [ -x "$MV_CACHE/promtool" ]; then
-  echo "== metric names (promtool check metrics)"
+  step "metric names (promtool check metrics)"
   PLACEMENT_PROMTOOL=$MV_CACHE/promtool cargo test --workspace --all-features --test operations
 fi
 # The debug binaries and examples the tests above built (`cargo build`
@@ -68,7 +71,7 @@ for backend in $backends; do
     # new database of this backend (their servers, starting together, take
     # turns to create the schema), and tests/db_sync.rs races its syncs on
     # another.
-    echo "== cargo test (integration) on $backend"
+    step "cargo test (integration) on $backend"
     url=$(db_create "$backend" mv_cargo_tests)
     empty=$(db_create "$backend" mv_sync_race)
     PLACEMENT_TEST_DATABASE=$url PLACEMENT_TEST_EMPTY_DATABASE=$empty \
@@ -76,52 +79,52 @@ for backend in $backends; do
     db_drop "$backend" mv_cargo_tests
     db_drop "$backend" mv_sync_race
   fi
-  echo "== gabbi on $backend"
+  step "gabbi on $backend"
   bash scripts/gabbi.sh --database "$backend" --keep-going --binary "$bin_dir/placement-api" "${ports[@]}"
-  echo "== schema on $backend"
+  step "schema on $backend"
   bash scripts/schema-check.sh --database "$backend" --binary "$bin_dir/placement-api"
-  echo "== same database on $backend"
+  step "same database on $backend"
   bash scripts/interop-db.sh --database "$backend" --binary "$bin_dir/placement-api" "${ports[@]}"
-  echo "== placement-manage and placement-status from each earlier revision on $backend (scripts/manage-check.sh)"
+  step "placement-manage and placement-status from each earlier revision on $backend (scripts/manage-check.sh)"
   bash scripts/manage-check.sh --database "$backend" --bin-dir "$bin_dir" "${ports[@]}"
   # The candidate rows of the load benchmark, small (about 35 s).
-  echo "== allocation candidates against upstream on $backend (scripts/bench-load.sh --part candidates --check)"
+  step "allocation candidates against upstream on $backend (scripts/bench-load.sh --part candidates --check)"
   candidate_ports=()
   [ -n "${MV_PORTS:-}" ] && candidate_ports=(--ports "$MV_PORTS")
   bash scripts/bench-load.sh --part candidates --check --database "$backend" \
     --binary "$bin_dir/placement-api" "${candidate_ports[@]}"
   if [ "$backend" = sqlite ]; then
-    echo "== gabbi under /placement beside upstream mounted there (scripts/gabbi-prefix.sh, short form)"
+    step "gabbi under /placement beside upstream mounted there (scripts/gabbi-prefix.sh, short form)"
     bash scripts/gabbi-prefix.sh --binary "$bin_dir/placement-api"
-    echo "== database connections over TLS (scripts/db-tls-check.sh, about a minute)"
+    step "database connections over TLS (scripts/db-tls-check.sh, about a minute)"
     bash scripts/db-tls-check.sh --binary "$bin_dir/placement-api" "${ports[@]}"
-    echo "== the openstack client's errors (scripts/osc-errors.sh)"
+    step "the openstack client's errors (scripts/osc-errors.sh)"
     bash scripts/osc-errors.sh --binary "$bin_dir/placement-api" "${ports[@]}"
-    echo "== the placement command against both, beside osc-placement (scripts/placement-cli.sh)"
+    step "the placement command against both, beside osc-placement (scripts/placement-cli.sh)"
     bash scripts/placement-cli.sh --binary "$bin_dir/placement-api" --client "${CARGO_TARGET_DIR:-target}/debug/placement" "${ports[@]}"
-    echo "== Nova's placement report client (scripts/nova-report-client.sh)"
+    step "Nova's placement report client (scripts/nova-report-client.sh)"
     bash scripts/nova-report-client.sh --binary "$bin_dir/placement-api" "${ports[@]}"
-    echo "== Nova's services end to end (scripts/nova-services.sh --short, about 3.5 minutes)"
+    step "Nova's services end to end (scripts/nova-services.sh --short, about 3.5 minutes)"
     bash scripts/nova-services.sh --short --binary "$bin_dir/placement-api" "${ports[@]}"
     # The OpenAPI documents against the server (about 3 minutes).
-    echo "== OpenAPI documents against placement-api (schemathesis)"
+    step "OpenAPI documents against placement-api (schemathesis)"
     openapi_port=()
     [ -n "${MV_PORTS:-}" ] && openapi_port=(--port "$(free_port "$MV_PORTS")")
     bash scripts/openapi-check.sh --binary "$bin_dir/placement-api" --max-time 20 "${openapi_port[@]}"
     # The API reference page in headless chromium (about 10 seconds).
-    echo "== the API reference page in a browser (scripts/reference-page-check.sh)"
+    step "the API reference page in a browser (scripts/reference-page-check.sh)"
     bash scripts/reference-page-check.sh --binary "$bin_dir/placement-api" "${openapi_port[@]}"
   fi
 done
-echo "== a rolling restart behind HAProxy (scripts/rolling-restart.sh)"
+step "a rolling restart behind HAProxy (scripts/rolling-restart.sh)"
 rolling_db=sqlite
 for b in $backends; do [ "$b" != sqlite ] && { rolling_db=$b; break; }; done
 bash scripts/rolling-restart.sh --binary "$bin_dir/placement-api" --database "$rolling_db" "${ports[@]}"
-echo "== Keystone for the keystone tests (scripts/keystone.sh)"
+step "Keystone for the keystone tests (scripts/keystone.sh)"
 keystone_port=()
 [ -n "${MV_PORTS:-}" ] && keystone_port=(--port "$(free_port "$MV_PORTS")")
 bash scripts/keystone-check.sh "${keystone_port[@]}"
-echo "== keystone-auth against the real Keystone"
+step "keystone-auth against the real Keystone"
 keystone_port=${MV_KEYSTONE_PORT:-35357}
 [ -n "${MV_PORTS:-}" ] && keystone_port=$(free_port "$MV_PORTS")
 eval "$(bash scripts/keystone.sh start --port "$keystone_port")"
@@ -130,16 +133,16 @@ trap 'bash scripts/keystone.sh stop --port "$keystone_port"; rm -rf "$bin_dir"' 
 # Keystone on SQLite now and then answer concurrent token requests with
 # 500 ("database is locked").
 built_tests keystone-auth --test real_keystone -- --test-threads=1
-echo "== placement-api behind the real Keystone, beside upstream"
+step "placement-api behind the real Keystone, beside upstream"
 bash scripts/keystone-placement.sh --keystone-port "$keystone_port" --binary "$bin_dir/placement-api" "${ports[@]}"
-echo "== deployed as kolla-ansible, openstack-helm, OpenStack-Ansible and devstack deploy upstream (scripts/deploy-check.sh)"
+step "deployed as kolla-ansible, openstack-helm, OpenStack-Ansible and devstack deploy upstream (scripts/deploy-check.sh)"
 bash scripts/deploy-check.sh --keystone-port "$keystone_port" --bin-dir "$bin_dir" "${ports[@]}"
-echo "== Nova's placement report client behind the real Keystone"
+step "Nova's placement report client behind the real Keystone"
 bash scripts/nova-report-client.sh --keystone --binary "$bin_dir/placement-api" "${ports[@]}"
-echo "== the placement command behind the real Keystone, against both (scripts/placement-cli.sh)"
+step "the placement command behind the real Keystone, against both (scripts/placement-cli.sh)"
 bash scripts/placement-cli.sh --keystone --binary "$bin_dir/placement-api" \
   --client "${CARGO_TARGET_DIR:-target}/debug/placement" "${ports[@]}"
-echo "== microversion-client and the CLI against the real Keystone's catalog"
+step "microversion-client and the CLI against the real Keystone's catalog"
 # placement-api and the demo service as compute and volumev3, in the
 # catalog (scripts/keystone-catalog.sh). One test at a time: Keystone's
 # SQLite answers "database is locked" to concurrent token requests.
@@ -151,7 +154,7 @@ trap 'bash scripts/keystone-catalog.sh stop; bash scripts/keystone.sh stop --por
 built_tests microversion-client --test real_keystone -- --test-threads=1
 built_tests microversion-cli --test real_keystone -- --test-threads=1
 built_tests placement-cli --test real_keystone -- --test-threads=1
-echo "== token renewal with 8-second Keystone tokens"
+step "token renewal with 8-second Keystone tokens"
 bash scripts/keystone.sh stop --port "$keystone_port"
 eval "$(bash scripts/keystone.sh start --port "$keystone_port" --token-expiration 8)"
 KEYSTONE_TOKEN_EXPIRATION=8 built_tests microversion-client --test real_keystone -- \
@@ -159,5 +162,6 @@ KEYSTONE_TOKEN_EXPIRATION=8 built_tests microversion-client --test real_keystone
 bash scripts/keystone-catalog.sh stop
 bash scripts/keystone.sh stop --port "$keystone_port"
 trap 'rm -rf "$bin_dir"' EXIT
-echo "== reliability (short form)"
+step "reliability (short form)"
 MV_TEST_BACKENDS="$backends" bash scripts/reliability.sh --binary "$bin_dir/placement-api"
+step "done"
