@@ -74,6 +74,14 @@ async fn every_profile_passes_its_own_checks() {
         if let Some(alias) = alias {
             assert_eq!(report.row(alias).unwrap().status(), Status::Pass, "{alias}");
         }
+        // Nova's v2.0 at /v2/: the version headers ignored, none answered.
+        let legacy = report.row("legacy-root v2.0");
+        assert_eq!(
+            legacy.map(microversion_cli::check::Row::status),
+            (demo.profile == Profile::Nova).then_some(Status::Pass),
+            "{}",
+            report.to_table()
+        );
         // Every rule of docs/wire.md that can be observed from outside has rows.
         let rules: std::collections::BTreeSet<u8> = report
             .rows()
@@ -232,6 +240,7 @@ const FAULTS: &[(Fault, Demo, &str)] = &[
         "versions-document-unauthenticated",
     ),
     (Fault::RootIsList, CINDER, "versioned-root"),
+    (Fault::LegacyEchoes, NOVA, "legacy-root v2.0"),
 ];
 
 #[tokio::test]

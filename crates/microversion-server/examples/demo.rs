@@ -16,7 +16,16 @@
 //! | M.m+3 | POST /widgets accepts `color` in the body (a new schema) |
 //!
 //! VersionSpan above M.m+3 change nothing here. `/healthcheck` is
-//! version-neutral; `/history` serves the version history.
+//! version-neutral; `/history` serves the version history. `GET /widgets`
+//! takes `?name=` and refuses parameters it does not know.
+//!
+//! `--legacy-root /v2` serves the same API under `/v2` too, as Nova serves
+//! its v2.0 API on its v2.1 code: at the minimum whatever version is
+//! asked, with no version headers in the answers, and with unknown body
+//! properties and query parameters ignored rather than refused; the
+//! versions document lists it as `v{major}.0`, SUPPORTED, without
+//! microversions (with `--profile nova --service-type compute --min 2.1`,
+//! Nova's `v2.0` beside `v2.1`).
 //!
 //! `--openapi X.Y` prints the OpenAPI document of one version and exits;
 //! `--openapi all` the document of the whole range, with `x-openstack`
@@ -34,12 +43,14 @@ use axum::serve::ListenerExt;
 use axum::{Json, Router};
 use clap::Parser;
 use http::StatusCode;
-use microversion::{Version, VersionRange, VersionSpan};
+use microversion::{Version, VersionRange, VersionSpan, VersionStatus};
+use microversion_server::discovery::ApiVersionSpec;
 use microversion_server::history::VersionHistory;
 use microversion_server::openapi::{ApiDescription, OperationDoc, ResponseDoc};
 use microversion_server::schema::{BodySchemas, VersionedJson};
 use microversion_server::{
-    ApiError, Discovery, MicroversionLayer, Microversions, Profile, ServedVersion, VersionedRouter,
+    ApiError, Discovery, MicroversionLayer, Microversions, Profile, ServedVersion, StrictQuery,
+    VersionedRouter,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -63,6 +74,10 @@ struct Args {
     /// Highest supported microversion.
     #[arg(long, default_value = "1.5")]
     max: Version,
+    /// Serve the API at its minimum under this root too, without version
+    /// headers and with relaxed validation (Nova's `/v2`).
+    #[arg(long, value_name = "PATH")]
+    legacy_root: Option<String>,
     /// Print the OpenAPI document of this version (`X.Y`, or `all` for
     /// the whole range) and exit.
     #[arg(long, value_name = "VERSION")]
@@ -167,10 +182,22 @@ fn render(id: u64, w: &Widget, version: Version, steps: Steps) -> Value {
     body.unwrap_or(Value::Null)
 }
 
-async fn list(State(s): State<AppState>, v: ServedVersion) -> Json<Value> {
+/// The query of `GET /widgets`.
+#[derive(Deserialize)]
+struct ListQuery {
+    /// Only the widgets of this name.
+    name: Option<String>,
+}
+
+async fn list(
+    State(s): State<AppState>,
+    v: ServedVersion,
+    StrictQuery(query): StrictQuery<ListQuery>,
+) -> Json<Value> {
     let widgets: Vec<Value> = s
         .widgets()
         .iter()
+        .filter(|(_, w)| query.name.as_ref().is_none_or(|name| *name == w.name))
         .map(|(id, w)| render(*id, w, *v, s.steps))
         .collect();
     Json(json!({"widgets": widgets}))
@@ -326,6 +353,16 @@ fn description(
         .operation(
             OperationDoc::get("/widgets")
                 .summary("List widgets")
+                .query_schema(
+                    VersionSpan::ALL,
+                    json!({
+                        "type": "object",
+                        "properties": {"name": {"type": "string"}},
+                        "additionalProperties": false
+                    }),
+                )
+                .query_description("name", "Only the widgets of this name.")
+                .error(StatusCode::BAD_REQUEST, "A query parameter is not known.")
                 .response(
                     plain,
                     StatusCode::OK,
@@ -417,17 +454,44 @@ fn openapi(
     Ok(document.to_json_pretty())
 }
 
+/// The versions document: the API at `/`, and the legacy root's API
+/// version (`v2.0` for a minimum of 2.x) when there is one.
+fn discovery(api: &Microversions, args: &Args) -> Result<Discovery, Box<dyn std::error::Error>> {
+    let current = format!("v{}", args.min);
+    let Some(root) = api.legacy_root() else {
+        return Ok(Discovery::single(api, &current)?);
+    };
+    let legacy = format!("v{}.0", args.min.major());
+    if legacy == current {
+        return Err(format!(
+            "--legacy-root needs a minimum above {}.0: the legacy API version is {legacy}",
+            args.min.major()
+        )
+        .into());
+    }
+    Ok(Discovery::builder()
+        .version(
+            ApiVersionSpec::new(legacy, format!("{root}/"), VersionStatus::Supported)
+                .updated("2011-01-21T11:33:21Z"),
+        )
+        .version(ApiVersionSpec::new(current, "/", VersionStatus::Current).served_by(api))
+        .build()?)
+}
+
 /// The service, or `None` when the command line only asked for a document.
 fn app(args: &Args) -> Result<Option<Router>, Box<dyn std::error::Error>> {
     let range = VersionRange::new(args.min, args.max)?;
     let steps = Steps::from_min(args.min);
     let history = history(range, steps)?;
-    let api = Microversions::builder(args.service_type.clone(), history.range())
+    let mut builder = Microversions::builder(args.service_type.clone(), history.range())
         .profile(args.profile)
         .version_neutral("/healthcheck")
-        .version_neutral("/history")
-        .build()?;
-    let discovery = Discovery::single(&api, &format!("v{}", args.min))?;
+        .version_neutral("/history");
+    if let Some(root) = &args.legacy_root {
+        builder = builder.legacy_root(root.clone());
+    }
+    let api = builder.build()?;
+    let discovery = discovery(&api, args)?;
     let since = |v: Version| VersionSpan::new(v, None);
     let until = |v: Version| VersionSpan::new(args.min, Some(v));
     let state = AppState {
@@ -438,24 +502,34 @@ fn app(args: &Args) -> Result<Option<Router>, Box<dyn std::error::Error>> {
         .serde_schema::<NewWidgetV1>(until(Steps::before(steps.color_in_body))?)
         .serde_schema::<NewWidgetWithColor>(since(steps.color_in_body)?)
         .build()?;
-    let routes = VersionedRouter::new()
-        .get("/widgets", VersionSpan::ALL, list)
-        .post("/widgets", VersionSpan::ALL, create)
-        .get("/widgets/{id}", VersionSpan::ALL, show)
-        .delete("/widgets/{id}", VersionSpan::ALL, delete)
-        .get(
-            "/stats",
-            until(Steps::before(steps.create_returns_200))?,
-            stats,
+    let routes = |router: VersionedRouter<AppState>, prefix: &str| {
+        let at = |path: &str| format!("{prefix}{path}");
+        Ok::<_, microversion::InvalidRange>(
+            router
+                .get(&at("/widgets"), VersionSpan::ALL, list)
+                .post(&at("/widgets"), VersionSpan::ALL, create)
+                .get(&at("/widgets/{id}"), VersionSpan::ALL, show)
+                .delete(&at("/widgets/{id}"), VersionSpan::ALL, delete)
+                .get(
+                    &at("/stats"),
+                    until(Steps::before(steps.create_returns_200))?,
+                    stats,
+                )
+                .get(&at("/gadgets"), since(steps.create_returns_200)?, gadgets),
         )
-        .get("/gadgets", since(steps.create_returns_200)?, gadgets);
-    let description = description(&api, &routes, &schemas, steps)?;
+    };
+    let mut router = routes(VersionedRouter::new(), "")?;
+    // The documents describe the API once, as served at its own root.
+    let description = description(&api, &router, &schemas, steps)?;
     if let Some(which) = &args.openapi {
         println!("{}", openapi(&api, &description, which)?);
         return Ok(None);
     }
-    eprintln!("routes:\n{}", routes.table());
-    let router = routes
+    if let Some(root) = api.legacy_root() {
+        router = routes(router, root)?;
+    }
+    eprintln!("routes:\n{}", router.table());
+    let router = router
         .build()?
         .layer(schemas.extension())
         .with_state(state)

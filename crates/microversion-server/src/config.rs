@@ -47,6 +47,8 @@ struct Inner {
     rules: Rules,
     neutral_paths: Vec<String>,
     neutral_prefixes: Vec<String>,
+    /// The legacy root (`/v2`), without a trailing `/`.
+    legacy_root: Option<String>,
     deprecations: Vec<Deprecation>,
     /// Standard header values for every version of the range, so answering
     /// costs no formatting. Empty when the range is too wide to keep.
@@ -120,6 +122,7 @@ impl Microversions {
             rules: None,
             neutral_paths: Vec::new(),
             neutral_prefixes: Vec::new(),
+            legacy_root: None,
             deprecations: Vec::new(),
             served: None,
             #[cfg(feature = "metrics")]
@@ -224,6 +227,23 @@ impl Microversions {
                 .neutral_prefixes
                 .iter()
                 .any(|p| path.starts_with(p.as_str()))
+    }
+
+    /// The legacy root, as given to [`MicroversionsBuilder::legacy_root`]
+    /// (without a trailing `/`).
+    #[must_use]
+    pub fn legacy_root(&self) -> Option<&str> {
+        self.inner.legacy_root.as_deref()
+    }
+
+    /// Whether a request to `path` comes in under the legacy root: it is
+    /// served the code's minimum whatever it asks, with no version headers.
+    #[must_use]
+    pub fn is_legacy(&self, path: &str) -> bool {
+        self.inner.legacy_root.as_deref().is_some_and(|root| {
+            path.strip_prefix(root)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        })
     }
 
     /// Reads the version a request asks for and decides what to serve.
@@ -466,6 +486,7 @@ pub struct MicroversionsBuilder {
     rules: Option<Rules>,
     neutral_paths: Vec<String>,
     neutral_prefixes: Vec<String>,
+    legacy_root: Option<String>,
     deprecations: Vec<Deprecation>,
     served: Option<VersionRange>,
     #[cfg(feature = "metrics")]
@@ -509,6 +530,23 @@ impl MicroversionsBuilder {
         self
     }
 
+    /// Serves the code's minimum under `root` too, as Nova serves its
+    /// v2.0 API (`/v2`) on its v2.1 code: requests under it are served the
+    /// minimum of [`Microversions::code_range`] whatever version they ask
+    /// (a malformed one included), the served range does not apply, their
+    /// answers carry no version headers and no `Vary` for them, and
+    /// [`VersionedJson`](crate::VersionedJson) and
+    /// [`StrictQuery`](crate::StrictQuery) ignore the body properties and
+    /// query parameters their schema does not know instead of refusing
+    /// them. A handler tells such a request by
+    /// [`LegacyRequest`](crate::LegacyRequest). The application mounts its
+    /// routes under `root` itself (`Router::nest`); list the root in
+    /// discovery as an API version without microversions.
+    pub fn legacy_root(mut self, root: impl Into<String>) -> Self {
+        self.legacy_root = Some(root.into());
+        self
+    }
+
     /// Marks versions as deprecated: below a threshold, or chosen ones
     /// (see [`Deprecation`]). Call it once for each set of versions with
     /// dates of their own; the first declared that covers a version
@@ -532,8 +570,9 @@ impl MicroversionsBuilder {
     /// # Errors
     ///
     /// Returns [`BuildError`] for an invalid service type, a deprecation
-    /// threshold or deprecated versions outside the range, or a served
-    /// range outside it.
+    /// threshold or deprecated versions outside the range, a served
+    /// range outside it, or a legacy root that is `/` or does not start
+    /// with `/`.
     pub fn build(self) -> Result<Microversions, BuildError> {
         let rules = self.rules.unwrap_or_else(|| self.profile.rules());
         let codec = VersionHeader::try_new(self.service_type)
@@ -558,6 +597,16 @@ impl MicroversionsBuilder {
         }
         let served = ServedRange::new(range, self.served.unwrap_or(range))
             .map_err(BuildError::ServedRange)?;
+        let legacy_root = match self.legacy_root {
+            Some(root) => {
+                let trimmed = root.trim_end_matches('/');
+                if !root.starts_with('/') || trimmed.is_empty() {
+                    return Err(BuildError::LegacyRoot(root));
+                }
+                Some(trimmed.to_owned())
+            }
+            None => None,
+        };
         let (min, max) = (range.min(), range.max());
         let same_major = min.major() == max.major();
         let count = max.minor().saturating_sub(min.minor());
@@ -594,6 +643,7 @@ impl MicroversionsBuilder {
                 profile: self.profile,
                 neutral_paths: self.neutral_paths,
                 neutral_prefixes: self.neutral_prefixes,
+                legacy_root,
                 deprecations: self.deprecations,
                 standard_values,
                 legacy_values,

@@ -175,6 +175,8 @@ pub enum BuildError {
     },
     /// The served range is not inside the code's range.
     ServedRange(crate::InvalidServedRange),
+    /// The legacy root is `/` or does not start with `/`.
+    LegacyRoot(String),
     /// Two routes or schemas for one operation have overlapping spans.
     Overlap(RouteConflict),
     /// A JSON Schema that cannot be compiled.
@@ -240,6 +242,10 @@ impl fmt::Display for BuildError {
                 "deprecated versions {versions} reach outside the supported range {range}"
             ),
             BuildError::ServedRange(e) => fmt::Display::fmt(e, f),
+            BuildError::LegacyRoot(root) => write!(
+                f,
+                "the legacy root {root:?} must start with '/' and name a path below '/' (such as \"/v2\")"
+            ),
             BuildError::Overlap(e) => fmt::Display::fmt(e, f),
             BuildError::InvalidSchema {
                 name,

@@ -53,6 +53,46 @@ pub(crate) struct Negotiated {
     pub(crate) request_id: RequestId,
     /// `None` on a version-neutral path.
     pub(crate) served: Option<Version>,
+    /// Under the legacy root.
+    pub(crate) legacy: bool,
+}
+
+/// Whether the request came in under the legacy root
+/// ([`MicroversionsBuilder::legacy_root`](crate::MicroversionsBuilder::legacy_root)):
+/// served the code's minimum, with relaxed validation. A handler that
+/// checks more of a request itself (a header, a parameter's form) relaxes
+/// those checks as [`VersionedJson`](crate::VersionedJson) does.
+///
+/// ```
+/// use microversion_server::LegacyRequest;
+///
+/// async fn list(LegacyRequest(legacy): LegacyRequest) -> &'static str {
+///     if legacy { "served as v2.0" } else { "served as v2.1" }
+/// }
+/// ```
+///
+/// Never refused: without the layer, or on a version-neutral path, it
+/// holds `false`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LegacyRequest(pub bool);
+
+impl LegacyRequest {
+    /// Whether the request these extensions belong to came in under the
+    /// legacy root.
+    #[must_use]
+    pub fn from_extensions(extensions: &http::Extensions) -> bool {
+        extensions.get::<Negotiated>().is_some_and(|n| n.legacy)
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for LegacyRequest {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        Ok(LegacyRequest(LegacyRequest::from_extensions(
+            &parts.extensions,
+        )))
+    }
 }
 
 impl Deref for ServedVersion {

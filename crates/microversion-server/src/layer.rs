@@ -131,6 +131,7 @@ where
             accept: read.accept.cloned(),
             content_type: read.content_type.cloned(),
             method: req.method().clone(),
+            legacy: false,
             #[cfg(feature = "metrics")]
             observed,
         };
@@ -138,8 +139,16 @@ where
             req.extensions_mut().insert(Negotiated {
                 request_id: finish.request_id.clone(),
                 served: None,
+                legacy: false,
             });
             return ResponseFuture::inner(self.inner.call(req), finish, tracing::Span::none());
+        }
+        if self.api.is_legacy(req.uri().path()) {
+            // Nova's v2.0 on v2.1 code: the minimum, whatever was asked.
+            let version = self.api.code_range().min();
+            crate::telemetry::record(&self.api, &req, crate::telemetry::Outcome::Served(version));
+            finish.legacy = true;
+            return self.serve(req, version, finish);
         }
         match self.api.negotiate_found(read.lone_version, req.headers()) {
             NegotiationOutcome::Served(version) => {
@@ -148,23 +157,7 @@ where
                     &req,
                     crate::telemetry::Outcome::Served(version),
                 );
-                req.extensions_mut().insert(Negotiated {
-                    request_id: finish.request_id.clone(),
-                    served: Some(version),
-                });
-                let span = tracing::info_span!(
-                    "microversion",
-                    version = %version,
-                    request_id = finish.request_id.as_str(),
-                );
-                finish.served = Some(version);
-                // Entered only where a subscriber records it.
-                let future = if span.is_disabled() {
-                    self.inner.call(req)
-                } else {
-                    span.in_scope(|| self.inner.call(req))
-                };
-                ResponseFuture::inner(future, finish, span)
+                self.serve(req, version, finish)
             }
             NegotiationOutcome::Malformed(error) => {
                 crate::telemetry::record(&self.api, &req, crate::telemetry::Outcome::Malformed);
@@ -177,6 +170,38 @@ where
                 ResponseFuture::ready(response)
             }
         }
+    }
+}
+
+impl<S> Microversion<S> {
+    /// Hands `req` to the inner service to be served at `version`.
+    fn serve<ReqBody, ResBody>(
+        &mut self,
+        mut req: Request<ReqBody>,
+        version: Version,
+        mut finish: Finish,
+    ) -> ResponseFuture<S::Future, ResBody>
+    where
+        S: Service<Request<ReqBody>, Response = Response<ResBody>>,
+    {
+        req.extensions_mut().insert(Negotiated {
+            request_id: finish.request_id.clone(),
+            served: Some(version),
+            legacy: finish.legacy,
+        });
+        let span = tracing::info_span!(
+            "microversion",
+            version = %version,
+            request_id = finish.request_id.as_str(),
+        );
+        finish.served = Some(version);
+        // Entered only where a subscriber records it.
+        let future = if span.is_disabled() {
+            self.inner.call(req)
+        } else {
+            span.in_scope(|| self.inner.call(req))
+        };
+        ResponseFuture::inner(future, finish, span)
     }
 }
 
@@ -224,6 +249,8 @@ struct Finish {
     accept: Option<HeaderValue>,
     content_type: Option<HeaderValue>,
     method: Method,
+    /// Under the legacy root: no version headers in the answer.
+    legacy: bool,
     /// Whether an `HttpMetricsLayer` counts the response (which then
     /// carries the served version in its extensions).
     #[cfg(feature = "metrics")]
@@ -240,7 +267,7 @@ impl Finish {
         }
         let rules = self.api.rules();
         let headers = response.headers_mut();
-        if let Some(version) = self.served {
+        if let Some(version) = self.served.filter(|_| !self.legacy) {
             set_version_headers(&self.api, version, headers);
             // An operation's own deprecation (the router's) speaks first.
             if let Some(deprecation) = self.api.deprecation_of(version)
@@ -250,7 +277,7 @@ impl Finish {
             }
             set_range_headers(&self.api, headers);
         }
-        if rules.vary && self.served.is_some() {
+        if rules.vary && self.served.is_some() && !self.legacy {
             append_vary(headers, self.api.vary_value());
         }
         self.set_request_id(headers);

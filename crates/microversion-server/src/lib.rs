@@ -26,7 +26,11 @@
 //!   Upstream Placement's Python `int()` messages and webob error pages
 //!   are used only under Placement's rules.
 //! - [`BodySchemas`] and [`VersionedJson`] pick a request body schema by
-//!   version, with the same overlap check.
+//!   version, with the same overlap check; [`StrictQuery`] refuses query
+//!   parameters it does not know.
+//! - [`MicroversionsBuilder::legacy_root`] serves the minimum under a root
+//!   of its own (Nova's `/v2` beside `/v2.1`), without version headers
+//!   and with relaxed validation ([`LegacyRequest`]).
 //! - [`Discovery`] serves the versions document at `GET /` and the
 //!   versioned roots; [`VersionHistory`] keeps every microversion with a
 //!   one-line description in one place.
@@ -108,6 +112,7 @@ mod kept;
 mod layer;
 #[cfg(feature = "openapi")]
 pub mod openapi;
+mod query;
 pub mod routing;
 pub mod schema;
 mod served;
@@ -119,9 +124,10 @@ pub use crate::config::{
 pub use crate::deprecation::Deprecation;
 pub use crate::discovery::{ApiVersionSpec, Discovery};
 pub use crate::error::{ApiError, BuildError, RouteConflict};
-pub use crate::extract::{MissingLayer, RequestId, ServedVersion};
+pub use crate::extract::{LegacyRequest, MissingLayer, RequestId, ServedVersion};
 pub use crate::history::VersionHistory;
 pub use crate::layer::{Microversion, MicroversionLayer, ResponseFuture};
+pub use crate::query::StrictQuery;
 pub use crate::routing::{RouteTable, VersionedRouter};
 pub use crate::schema::{BodyError, BodySchemas, MessageStyle, VersionedJson};
 pub use crate::served::{InvalidServedRange, check_served_range};

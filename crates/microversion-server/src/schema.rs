@@ -78,6 +78,7 @@ use crate::extract::ServedVersion;
 use crate::routing::find_overlap;
 
 mod depth;
+pub(crate) mod relax;
 
 pub use self::depth::MAX_JSON_DEPTH;
 use self::depth::Nesting;
@@ -89,8 +90,18 @@ use jsonschema_python_messages::PythonSchema;
 #[cfg(feature = "json-schema")]
 pub use jsonschema_python_messages::{FormatChecker, PathItem, PythonSchemaError};
 
-/// Reads a body, given how deeply it nests.
-type Parser<T> = Box<dyn Fn(&[u8], Nesting) -> Result<T, BodyError> + Send + Sync>;
+/// Reads a body, given how deeply it nests and how strictly it is read.
+type Parser<T> = Box<dyn Fn(&[u8], Nesting, Strictness) -> Result<T, BodyError> + Send + Sync>;
+
+/// How strictly a body is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Strictness {
+    /// As its schema says.
+    Strict,
+    /// Properties the schema does not know are ignored (a request under
+    /// the legacy root).
+    Relaxed,
+}
 
 /// Bodies nesting deeper than this are read on a thread of their own with
 /// [`DEEP_BODY_STACK`] of stack: a parser, the validator and the error's
@@ -200,6 +211,28 @@ impl<T: Send + Sync + 'static> BodySchemas<T> {
     /// saying that no schema covers the version (404, as for a route that
     /// does not exist at that version).
     pub fn parse(&self, version: Version, body: &[u8]) -> Result<T, BodyError> {
+        self.parse_as(version, body, Strictness::Strict)
+    }
+
+    /// As [`parse`](Self::parse), as a request under the legacy root is
+    /// read: the body's properties its schema does not know (where it
+    /// refuses unknown ones) are ignored rather than refused. Each schema
+    /// knows its properties: a JSON Schema's or a `schemars` schema's at
+    /// every level, a plain serde struct's at the top level only.
+    ///
+    /// # Errors
+    ///
+    /// As [`parse`](Self::parse), for what is left of the body.
+    pub fn parse_relaxed(&self, version: Version, body: &[u8]) -> Result<T, BodyError> {
+        self.parse_as(version, body, Strictness::Relaxed)
+    }
+
+    fn parse_as(
+        &self,
+        version: Version,
+        body: &[u8],
+        strictness: Strictness,
+    ) -> Result<T, BodyError> {
         let (_, parser) = self
             .entries
             .iter()
@@ -210,13 +243,13 @@ impl<T: Send + Sync + 'static> BodySchemas<T> {
             })?;
         let nesting = depth::scan(body, MAX_JSON_DEPTH);
         if nesting.deepest <= SHALLOW_BODY {
-            return parser(body, nesting);
+            return parser(body, nesting, strictness);
         }
         std::thread::scope(|scope| {
             std::thread::Builder::new()
                 .name("deep-body".into())
                 .stack_size(DEEP_BODY_STACK)
-                .spawn_scoped(scope, || parser(body, nesting))
+                .spawn_scoped(scope, || parser(body, nesting, strictness))
                 .map_err(|e| BodyError::Unreadable(e.to_string()))?
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
@@ -277,12 +310,42 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
     /// At `versions`, the body is a `U` (deserialized from JSON), converted
     /// into `T`. Use `#[serde(deny_unknown_fields)]` on `U` to reject
     /// unknown fields.
-    pub fn serde<U>(mut self, versions: VersionSpan) -> Self
+    pub fn serde<U>(self, versions: VersionSpan) -> Self
     where
         U: DeserializeOwned + Into<T> + 'static,
     {
-        let parser: Parser<T> = Box::new(|body: &[u8], nesting| {
+        self.serde_known::<U>(versions, None)
+    }
+
+    /// [`serde`](Self::serde), relaxed by `schema` where it is known, else
+    /// by the fields of `U`.
+    fn serde_known<U>(
+        mut self,
+        versions: VersionSpan,
+        schema: Option<Arc<serde_json::Value>>,
+    ) -> Self
+    where
+        U: DeserializeOwned + Into<T> + 'static,
+    {
+        let fields = relax::struct_fields::<U>();
+        self.described.push((versions, schema.clone()));
+        let parser: Parser<T> = Box::new(move |body: &[u8], nesting, strictness| {
             check_depth(body, nesting)?;
+            if strictness == Strictness::Relaxed {
+                let mut value: serde_json::Value =
+                    from_bounded_slice(body).map_err(|e| BodyError::Malformed(e.to_string()))?;
+                match (&schema, fields) {
+                    (Some(schema), _) => relax::strip_unknown(&mut value, schema),
+                    (None, Some(fields)) => relax::keep_fields(&mut value, fields),
+                    (None, None) => {}
+                }
+                let value: U =
+                    serde_path_to_error::deserialize(value).map_err(|e| BodyError::Invalid {
+                        field: e.path().to_string(),
+                        reason: e.into_inner().to_string(),
+                    })?;
+                return Ok(value.into());
+            }
             let mut de = serde_json::Deserializer::from_slice(body);
             de.disable_recursion_limit();
             let value: U = serde_path_to_error::deserialize(&mut de).map_err(|e| {
@@ -301,22 +364,18 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
             Ok(value.into())
         });
         self.entries.push((versions, Entry::Ready(parser)));
-        self.described.push((versions, None));
         self
     }
 
     /// As [`serde`](Self::serde), with the JSON Schema of `U` derived by
     /// `schemars` kept for the `openapi` generator.
     #[cfg(feature = "schemars")]
-    pub fn serde_schema<U>(mut self, versions: VersionSpan) -> Self
+    pub fn serde_schema<U>(self, versions: VersionSpan) -> Self
     where
         U: DeserializeOwned + Into<T> + schemars::JsonSchema + 'static,
     {
-        self = self.serde::<U>(versions);
-        if let Some(last) = self.described.last_mut() {
-            last.1 = Some(Arc::new(schemars::schema_for!(U).to_value()));
-        }
-        self
+        let schema = Arc::new(schemars::schema_for!(U).to_value());
+        self.serde_known::<U>(versions, Some(schema))
     }
 
     /// At `versions`, the body must validate against the JSON Schema
@@ -365,8 +424,11 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
                 if let Some(formats) = &self.formats {
                     validator = validator.with_format_checker(formats.clone());
                 }
-                Ok(Box::new(move |body: &[u8], nesting| {
-                    let value = python_value(body, nesting)?;
+                Ok(Box::new(move |body: &[u8], nesting, strictness| {
+                    let mut value = python_value(body, nesting)?;
+                    if strictness == Strictness::Relaxed {
+                        relax::strip_unknown(&mut value, &schema);
+                    }
                     validator.validate(&value).map_err(BodyError::Schema)?;
                     convert(value)
                 }))
@@ -374,10 +436,13 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
             MessageStyle::Default => {
                 let validator = jsonschema::validator_for(&schema)
                     .map_err(|e| invalid(Box::new(e.to_owned())))?;
-                Ok(Box::new(move |body: &[u8], nesting| {
+                Ok(Box::new(move |body: &[u8], nesting, strictness| {
                     check_depth(body, nesting)?;
-                    let value: serde_json::Value = from_bounded_slice(body)
+                    let mut value: serde_json::Value = from_bounded_slice(body)
                         .map_err(|e| BodyError::Malformed(e.to_string()))?;
+                    if strictness == Strictness::Relaxed {
+                        relax::strip_unknown(&mut value, &schema);
+                    }
                     if let Some(error) = validator.iter_errors(&value).next() {
                         let field = error.instance_path().to_string();
                         return Err(BodyError::Invalid {
@@ -467,7 +532,6 @@ fn too_deep(body: &[u8], at: usize) -> String {
 
 /// Deserializes a body whose depth is already bounded, without serde's
 /// own limit of 128 levels (which would refuse bodies Python reads).
-#[cfg(feature = "json-schema")]
 fn from_bounded_slice<U: DeserializeOwned>(body: &[u8]) -> serde_json::Result<U> {
     let mut de = serde_json::Deserializer::from_slice(body);
     de.disable_recursion_limit();
@@ -586,7 +650,8 @@ impl IntoResponse for BodyError {
 /// A JSON request body parsed with the schema for the served version.
 ///
 /// The route must be wrapped in [`BodySchemas::extension`] for `T`, and in
-/// the microversion layer.
+/// the microversion layer. Under the legacy root the body is read as
+/// [`BodySchemas::parse_relaxed`] reads it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VersionedJson<T>(pub T);
 
@@ -624,11 +689,16 @@ where
             let given = content_type.unwrap_or_else(|| "None".to_owned());
             return Err(BodyError::UnsupportedMediaType(given).into_response());
         }
+        let strictness = if crate::LegacyRequest::from_extensions(req.extensions()) {
+            Strictness::Relaxed
+        } else {
+            Strictness::Strict
+        };
         let body = Bytes::from_request(req, state)
             .await
             .map_err(IntoResponse::into_response)?;
         schemas
-            .parse(*version, &body)
+            .parse_as(*version, &body, strictness)
             .map(VersionedJson)
             .map_err(IntoResponse::into_response)
     }

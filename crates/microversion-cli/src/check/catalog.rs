@@ -30,6 +30,9 @@ pub(crate) enum CheckId {
     VersionedRoot,
     /// That root names the range of the versions document.
     VersionedRootRange,
+    /// The root of this API version without microversions ignores the
+    /// version headers and names no version.
+    LegacyRoot(String),
 
     // --- 1: case ---
     /// The service type is matched in any case.
@@ -215,6 +218,11 @@ impl CheckId {
                 13,
                 B("versioned-root-range"),
                 B("versioned root names the same range"),
+            ),
+            CheckId::LegacyRoot(id) => (
+                13,
+                format!("legacy-root {id}").into(),
+                format!("{id}'s root ignores the version headers").into(),
             ),
             CheckId::ServiceTypeCase => (
                 1,

@@ -374,6 +374,55 @@ impl Runner {
         false
     }
 
+    /// docs/wire.md 13: an API version without microversions at a root of
+    /// its own (Nova's v2.0 at `/v2/`, served by the v2.1 code) ignores
+    /// the version headers, a malformed version included, and names no
+    /// version in its answers.
+    pub(super) async fn legacy_roots(&mut self, doc: &Document) {
+        let document_path = doc.url.path().trim_end_matches('/').to_owned();
+        let roots: Vec<(String, Url)> = doc
+            .parsed
+            .versions
+            .iter()
+            .filter(|v| v.microversions().is_none())
+            .filter_map(|v| {
+                let link = doc.url.join(v.self_link()?).ok()?;
+                (link.path().trim_end_matches('/') != document_path).then(|| (v.id.clone(), link))
+            })
+            .collect();
+        for (id, link) in roots {
+            let ask = self.expect.ask("pony.horse");
+            let mut headers = vec![(STD, ask.as_str())];
+            let legacy = self.expect.legacy.clone();
+            if let Some(legacy) = &legacy {
+                headers.push((legacy.as_str(), "pony.horse"));
+            }
+            let check = CheckId::LegacyRoot(id);
+            let expected = "200, the version headers ignored and none in the answer (wire.md 13)";
+            match self.prober.get(&link, &headers, true).await {
+                Ok(seen) => {
+                    let mut problems = self.expect.echo_problems(&seen, None);
+                    problems.extend(self.expect.vary_problems(&seen, false));
+                    let status = pass_if(seen.status.is_success() && problems.is_empty());
+                    let mut text = format!(
+                        "GET {link} with a malformed version: {}",
+                        seen.status_text()
+                    );
+                    if !problems.is_empty() {
+                        text = format!("{text}; {}", problems.join("; "));
+                    }
+                    self.push(check, status, text, expected);
+                }
+                Err(e) => self.push(
+                    check,
+                    Status::Fail,
+                    format!("GET {link} failed: {}", error_text(&e)),
+                    expected,
+                ),
+            }
+        }
+    }
+
     /// Without a range from discovery, asks for a version no server has
     /// and reads the range from the 406 (docs/wire.md 10).
     pub(super) async fn learn_from_406(&mut self) {

@@ -45,6 +45,7 @@ impl Runner {
         let mut unversioned = false;
         if let Some(doc) = &document {
             unversioned = self.select(doc).await;
+            self.legacy_roots(doc).await;
         }
         if self.range.is_none() && !unversioned {
             self.learn_from_406().await;

@@ -122,16 +122,29 @@ impl Demo {
 
     /// The demo app: widgets whose shape changes with the version, as in
     /// the server crate's `examples/demo.rs`, with discovery.
+    ///
+    /// Nova's profile also serves its v2.0 API at `/v2`, the minimum
+    /// without version headers, as Nova does.
     pub fn app(&self) -> Router {
-        let api = Microversions::builder(self.service, self.range())
+        let nova = self.profile == Profile::Nova;
+        let mut builder = Microversions::builder(self.service, self.range())
             .profile(self.profile)
-            .version_neutral("/healthcheck")
-            .build()
-            .unwrap();
+            .version_neutral("/healthcheck");
+        if nova {
+            builder = builder.legacy_root("/v2");
+        }
+        let api = builder.build().unwrap();
         let id = format!("v{}", self.min);
+        let mut legacy = Discovery::builder();
+        if nova {
+            legacy = legacy.version(
+                ApiVersionSpec::new("v2.0", "/v2/", VersionStatus::Supported)
+                    .updated("2011-01-21T11:33:21Z"),
+            );
+        }
         let discovery = match self.root {
             None => Discovery::single(&api, &id).unwrap(),
-            Some(root) => Discovery::builder()
+            Some(root) => legacy
                 .version(
                     ApiVersionSpec::new(&id, root, VersionStatus::Current)
                         .microversions(self.range())
@@ -146,10 +159,23 @@ impl Demo {
                 .build()
                 .unwrap(),
         };
-        let prefix = self.prefix();
+        let mut routes = self.widget_routes(VersionedRouter::new(), self.prefix());
+        if nova {
+            routes = self.widget_routes(routes, "/v2");
+        }
+        routes
+            .build()
+            .unwrap()
+            .merge(discovery.router())
+            .route("/healthcheck", get(|| async { "OK" }))
+            .layer(MicroversionLayer::new(api))
+    }
+
+    /// `router` with the widget routes under `prefix`.
+    fn widget_routes(&self, router: VersionedRouter, prefix: &str) -> VersionedRouter {
         let color_from = self.step(1);
         let returns_200_from = self.step(2);
-        VersionedRouter::new()
+        router
             .get(
                 &format!("{prefix}/widgets"),
                 VersionSpan::ALL,
@@ -178,11 +204,6 @@ impl Demo {
                 VersionSpan::new(returns_200_from, None).unwrap(),
                 || async { Json(json!({"gadgets": []})) },
             )
-            .build()
-            .unwrap()
-            .merge(discovery.router())
-            .route("/healthcheck", get(|| async { "OK" }))
-            .layer(MicroversionLayer::new(api))
     }
 
     /// Starts the demo.
@@ -262,6 +283,8 @@ pub enum Fault {
     /// There is no versions document: `GET /` and the versioned root
     /// answer 404.
     NoDocument,
+    /// Nova's `/v2` names the version it served, as `/v2.1` does.
+    LegacyEchoes,
 }
 
 fn is_root(path: &str) -> bool {
@@ -414,6 +437,13 @@ async fn inject(demo: Demo, fault: Fault, mut req: Request, next: Next) -> Respo
         }
         Fault::NoRequestId => {
             headers.remove("x-openstack-request-id");
+        }
+        Fault::LegacyEchoes if path.starts_with("/v2/") || path == "/v2" => {
+            let value = format!("{} {}", demo.service, demo.min);
+            headers.insert(
+                "openstack-api-version",
+                HeaderValue::from_str(&value).unwrap(),
+            );
         }
         Fault::NoComputeRequestId => {
             headers.remove("x-compute-request-id");
