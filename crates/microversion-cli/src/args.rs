@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use microversion::{Profile, VersionRequest};
+use microversion::{Profile, Version, VersionRequest};
 use microversion_client::cli::{CloudArgs, parse_seconds};
 
 /// The exit codes, shown at the end of every `--help`.
@@ -43,6 +43,12 @@ pub(crate) enum Command {
     /// rule, optionally as one of the server crate's profiles.
     #[command(after_help = EXIT_CODES)]
     Check(CheckArgs),
+    /// Tell which clients a narrower range would break (a raised minimum,
+    /// a capped maximum), from the service's request counters: who would
+    /// be refused with 406, who would be served another version, how
+    /// often, and when each was last seen.
+    #[command(after_help = EXIT_CODES)]
+    Impact(ImpactArgs),
 }
 
 /// How `version-list` prints.
@@ -179,6 +185,41 @@ pub(crate) struct CheckArgs {
 
     #[command(flatten)]
     pub(crate) cloud: CloudArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ImpactArgs {
+    /// The service's metrics: their URL (placement-api's `[metrics] bind`
+    /// address and /metrics), or a file of a scrape in the Prometheus text
+    /// format (`-`: standard input).
+    #[arg(value_name = "URL|FILE")]
+    pub(crate) source: String,
+
+    /// The minimum the service would serve.
+    #[arg(long, value_name = "X.Y")]
+    pub(crate) min: Version,
+
+    /// The maximum the service would serve [default: the code's].
+    #[arg(long, value_name = "X.Y")]
+    pub(crate) max: Option<Version>,
+
+    /// An earlier scrape (a URL or a file): count only the requests made
+    /// since it was taken.
+    #[arg(long, value_name = "URL|FILE")]
+    pub(crate) baseline: Option<String>,
+
+    /// Only the clients seen in the last this many hours.
+    #[arg(long, value_name = "HOURS")]
+    pub(crate) hours: Option<f64>,
+
+    /// The service type whose requests to read, when the metrics count
+    /// several.
+    #[arg(long, value_name = "TYPE")]
+    pub(crate) service_type: Option<String>,
+
+    /// Output format.
+    #[arg(short = 'f', long, value_enum, default_value_t = ListFormat::Table)]
+    pub(crate) format: ListFormat,
 }
 
 /// Where a `-d @FILE` body comes from.

@@ -9,7 +9,12 @@
 //! - `microversion check URL --service-type T`: every rule of the
 //!   project's wire specification that can be observed from outside, as
 //!   PASS / FAIL / WARN rows, optionally judged against one of the
-//!   profiles of [`microversion::Profile`] ([`check`]).
+//!   profiles of [`microversion::Profile`] ([`check`]);
+//! - `microversion impact METRICS --min X.Y [--max X.Y]`: which clients a
+//!   narrower range would break, read from the service's request counters
+//!   (a metrics URL or a saved scrape; `--baseline` an earlier one,
+//!   `--hours` the clients seen lately): who would be refused with 406,
+//!   who would be served another version, how often.
 //!
 //! This library is the binary's logic; `main` only calls [`run`]. The
 //! checker is also usable from Rust ([`check::Check`]). The `placement`
@@ -54,6 +59,7 @@ pub mod check;
 mod cloud;
 mod cloud_list;
 mod error;
+pub mod impact;
 mod net;
 mod request;
 mod table;
@@ -197,6 +203,11 @@ async fn dispatch(cli: args::Cli) -> Result<ExitCode, Error> {
             } else {
                 EXIT_SUCCESS
             }))
+        }
+        args::Command::Impact(args) => {
+            let text = impact::run(&args, timeout).await?;
+            write_out(&mut stdout.lock(), &text)?;
+            Ok(ExitCode::from(EXIT_SUCCESS))
         }
     }
 }

@@ -288,8 +288,11 @@ fn version_list_json() {
         endpoints[0]["versions"],
         serde_json::json!([{"id": "v1.0", "status": "CURRENT", "min_version": "1.0", "max_version": "1.39", "served": true}])
     );
-    assert_eq!(endpoints[1]["versions"][0]["id"], "v2.1");
-    assert_eq!(endpoints[1]["versions"][0]["max_version"], "2.104");
+    // Nova's v2.0 (its legacy root, without microversions), then v2.1.
+    assert_eq!(endpoints[1]["versions"][0]["id"], "v2.0");
+    assert_eq!(endpoints[1]["versions"][0]["status"], "SUPPORTED");
+    assert_eq!(endpoints[1]["versions"][1]["id"], "v2.1");
+    assert_eq!(endpoints[1]["versions"][1]["max_version"], "2.104");
     assert!(
         endpoints[2]["error"]
             .as_str()

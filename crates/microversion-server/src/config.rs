@@ -12,6 +12,7 @@ use microversion::{
 use crate::deprecation::Deprecation;
 use crate::error::BuildError;
 use crate::served::{InvalidServedRange, ServedRange};
+use crate::telemetry::Asked;
 
 /// The versioning of one API: its service type, supported range and
 /// profile. Cheap to clone (a reference).
@@ -63,6 +64,8 @@ struct Inner {
     telemetry: crate::telemetry::Telemetry,
     #[cfg(feature = "metrics")]
     count_requests: bool,
+    #[cfg(feature = "metrics")]
+    project_of: Option<crate::telemetry::ProjectOf>,
 }
 
 /// At most this many header values are prepared ahead.
@@ -127,6 +130,8 @@ impl Microversions {
             served: None,
             #[cfg(feature = "metrics")]
             count_requests: true,
+            #[cfg(feature = "metrics")]
+            project_of: None,
         }
     }
 
@@ -216,6 +221,12 @@ impl Microversions {
         self.inner.count_requests
     }
 
+    /// The project of a request, as the service's hook reads it.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn project_of<'a>(&self, extensions: &'a http::Extensions) -> Option<&'a str> {
+        self.inner.project_of.and_then(|hook| hook(extensions))
+    }
+
     /// Whether a request to `path` skips negotiation (health, metrics, and
     /// `/` in profiles whose root is not versioned).
     #[must_use]
@@ -257,24 +268,26 @@ impl Microversions {
             (Some(value), None) => Some(value),
             _ => None,
         };
-        self.negotiate_found(lone, headers)
+        self.negotiate_found(lone, headers).0
     }
 
     /// [`Microversions::negotiate`] for a caller that has looked for the
     /// standard header already: `lone` is its value when the request has
-    /// exactly one, `None` when it has none or several.
+    /// exactly one, `None` when it has none or several. Also says how the
+    /// version was asked (for the telemetry).
     pub(crate) fn negotiate_found(
         &self,
         lone: Option<&HeaderValue>,
         headers: &HeaderMap,
-    ) -> NegotiationOutcome {
+    ) -> (NegotiationOutcome, Asked) {
         if let Some(version) = lone.and_then(|value| self.common_form(value)) {
-            return match self.range().resolve(RequestedVersion::Exact(version)) {
+            let outcome = match self.range().resolve(RequestedVersion::Exact(version)) {
                 Ok(v) => NegotiationOutcome::Served(v),
                 Err(e) => NegotiationOutcome::Unsupported(e.requested()),
             };
+            return (outcome, Asked::Exact);
         }
-        self.negotiate_general(headers.get_all(OPENSTACK_API_VERSION), headers)
+        self.negotiate_asked(headers.get_all(OPENSTACK_API_VERSION), headers)
     }
 
     /// The version a request's only standard header asks for when it is in
@@ -314,11 +327,22 @@ impl Microversions {
     }
 
     /// [`Microversions::negotiate`] for any headers.
+    #[cfg(test)]
     fn negotiate_general(
         &self,
         standard: http::header::GetAll<'_, HeaderValue>,
         headers: &HeaderMap,
     ) -> NegotiationOutcome {
+        self.negotiate_asked(standard, headers).0
+    }
+
+    /// [`Microversions::negotiate`] for any headers, and how the version
+    /// was asked.
+    fn negotiate_asked(
+        &self,
+        standard: http::header::GetAll<'_, HeaderValue>,
+        headers: &HeaderMap,
+    ) -> (NegotiationOutcome, Asked) {
         let inner = &self.inner;
         let range = self.range();
         let decoded = match &inner.rules.legacy_header {
@@ -328,17 +352,27 @@ impl Microversions {
             None => inner.codec.decode(standard),
         };
         match decoded {
-            Decoded::Absent => NegotiationOutcome::Served(range.min()),
-            Decoded::Present(requested) => match range.resolve(requested) {
-                Ok(v) => NegotiationOutcome::Served(v),
-                Err(e) => NegotiationOutcome::Unsupported(e.requested()),
-            },
-            Decoded::Malformed(bad) => match bad.zero_major() {
-                Some(v) if inner.rules.zero_major_is_unsupported => {
-                    NegotiationOutcome::Unsupported(v)
-                }
-                _ => NegotiationOutcome::Malformed(bad.error()),
-            },
+            Decoded::Absent => (NegotiationOutcome::Served(range.min()), Asked::Absent),
+            Decoded::Present(requested) => {
+                let asked = match requested {
+                    RequestedVersion::Latest => Asked::Latest,
+                    RequestedVersion::Exact(_) => Asked::Exact,
+                };
+                let outcome = match range.resolve(requested) {
+                    Ok(v) => NegotiationOutcome::Served(v),
+                    Err(e) => NegotiationOutcome::Unsupported(e.requested()),
+                };
+                (outcome, asked)
+            }
+            Decoded::Malformed(bad) => {
+                let outcome = match bad.zero_major() {
+                    Some(v) if inner.rules.zero_major_is_unsupported => {
+                        NegotiationOutcome::Unsupported(v)
+                    }
+                    _ => NegotiationOutcome::Malformed(bad.error()),
+                };
+                (outcome, Asked::Exact)
+            }
         }
     }
 
@@ -491,9 +525,38 @@ pub struct MicroversionsBuilder {
     served: Option<VersionRange>,
     #[cfg(feature = "metrics")]
     count_requests: bool,
+    #[cfg(feature = "metrics")]
+    project_of: Option<crate::telemetry::ProjectOf>,
 }
 
 impl MicroversionsBuilder {
+    /// How the telemetry finds the project of a request, for the counts
+    /// by client, project and version (feature `metrics`): a function
+    /// reading what the service's authentication, which runs before the
+    /// layer, put in the request's extensions (Keystone's project id).
+    /// Without one, every request counts under the project `unknown`.
+    ///
+    /// ```
+    /// use microversion::VersionRange;
+    /// use microversion_server::Microversions;
+    ///
+    /// /// What the service's authentication puts in a request.
+    /// #[derive(Clone)]
+    /// struct Caller { project_id: Option<String> }
+    ///
+    /// let api = Microversions::builder("placement", VersionRange::from_static("1.0", "1.39"))
+    ///     .telemetry_project(|extensions| {
+    ///         extensions.get::<Caller>()?.project_id.as_deref()
+    ///     })
+    ///     .build()?;
+    /// # Ok::<(), microversion_server::BuildError>(())
+    /// ```
+    #[cfg(feature = "metrics")]
+    pub fn telemetry_project(mut self, project_of: crate::telemetry::ProjectOf) -> Self {
+        self.project_of = Some(project_of);
+        self
+    }
+
     /// Whether the layer counts every negotiation in the
     /// [`Telemetry`](crate::Telemetry) (default `true`; feature
     /// `metrics`). A service whose metrics are turned off in its
@@ -653,6 +716,8 @@ impl MicroversionsBuilder {
                 telemetry: crate::telemetry::Telemetry::new(codec.service_type()),
                 #[cfg(feature = "metrics")]
                 count_requests: self.count_requests,
+                #[cfg(feature = "metrics")]
+                project_of: self.project_of,
                 rules,
                 codec,
             })),
@@ -848,7 +913,7 @@ mod tests {
                     assert_eq!(api.negotiate(&headers), general, "{headers:?}");
                     // As the layer reads the headers.
                     let found = crate::layer::RequestHeaders::read(&headers).lone_version;
-                    assert_eq!(api.negotiate_found(found, &headers), general);
+                    assert_eq!(api.negotiate_found(found, &headers).0, general);
                 }
             }
         }

@@ -17,6 +17,7 @@ use crate::config::{Microversions, NegotiationOutcome, REQUEST_ID};
 use crate::dialect::{ErrorContext, malformed_detail, render, unsupported_detail};
 use crate::error::ApiError;
 use crate::extract::{Negotiated, RequestId};
+use crate::telemetry::Asked;
 
 /// Applies [`Microversion`] to a service.
 ///
@@ -146,16 +147,18 @@ where
         if self.api.is_legacy(req.uri().path()) {
             // Nova's v2.0 on v2.1 code: the minimum, whatever was asked.
             let version = self.api.code_range().min();
-            crate::telemetry::record(&self.api, &req, crate::telemetry::Outcome::Served(version));
+            let served = crate::telemetry::Outcome::Served(version, Asked::Legacy);
+            crate::telemetry::record(&self.api, &req, served);
             finish.legacy = true;
             return self.serve(req, version, finish);
         }
-        match self.api.negotiate_found(read.lone_version, req.headers()) {
+        let (outcome, asked) = self.api.negotiate_found(read.lone_version, req.headers());
+        match outcome {
             NegotiationOutcome::Served(version) => {
                 crate::telemetry::record(
                     &self.api,
                     &req,
-                    crate::telemetry::Outcome::Served(version),
+                    crate::telemetry::Outcome::Served(version, asked),
                 );
                 self.serve(req, version, finish)
             }

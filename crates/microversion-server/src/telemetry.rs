@@ -35,11 +35,24 @@
 //! | `microversion_negotiations_total` | `outcome` (`served`, `malformed`, `unsupported`) |
 //! | `microversion_client_requests_total` | `client`, `outcome` |
 //! | `microversion_client_versions_total` | `client`, `version`: who still asks for old versions |
+//! | `microversion_client_asked_total` | `client`, `project`, `version` (served), `asked` (`none`, `exact`, `latest`, `legacy`) |
+//! | `microversion_client_asked_last_seen_seconds` | the same labels: when such a request last came (a gauge, Unix time) |
+//! | `microversion_telemetry_started_seconds` | when counting began (a gauge, Unix time) |
 //! | `microversion_http_requests_total` | `route`, `method`, `status`, `version` (`none` when none was served) |
 //! | `microversion_http_request_duration_seconds` | `route` (histogram) |
 //!
+//! `asked` says how the version was asked: `none` (no header: the
+//! minimum), `exact` (a number), `latest`, or `legacy` (under the legacy
+//! root, whatever was asked). It tells what a narrower range would do to
+//! each client: raising the minimum above what a client asks by number
+//! refuses it with 406, and serves a client that asks nothing another
+//! version than before; `microversion impact` reads these families. The
+//! project is what [`MicroversionsBuilder::telemetry_project`](crate::MicroversionsBuilder::telemetry_project)
+//! reads from the request (Keystone's project id), else `unknown`.
+//!
 //! Every family also has `service_type`. Labels stay bounded: at most 200
-//! clients apart (the rest are `other`), the registered route templates
+//! clients apart (the rest are `other`), 1,000 projects per client (the
+//! rest are `other`), the registered route templates
 //! (a request no route answered is `unmatched`), the standard methods (any
 //! other is `other`).
 //!
@@ -55,17 +68,49 @@ use crate::config::Microversions;
 /// How negotiation ended for one request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Outcome {
-    Served(Version),
+    Served(Version, Asked),
     Malformed,
     Unsupported,
 }
+
+/// How a served request asked for its version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Asked {
+    /// No version header: the minimum.
+    Absent,
+    /// A version by number.
+    Exact,
+    /// `latest`.
+    Latest,
+    /// Under the legacy root, whatever the headers said.
+    Legacy,
+}
+
+impl Asked {
+    /// Its label value.
+    #[cfg(feature = "metrics")]
+    const fn label(self) -> &'static str {
+        match self {
+            Asked::Absent => "none",
+            Asked::Exact => "exact",
+            Asked::Latest => "latest",
+            Asked::Legacy => "legacy",
+        }
+    }
+}
+
+/// What [`MicroversionsBuilder::telemetry_project`](crate::MicroversionsBuilder::telemetry_project)
+/// takes: reads the project of a request from its extensions.
+#[cfg(feature = "metrics")]
+pub type ProjectOf = for<'a> fn(&'a http::Extensions) -> Option<&'a str>;
 
 /// Counts one request (a no-op without the `metrics` feature).
 #[cfg_attr(not(feature = "metrics"), allow(clippy::missing_const_for_fn))]
 pub(crate) fn record<B>(api: &Microversions, req: &Request<B>, outcome: Outcome) {
     #[cfg(feature = "metrics")]
     if api.counts_requests() {
-        api.telemetry().record(req.headers(), outcome);
+        let project = api.project_of(req.extensions());
+        api.telemetry().record(req.headers(), project, outcome);
     }
     #[cfg(not(feature = "metrics"))]
     let _ = (api, req, outcome);
@@ -88,18 +133,21 @@ mod counters {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::{Arc, Mutex};
 
-    use std::time::Duration;
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
     use http::HeaderMap;
     use http::header::USER_AGENT;
     use microversion::Version;
 
-    use super::Outcome;
     use super::requests::{HttpCounters, RouteTemplate};
+    use super::{Asked, Outcome};
 
     /// At most this many distinct clients are counted apart; the rest are
     /// counted as `other`, so a client cannot grow the label set at will.
     const MAX_CLIENTS: usize = 200;
+
+    /// At most this many projects of one client are counted apart.
+    const MAX_PROJECTS: usize = 1000;
 
     /// Request counters of one API. Cheap to clone (an `Arc`).
     #[derive(Clone, Debug, Default)]
@@ -114,6 +162,8 @@ mod counters {
         versions: Mutex<BTreeMap<Version, u64>>,
         clients: Mutex<HashMap<String, ClientCounts>>,
         http: Mutex<HttpCounters>,
+        /// When counting began (Unix seconds).
+        started: u64,
     }
 
     /// What one client asked for.
@@ -123,15 +173,46 @@ mod counters {
         outcomes: [u64; 3],
         /// The versions it was served.
         versions: BTreeMap<Version, u64>,
+        /// By project, by served version and how it was asked.
+        asked: HashMap<String, BTreeMap<(Version, Asked), Seen>>,
+    }
+
+    /// Requests of one series, and when the last came.
+    #[derive(Clone, Copy, Debug, Default)]
+    struct Seen {
+        count: u64,
+        /// Unix seconds.
+        last: u64,
     }
 
     impl ClientCounts {
-        fn add(&mut self, index: usize, outcome: Outcome) {
+        fn add(&mut self, index: usize, project: Option<&str>, outcome: Outcome) {
             self.outcomes[index] += 1;
-            if let Outcome::Served(version) = outcome {
+            if let Outcome::Served(version, asked) = outcome {
                 *self.versions.entry(version).or_insert(0) += 1;
+                let project = project.unwrap_or("unknown");
+                let by_version = match self.asked.get_mut(project) {
+                    Some(by_version) => by_version,
+                    None => {
+                        let key = if self.asked.len() < MAX_PROJECTS {
+                            project
+                        } else {
+                            "other"
+                        };
+                        self.asked.entry(key.to_owned()).or_default()
+                    }
+                };
+                let seen = by_version.entry((version, asked)).or_default();
+                seen.count += 1;
+                seen.last = unix_now();
             }
         }
+    }
+
+    fn unix_now() -> u64 {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
     }
 
     impl Telemetry {
@@ -139,19 +220,20 @@ mod counters {
             Telemetry {
                 inner: Arc::new(Inner {
                     service_type: service_type.to_owned(),
+                    started: unix_now(),
                     ..Inner::default()
                 }),
             }
         }
 
-        pub(crate) fn record(&self, headers: &HeaderMap, outcome: Outcome) {
+        pub(crate) fn record(&self, headers: &HeaderMap, project: Option<&str>, outcome: Outcome) {
             let index = match outcome {
-                Outcome::Served(_) => 0,
+                Outcome::Served(..) => 0,
                 Outcome::Malformed => 1,
                 Outcome::Unsupported => 2,
             };
             self.inner.outcomes[index].fetch_add(1, Ordering::Relaxed);
-            if let Outcome::Served(version) = outcome {
+            if let Outcome::Served(version, _) = outcome {
                 let mut versions = lock(&self.inner.versions);
                 *versions.entry(version).or_insert(0) += 1;
             }
@@ -161,7 +243,7 @@ mod counters {
                 .map_or("unknown", product_token);
             let mut clients = lock(&self.inner.clients);
             if let Some(counts) = clients.get_mut(client) {
-                counts.add(index, outcome);
+                counts.add(index, project, outcome);
             } else {
                 let key = if clients.len() < MAX_CLIENTS {
                     client
@@ -171,7 +253,7 @@ mod counters {
                 clients
                     .entry(key.to_owned())
                     .or_default()
-                    .add(index, outcome);
+                    .add(index, project, outcome);
             }
         }
 
@@ -281,13 +363,60 @@ mod counters {
                     );
                 }
             }
+            render_asked(&service, &sorted, &mut out);
             drop(clients);
+            out.push_str(
+                "# HELP microversion_telemetry_started_seconds When these counters began, in Unix time.\n",
+            );
+            out.push_str("# TYPE microversion_telemetry_started_seconds gauge\n");
+            let _ = writeln!(
+                out,
+                "microversion_telemetry_started_seconds{{service_type=\"{service}\"}} {}",
+                self.inner.started
+            );
             lock(&self.inner.http).render(&service, &mut out);
             out
         }
     }
 
     const OUTCOMES: [&str; 3] = ["served", "malformed", "unsupported"];
+
+    /// The families by client, project, version and how it was asked.
+    fn render_asked(service: &str, clients: &[(&String, &ClientCounts)], out: &mut String) {
+        let mut series: Vec<(String, u64, u64)> = Vec::new();
+        for (client, counts) in clients {
+            let client = escape(client);
+            let mut projects: Vec<_> = counts.asked.iter().collect();
+            projects.sort_by(|a, b| a.0.cmp(b.0));
+            for (project, by_version) in projects {
+                let project = escape(project);
+                for ((version, asked), seen) in by_version {
+                    let labels = format!(
+                        "service_type=\"{service}\",client=\"{client}\",project=\"{project}\",version=\"{version}\",asked=\"{}\"",
+                        asked.label()
+                    );
+                    series.push((labels, seen.count, seen.last));
+                }
+            }
+        }
+        out.push_str(
+            "# HELP microversion_client_asked_total Requests served, by User-Agent product, project, microversion and how it was asked (none, exact, latest, legacy).\n",
+        );
+        out.push_str("# TYPE microversion_client_asked_total counter\n");
+        for (labels, count, _) in &series {
+            let _ = writeln!(out, "microversion_client_asked_total{{{labels}}} {count}");
+        }
+        out.push_str(
+            "# HELP microversion_client_asked_last_seen_seconds When the last request of the series came, in Unix time.\n",
+        );
+        out.push_str("# TYPE microversion_client_asked_last_seen_seconds gauge\n");
+        for (labels, _, last) in &series {
+            let _ = writeln!(
+                out,
+                "microversion_client_asked_last_seen_seconds{{{labels}}} {last}"
+            );
+        }
+    }
 
     /// A poisoned lock still holds valid counters: keep counting.
     pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -325,18 +454,33 @@ mod counters {
                 USER_AGENT,
                 HeaderValue::from_static("osc-placement/4.0 keystoneauth1/5"),
             );
-            t.record(&h, Outcome::Served(Version::new(1, 39)));
-            t.record(&h, Outcome::Served(Version::new(1, 39)));
-            t.record(&HeaderMap::new(), Outcome::Unsupported);
+            let served = Outcome::Served(Version::new(1, 39), Asked::Latest);
+            t.record(&h, Some("p1"), served);
+            t.record(&h, Some("p1"), served);
+            t.record(&h, None, Outcome::Served(Version::new(1, 0), Asked::Absent));
+            t.record(&HeaderMap::new(), None, Outcome::Unsupported);
             assert_eq!(t.served_at(Version::new(1, 39)), 2);
-            assert_eq!(t.outcomes(), [2, 0, 1]);
+            assert_eq!(t.outcomes(), [3, 0, 1]);
             let text = t.render_prometheus();
             assert!(text.contains(
                 "microversion_requests_total{service_type=\"placement\",version=\"1.39\"} 2"
             ));
             assert!(text.contains(
-                "microversion_client_requests_total{service_type=\"placement\",client=\"osc-placement\",outcome=\"served\"} 2"
+                "microversion_client_requests_total{service_type=\"placement\",client=\"osc-placement\",outcome=\"served\"} 3"
             ));
+            assert!(text.contains(
+                "microversion_client_asked_total{service_type=\"placement\",client=\"osc-placement\",project=\"p1\",version=\"1.39\",asked=\"latest\"} 2\n"
+            ));
+            assert!(text.contains(
+                "microversion_client_asked_total{service_type=\"placement\",client=\"osc-placement\",project=\"unknown\",version=\"1.0\",asked=\"none\"} 1\n"
+            ));
+            let last_seen = text
+                .lines()
+                .find(|l| l.starts_with("microversion_client_asked_last_seen_seconds{service_type=\"placement\",client=\"osc-placement\",project=\"p1\""))
+                .and_then(|l| l.rsplit(' ').next())
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap();
+            assert!(last_seen >= t.inner.started && last_seen <= unix_now());
             assert!(text.contains(
                 "microversion_client_requests_total{service_type=\"placement\",client=\"unknown\",outcome=\"unsupported\"} 1"
             ));
@@ -356,7 +500,7 @@ mod counters {
                     USER_AGENT,
                     HeaderValue::try_from(format!("c{i}/1")).unwrap(),
                 );
-                t.record(&h, Outcome::Malformed);
+                t.record(&h, None, Outcome::Malformed);
             }
             let clients = lock(&t.inner.clients);
             assert_eq!(clients.len(), MAX_CLIENTS + 1);
@@ -384,10 +528,11 @@ mod tests {
             .count_requests(false)
             .build()
             .unwrap();
-        record(&off, &req, Outcome::Served(Version::new(1, 2)));
+        let served = Outcome::Served(Version::new(1, 2), Asked::Exact);
+        record(&off, &req, served);
         assert_eq!(off.telemetry().outcomes(), [0, 0, 0]);
         let on = Microversions::builder("placement", range).build().unwrap();
-        record(&on, &req, Outcome::Served(Version::new(1, 2)));
+        record(&on, &req, served);
         assert_eq!(on.telemetry().outcomes(), [1, 0, 0]);
     }
 }

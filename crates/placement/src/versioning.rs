@@ -30,7 +30,15 @@ fn builder(count_requests: bool) -> Result<MicroversionsBuilder, BuildError> {
     let history = crate::history::history()?;
     Ok(Microversions::builder(SERVICE_TYPE, history.range())
         .profile(Profile::Placement)
-        .count_requests(count_requests))
+        .count_requests(count_requests)
+        // The project Keystone (or noauth2) named, for the counts of who
+        // asks for which version.
+        .telemetry_project(|extensions| {
+            extensions
+                .get::<crate::context::RequestContext>()?
+                .project_id
+                .as_deref()
+        }))
 }
 
 /// The range `served` names inside the code's range: each bound unset is

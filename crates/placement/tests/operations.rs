@@ -4,7 +4,8 @@
 //! known sequence of requests, then the scraped counts and the log lines,
 //! text (upstream's, byte for byte but the time and pid) and JSON; and
 //! what an operator changes: the range of microversions served
-//! (`[microversions]`), at the start and on SIGHUP.
+//! (`[microversions]`), at the start and on SIGHUP, and what raising its
+//! minimum would break (`microversion impact` on the counters).
 //!
 //! With `PLACEMENT_PROMTOOL` naming `promtool`, the scraped text is also
 //! checked by `promtool check metrics` (scripts/test.sh sets it when
@@ -1202,4 +1203,142 @@ fn a_range_it_cannot_serve_refuses_to_start_naming_what_is_accepted() {
             "{section}: {stderr}"
         );
     }
+}
+
+/// `count` requests of `GET /resource_providers` from one client, four at
+/// a time: its `User-Agent`, its noauth2 token (`user:project`, an
+/// administrator) and the version header it sends, if any. Returns the
+/// statuses seen.
+async fn client_load(
+    base: &str,
+    user_agent: &str,
+    token: &str,
+    version: Option<&str>,
+    count: usize,
+) -> Vec<u16> {
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .user_agent(user_agent)
+        .build()
+        .unwrap();
+    let one = || {
+        // An administrator of the token's project: the legacy policy
+        // lets only administrators list providers.
+        let mut req = client
+            .get(format!("{base}/resource_providers"))
+            .header("x-auth-token", token)
+            .header("x-roles", "admin");
+        if let Some(v) = version {
+            req = req.header("openstack-api-version", v);
+        }
+        async move { req.send().await.unwrap().status().as_u16() }
+    };
+    let mut statuses = Vec::new();
+    while statuses.len() < count {
+        let batch = (count - statuses.len()).min(4);
+        statuses.extend(futures_util::future::join_all((0..batch).map(|_| one())).await);
+    }
+    statuses
+}
+
+#[tokio::test]
+async fn impact_names_the_clients_a_raised_minimum_would_refuse() {
+    let dir = Scratch::new("placement-operations-impact");
+    let service = Service::start(dir.path(), "[metrics]\nbind = 127.0.0.1:0\n", &[]);
+    let base = service.base.as_str();
+    let metrics = service.metrics.clone().expect("metrics are on");
+    // A mixed load, the clients at once: an old tool pinned to 1.5, Nova's
+    // scheduler at 1.36, curl sending no version, osc at latest, and a
+    // client asking for a version the service does not have.
+    let (old, nova, curl, osc, broken) = tokio::join!(
+        client_load(base, "old-tool/0.9", "ops:p-old", Some("placement 1.5"), 24),
+        client_load(
+            base,
+            "nova-scheduler/34.0",
+            "nova:service",
+            Some("placement 1.36"),
+            40
+        ),
+        client_load(base, "curl/8.5.0", "dev:p-dev", None, 12),
+        client_load(
+            base,
+            "osc-placement/4.6 keystoneauth1/5",
+            "admin",
+            Some("placement latest"),
+            8
+        ),
+        client_load(base, "broken/1", "x:p-x", Some("placement 1.99"), 4),
+    );
+    for statuses in [&old, &nova, &curl, &osc] {
+        assert!(statuses.iter().all(|s| *s == 200), "{statuses:?}");
+    }
+    assert!(broken.iter().all(|s| *s == 406), "{broken:?}");
+    let baseline = dir.join("before.prom");
+    let scrape = reqwest::get(&metrics).await.unwrap().text().await.unwrap();
+    std::fs::write(&baseline, &scrape).unwrap();
+    assert!(
+        scrape.contains(
+            "microversion_client_asked_total{service_type=\"placement\",client=\"old-tool\",project=\"p-old\",version=\"1.5\",asked=\"exact\"} 24\n"
+        ),
+        "{scrape}"
+    );
+    assert!(scrape.contains(
+        "microversion_client_asked_total{service_type=\"placement\",client=\"curl\",project=\"p-dev\",version=\"1.0\",asked=\"none\"} 12\n"
+    ));
+    assert!(scrape.contains(
+        "microversion_client_asked_total{service_type=\"placement\",client=\"osc-placement\",project=\"admin\",version=\"1.39\",asked=\"latest\"} 8\n"
+    ));
+
+    let timeout = Duration::from_secs(10);
+    let min = microversion::Version::new(1, 20);
+    let impact = microversion_cli::impact::Query::new(min)
+        .read(&metrics, timeout)
+        .await
+        .expect("the counters are read");
+    assert_eq!(impact.requests(), 24 + 40 + 12 + 8);
+    assert_eq!(impact.refused_requests(), 24);
+    assert_eq!(impact.changed_requests(), 12);
+    assert_eq!(
+        impact.refused_of("old-tool", "p-old"),
+        [(microversion::Version::new(1, 5), 24)].into()
+    );
+    assert!(impact.refused_of("nova-scheduler", "service").is_empty());
+    let table = impact.to_table();
+    assert!(table.contains("old-tool  p-old    24 at 1.5"), "{table}");
+    assert!(table.contains("curl      p-dev    -"), "{table}");
+    assert!(table.contains("12 at 1.0 (would get 1.20)"), "{table}");
+    assert!(!table.contains("nova-scheduler"), "{table}");
+    let json = impact.to_json();
+    assert_eq!(json["refused_requests"], 24);
+    assert_eq!(json["clients"][1]["client"], "old-tool");
+    assert_eq!(json["clients"][1]["refused"]["1.5"], 24);
+
+    // Raised above Nova's 1.36, the scheduler breaks too.
+    let above_nova = microversion_cli::impact::Query::new(microversion::Version::new(1, 37))
+        .read(&metrics, timeout)
+        .await
+        .unwrap();
+    assert_eq!(above_nova.refused_requests(), 24 + 40);
+
+    // Since a baseline: only what came after it.
+    client_load(base, "old-tool/0.9", "ops:p-old", Some("placement 1.5"), 3).await;
+    let since = microversion_cli::impact::Query::new(min)
+        .baseline(baseline.to_str().unwrap())
+        .hours(1.0)
+        .read(&metrics, timeout)
+        .await
+        .unwrap();
+    assert_eq!((since.refused_requests(), since.changed_requests()), (3, 0));
+    assert_eq!(since.requests(), 3);
+
+    // An empty range is no question.
+    let err = microversion_cli::impact::Query::new(min)
+        .max(microversion::Version::new(1, 10))
+        .read(&metrics, timeout)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "--max 1.10 is below --min 1.20: the range would be empty"
+    );
 }
