@@ -57,8 +57,8 @@
 //! other is `other`).
 //!
 //! Without the feature nothing is counted. In both cases every negotiated
-//! request runs inside a `tracing` span named `microversion` with the
-//! fields `version` and `request_id`.
+//! request runs inside a `tracing` span named `microversion`, at debug
+//! level, with the fields `version` and `request_id`.
 
 use http::Request;
 use microversion::Version;

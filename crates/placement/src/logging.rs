@@ -28,10 +28,14 @@
 mod batch;
 
 pub use batch::Batches;
+use batch::LogOutput;
 
+use std::cell::RefCell;
 use std::fmt::{self, Write as _};
 use std::fs::OpenOptions;
+use std::io::Write as _;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use anyhow::Context as _;
 use time::{OffsetDateTime, UtcOffset};
@@ -86,6 +90,11 @@ pub fn init(config: &Config) -> anyhow::Result<Batches> {
         (Some(_), false) => {}
     }
     let writer = writers.writer();
+    let default_levels = std::env::var_os("RUST_LOG").is_none_or(|v| v.is_empty());
+    let direct = (!config.log_json && default_levels).then(|| RequestLines {
+        format: OsloFormat::new(offset),
+        output: writer.clone(),
+    });
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(false)
@@ -95,8 +104,11 @@ pub fn init(config: &Config) -> anyhow::Result<Batches> {
     } else {
         builder.event_format(OsloFormat::new(offset)).try_init()
     };
-    // Another subscriber (an embedding program's) stays in place.
-    let _ = installed;
+    // Another subscriber (an embedding program's) stays in place, and
+    // then takes the request log's lines too.
+    if let (Ok(()), Some(direct)) = (installed, direct) {
+        let _ = REQUEST_LINES.set(direct);
+    }
     Ok(writers)
 }
 
@@ -112,14 +124,24 @@ fn open(path: &Path) -> anyhow::Result<std::fs::File> {
 #[derive(Debug)]
 pub(crate) struct OsloFormat {
     offset: UtcOffset,
-    pid: u32,
+    /// The process id between spaces, as every line has it.
+    pid: String,
+}
+
+/// The request context of a line: the global request id, the request id
+/// and the user identity.
+#[derive(Clone, Copy, Debug)]
+struct Context<'a> {
+    global_request_id: &'a str,
+    request_id: &'a str,
+    user_identity: &'a str,
 }
 
 impl OsloFormat {
     pub(crate) fn new(offset: UtcOffset) -> Self {
         OsloFormat {
             offset,
-            pid: std::process::id(),
+            pid: format!(" {} ", std::process::id()),
         }
     }
 
@@ -131,40 +153,135 @@ impl OsloFormat {
         target: &str,
         fields: &Fields,
     ) -> fmt::Result {
-        let now = now.to_offset(self.offset);
-        write!(
-            out,
-            "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:03} {} {} ",
-            now.year(),
-            u8::from(now.month()),
-            now.day(),
-            now.hour(),
-            now.minute(),
-            now.second(),
-            now.millisecond(),
-            self.pid,
-            level_name(level),
-        )?;
-        for (i, part) in target.split("::").enumerate() {
-            if i > 0 {
-                out.write_char('.')?;
-            }
-            out.write_str(part)?;
-        }
-        match &fields.request_id {
-            Some(request_id) => write!(
-                out,
-                " [{} {} {}] ",
-                fields.global_request_id.as_deref().unwrap_or("None"),
-                request_id,
-                fields.user_identity.as_deref().unwrap_or("- - - - - -"),
-            )?,
-            None => out.write_str(" [-] ")?,
-        }
-        out.write_str(&fields.message)?;
+        let context = fields.request_id.get().map(|request_id| Context {
+            global_request_id: fields.global_request_id.get().unwrap_or("None"),
+            request_id,
+            user_identity: fields.user_identity.get().unwrap_or("- - - - - -"),
+        });
+        self.write_parts(out, now, level, target, context, &fields.message)?;
         out.write_str(&fields.rest)?;
         out.write_char('\n')
     }
+
+    /// A line up to the end of its message.
+    fn write_parts(
+        &self,
+        out: &mut impl fmt::Write,
+        now: OffsetDateTime,
+        level: Level,
+        target: &str,
+        context: Option<Context<'_>>,
+        message: &str,
+    ) -> fmt::Result {
+        write_time(out, now.to_offset(self.offset))?;
+        out.write_str(&self.pid)?;
+        out.write_str(level_name(level))?;
+        out.write_char(' ')?;
+        if target.as_bytes().contains(&b':') {
+            for (i, part) in target.split("::").enumerate() {
+                if i > 0 {
+                    out.write_char('.')?;
+                }
+                out.write_str(part)?;
+            }
+        } else {
+            out.write_str(target)?;
+        }
+        match context {
+            Some(context) => {
+                out.write_str(" [")?;
+                out.write_str(context.global_request_id)?;
+                out.write_char(' ')?;
+                out.write_str(context.request_id)?;
+                out.write_char(' ')?;
+                out.write_str(context.user_identity)?;
+                out.write_str("] ")?;
+            }
+            None => out.write_str(" [-] ")?,
+        }
+        out.write_str(message)
+    }
+}
+
+/// The request log's lines, written straight to the log's destinations
+/// in the text form: the same bytes the subscriber would write, without
+/// the event's dispatch, field records and copies, which cost a light
+/// request more than the rest of its line (BENCHMARKS.md, "The request
+/// log"). Used when the log is the text one at its default levels (with
+/// `RUST_LOG` set, every line goes through the subscriber and its filter).
+#[derive(Debug)]
+pub(crate) struct RequestLines {
+    format: OsloFormat,
+    output: LogOutput,
+}
+
+static REQUEST_LINES: OnceLock<RequestLines> = OnceLock::new();
+
+/// The direct writer of the request log's lines, when [`init`] set one.
+pub(crate) fn request_lines() -> Option<&'static RequestLines> {
+    REQUEST_LINES.get()
+}
+
+impl RequestLines {
+    /// Writes one info line of the request log.
+    pub(crate) fn write(
+        &self,
+        global_request_id: &str,
+        request_id: &str,
+        user_identity: &str,
+        message: &str,
+    ) {
+        thread_local! {
+            static LINE: RefCell<String> = RefCell::default();
+        }
+        let context = Context {
+            global_request_id,
+            request_id,
+            user_identity,
+        };
+        let now = OffsetDateTime::now_utc();
+        LINE.with(|kept| {
+            let mut own = String::new();
+            let mut borrowed = kept.try_borrow_mut().ok();
+            let line = borrowed.as_deref_mut().unwrap_or(&mut own);
+            line.clear();
+            let target = crate::requestlog::TARGET;
+            if self
+                .format
+                .write_parts(line, now, Level::INFO, target, Some(context), message)
+                .is_ok()
+            {
+                line.push('\n');
+                let _ = (&self.output).write_all(line.as_bytes());
+            }
+        });
+    }
+}
+
+/// `YYYY-MM-DD HH:MM:SS.mmm`, digit by digit: the formatting machinery
+/// with its padding costs more than the rest of the line's head.
+fn write_time(out: &mut impl fmt::Write, now: OffsetDateTime) -> fmt::Result {
+    let Ok(year) = u32::try_from(now.year()) else {
+        return write!(out, "{now}");
+    };
+    if year > 9999 {
+        return write!(out, "{now}");
+    }
+    let mut text = *b"0000-00-00 00:00:00.000";
+    let mut put = |at: std::ops::Range<usize>, mut n: u32| {
+        for digit in text[at].iter_mut().rev() {
+            *digit = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+    };
+    put(0..4, year);
+    put(5..7, u32::from(u8::from(now.month())));
+    put(8..10, u32::from(now.day()));
+    put(11..13, u32::from(now.hour()));
+    put(14..16, u32::from(now.minute()));
+    put(17..19, u32::from(now.second()));
+    put(20..23, u32::from(now.millisecond()));
+    out.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
 }
 
 /// Python's level names.
@@ -179,22 +296,57 @@ fn level_name(level: Level) -> &'static str {
 }
 
 /// An event's message, its context fields, and the others as ` key=value`.
+/// One per thread is kept and cleared between events, so that an event
+/// allocates nothing once its thread has seen lines as long.
 #[derive(Debug, Default)]
 struct Fields {
     message: String,
-    request_id: Option<String>,
-    global_request_id: Option<String>,
-    user_identity: Option<String>,
+    request_id: Slot,
+    global_request_id: Slot,
+    user_identity: Slot,
     rest: String,
+}
+
+/// A context field: its text, when the event has it.
+#[derive(Debug, Default)]
+struct Slot {
+    text: String,
+    set: bool,
+}
+
+impl Slot {
+    fn set(&mut self, value: &str) {
+        self.text.clear();
+        self.text.push_str(value);
+        self.set = true;
+    }
+
+    fn get(&self) -> Option<&str> {
+        self.set.then_some(self.text.as_str())
+    }
+}
+
+impl Fields {
+    fn clear(&mut self) {
+        self.message.clear();
+        self.rest.clear();
+        for slot in [
+            &mut self.request_id,
+            &mut self.global_request_id,
+            &mut self.user_identity,
+        ] {
+            slot.set = false;
+        }
+    }
 }
 
 impl Visit for Fields {
     fn record_str(&mut self, field: &Field, value: &str) {
         match field.name() {
             "message" => self.message.push_str(value),
-            "request_id" => self.request_id = Some(value.to_owned()),
-            "global_request_id" => self.global_request_id = Some(value.to_owned()),
-            "user_identity" => self.user_identity = Some(value.to_owned()),
+            "request_id" => self.request_id.set(value),
+            "global_request_id" => self.global_request_id.set(value),
+            "user_identity" => self.user_identity.set(value),
             name => {
                 let _ = write!(self.rest, " {name}={value}");
             }
@@ -227,16 +379,23 @@ where
         mut writer: Writer<'_>,
         event: &Event<'_>,
     ) -> fmt::Result {
-        let mut fields = Fields::default();
-        event.record(&mut fields);
+        thread_local! {
+            static FIELDS: RefCell<Fields> = RefCell::default();
+        }
         let meta = event.metadata();
-        self.write_line(
-            &mut writer,
-            OffsetDateTime::now_utc(),
-            *meta.level(),
-            meta.target(),
-            &fields,
-        )
+        let now = OffsetDateTime::now_utc();
+        FIELDS.with(|kept| {
+            // An event logged while one is formatted gets its own.
+            let mut own = None;
+            let mut borrowed = kept.try_borrow_mut().ok();
+            let fields = match borrowed.as_deref_mut() {
+                Some(fields) => fields,
+                None => own.insert(Fields::default()),
+            };
+            fields.clear();
+            event.record(fields);
+            self.write_line(&mut writer, now, *meta.level(), meta.target(), fields)
+        })
     }
 }
 
@@ -246,10 +405,16 @@ mod tests {
 
     use super::*;
 
+    fn slot(text: &str) -> Slot {
+        let mut slot = Slot::default();
+        slot.set(text);
+        slot
+    }
+
     fn line(fields: &Fields, level: Level, target: &str) -> String {
         let format = OsloFormat {
             offset: offset!(+1),
-            pid: 16449,
+            pid: " 16449 ".to_owned(),
         };
         let mut out = String::new();
         format
@@ -271,8 +436,8 @@ mod tests {
                 message:
                     "127.0.0.1 \"GET /resource_providers\" status: 200 len: 26 microversion: 1.0"
                         .to_owned(),
-                request_id: Some("req-74c3b9ff-763b-4bb2-801a-b3adaa0869c9".to_owned()),
-                user_identity: Some("admin admin - - - -".to_owned()),
+                request_id: slot("req-74c3b9ff-763b-4bb2-801a-b3adaa0869c9"),
+                user_identity: slot("admin admin - - - -"),
                 ..Fields::default()
             },
             Level::INFO,
@@ -282,6 +447,16 @@ mod tests {
             text,
             "2026-11-24 07:41:10.162 16449 INFO placement.requestlog [None req-74c3b9ff-763b-4bb2-801a-b3adaa0869c9 admin admin - - - -] 127.0.0.1 \"GET /resource_providers\" status: 200 len: 26 microversion: 1.0\n"
         );
+    }
+
+    #[test]
+    fn the_time_is_written_digit_by_digit() {
+        let mut out = String::new();
+        write_time(&mut out, datetime!(2026-01-02 03:04:05.007 UTC)).unwrap();
+        assert_eq!(out, "2026-01-02 03:04:05.007");
+        out.clear();
+        write_time(&mut out, datetime!(0999-12-31 23:59:59.999_9 UTC)).unwrap();
+        assert_eq!(out, "0999-12-31 23:59:59.999");
     }
 
     #[test]
