@@ -167,6 +167,11 @@ fn is_request_id(value: &[u8]) -> bool {
 /// character (PEP 3333's latin-1).
 fn push_decoded_path(out: &mut String, path: &str) {
     let bytes = path.as_bytes();
+    // Most paths have nothing to decode: ASCII without `%` is itself.
+    if !bytes.iter().any(|&b| b == b'%' || !b.is_ascii()) {
+        out.push_str(path);
+        return;
+    }
     let mut i = 0;
     while i < bytes.len() {
         let byte = match bytes[i] {
