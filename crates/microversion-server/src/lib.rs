@@ -81,8 +81,9 @@
 //!
 //! # Features
 //!
-//! - `metrics`: request counters by version, client and outcome, and by
-//!   route template, method and status with latency histograms, in the
+//! - `metrics`: request counters by version, client and outcome, by
+//!   client, project and how the version was asked, and by route
+//!   template, method and status with latency histograms, in the
 //!   Prometheus text format (see [`telemetry`]).
 //! - `json-schema`: request bodies validated against JSON Schema documents;
 //!   with [`MessageStyle::Python`], errors worded as Python's jsonschema
