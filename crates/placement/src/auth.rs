@@ -19,7 +19,7 @@ use std::sync::Arc;
 use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use http::StatusCode;
+use http::{HeaderName, StatusCode};
 use microversion_server::ApiError;
 
 use crate::context::RequestContext;
@@ -32,18 +32,17 @@ use crate::keystone_authtoken::KeystoneAuthtoken;
 pub(crate) enum Caller {
     /// The identity Keystone validated.
     Keystone(Arc<keystone_auth::Identity>),
-    /// The context `noauth2` made of the token and headers, with the
-    /// user's and the project's domains (`x-user-domain-id`,
-    /// `x-project-domain-id`), which only the log shows.
-    Noauth2 {
-        /// The request context.
-        context: RequestContext,
-        /// `x-user-domain-id`.
-        user_domain: Option<String>,
-        /// `x-project-domain-id`.
-        project_domain: Option<String>,
-    },
+    /// oslo.context's user identity of the context `noauth2` made of the
+    /// token and headers, with the user's and the project's domains
+    /// (`x-user-domain-id`, `x-project-domain-id`), which only the log
+    /// shows: formatted when the context is made, so that nothing of the
+    /// context is copied for the log.
+    Noauth2(String),
 }
+
+/// The domains `noauth2` reads for the log.
+const USER_DOMAIN: HeaderName = HeaderName::from_static("x-user-domain-id");
+const PROJECT_DOMAIN: HeaderName = HeaderName::from_static("x-project-domain-id");
 
 /// Marks a response refused where upstream refuses it before its
 /// microversion middleware (`noauth2`'s 401): the request log shows no
@@ -119,17 +118,12 @@ pub(crate) async fn noauth2_context(log_caller: bool, mut req: Request, next: Ne
     };
     let context = context_from(&String::from_utf8_lossy(token.as_bytes()), req.headers());
     let caller = log_caller.then(|| {
-        let header = |name: &str| {
-            req.headers()
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned)
-        };
-        Caller::Noauth2 {
-            context: context.clone(),
-            user_domain: header("x-user-domain-id"),
-            project_domain: header("x-project-domain-id"),
-        }
+        let header = |name: &HeaderName| req.headers().get(name).and_then(|v| v.to_str().ok());
+        Caller::Noauth2(crate::requestlog::noauth2_identity(
+            &context,
+            header(&USER_DOMAIN),
+            header(&PROJECT_DOMAIN),
+        ))
     });
     req.extensions_mut().insert(context);
     let mut response = next.run(req).await;

@@ -23,6 +23,7 @@
 //! an inbound `X-OpenStack-Request-Id` of the form `req-UUID`, as
 //! oslo.middleware accepts it, else `None`.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 
@@ -36,6 +37,7 @@ use microversion_server::REQUEST_ID;
 use microversion_server::RequestId;
 
 use crate::auth::{Caller, RefusedUnversioned};
+use crate::context::RequestContext;
 use crate::proxy::Origin;
 
 /// The target (oslo.log's logger name) of the request log lines.
@@ -223,22 +225,28 @@ fn served_version(headers: &HeaderMap) -> Option<&str> {
 }
 
 /// oslo.context's user identity of the caller authentication found.
-fn caller_identity(caller: &Caller) -> String {
+fn caller_identity(caller: &Caller) -> Cow<'_, str> {
     match caller {
-        Caller::Keystone(identity) => keystone_identity(identity),
-        Caller::Noauth2 {
-            context,
-            user_domain,
-            project_domain,
-        } => user_identity([
-            Some(context.user_id.as_str()),
-            context.project_id.as_deref(),
-            context.domain_id.as_deref(),
-            context.system_scope.as_deref(),
-            user_domain.as_deref(),
-            project_domain.as_deref(),
-        ]),
+        Caller::Keystone(identity) => Cow::Owned(keystone_identity(identity)),
+        Caller::Noauth2(identity) => Cow::Borrowed(identity),
     }
+}
+
+/// oslo.context's user identity of a `noauth2` context, with the user's
+/// and the project's domains the request named.
+pub(crate) fn noauth2_identity(
+    context: &RequestContext,
+    user_domain: Option<&str>,
+    project_domain: Option<&str>,
+) -> String {
+    user_identity([
+        Some(context.user_id.as_str()),
+        context.project_id.as_deref(),
+        context.domain_id.as_deref(),
+        context.system_scope.as_deref(),
+        user_domain,
+        project_domain,
+    ])
 }
 
 /// oslo.context's user identity of a Keystone token.
@@ -352,15 +360,12 @@ mod tests {
 
     #[test]
     fn noauth2_identities_take_the_domain_headers() {
-        let caller = Caller::Noauth2 {
-            context: crate::context::RequestContext {
-                user_id: "alice".to_owned(),
-                project_id: Some("proj1".to_owned()),
-                ..Default::default()
-            },
-            user_domain: Some("default".to_owned()),
-            project_domain: Some(String::new()),
+        let context = RequestContext {
+            user_id: "alice".to_owned(),
+            project_id: Some("proj1".to_owned()),
+            ..Default::default()
         };
+        let caller = Caller::Noauth2(noauth2_identity(&context, Some("default"), Some("")));
         assert_eq!(caller_identity(&caller), "alice proj1 - - default -");
     }
 
