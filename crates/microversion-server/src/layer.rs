@@ -273,7 +273,9 @@ impl Finish {
         }
         let rules = self.api.rules();
         let headers = response.headers_mut();
-        if let Some(version) = self.served.filter(|_| !self.legacy) {
+        // Under the legacy root the answer names no version.
+        let versioned = self.served.filter(|_| !self.legacy);
+        if let Some(version) = versioned {
             set_version_headers(&self.api, version, headers);
             // An operation's own deprecation (the router's) speaks first.
             if let Some(deprecation) = self.api.deprecation_of(version)
@@ -283,7 +285,7 @@ impl Finish {
             }
             set_range_headers(&self.api, headers);
         }
-        if rules.vary && self.served.is_some() && !self.legacy {
+        if rules.vary && versioned.is_some() {
             append_vary(headers, self.api.vary_value());
         }
         self.set_request_id(headers);

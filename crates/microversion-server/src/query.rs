@@ -45,15 +45,16 @@ where
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
         let query = parts.uri.query().unwrap_or_default();
-        let invalid = |e: serde_urlencoded::de::Error| {
+        let invalid = |e: &dyn std::fmt::Display| {
             ApiError::bad_request(format!("Invalid query string: {e}")).into_response()
         };
         let Some(fields) = relax::struct_fields::<T>() else {
             return serde_urlencoded::from_str(query)
                 .map(StrictQuery)
-                .map_err(invalid);
+                .map_err(|e| invalid(&e));
         };
-        let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query).map_err(invalid)?;
+        let pairs: Vec<(String, String)> =
+            serde_urlencoded::from_str(query).map_err(|e| invalid(&e))?;
         let (known, unknown): (Vec<_>, Vec<_>) = pairs
             .into_iter()
             .partition(|(name, _)| fields.contains(&name.as_str()));
@@ -77,11 +78,9 @@ where
             ))
             .into_response());
         }
-        let kept = serde_urlencoded::to_string(&known).map_err(|e| {
-            ApiError::bad_request(format!("Invalid query string: {e}")).into_response()
-        })?;
+        let kept = serde_urlencoded::to_string(&known).map_err(|e| invalid(&e))?;
         serde_urlencoded::from_str(&kept)
             .map(StrictQuery)
-            .map_err(invalid)
+            .map_err(|e| invalid(&e))
     }
 }

@@ -339,12 +339,7 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
                     (None, Some(fields)) => relax::keep_fields(&mut value, fields),
                     (None, None) => {}
                 }
-                let value: U =
-                    serde_path_to_error::deserialize(value).map_err(|e| BodyError::Invalid {
-                        field: e.path().to_string(),
-                        reason: e.into_inner().to_string(),
-                    })?;
-                return Ok(value.into());
+                return from_value::<U>(value).map(Into::into);
             }
             let mut de = serde_json::Deserializer::from_slice(body);
             de.disable_recursion_limit();
@@ -385,12 +380,7 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
     where
         T: DeserializeOwned,
     {
-        let convert = Arc::new(|value: serde_json::Value| {
-            serde_path_to_error::deserialize(value).map_err(|e| BodyError::Invalid {
-                field: e.path().to_string(),
-                reason: e.into_inner().to_string(),
-            })
-        });
+        let convert = Arc::new(from_value::<T>);
         self.described
             .push((versions, Some(Arc::new(schema.clone()))));
         self.entries.push((
@@ -528,6 +518,14 @@ fn too_deep(body: &[u8], at: usize) -> String {
         depth::TOO_DEEP,
         at - line_start + 1
     )
+}
+
+/// A `U` of a body already read as JSON, refused naming the field.
+fn from_value<U: DeserializeOwned>(value: serde_json::Value) -> Result<U, BodyError> {
+    serde_path_to_error::deserialize(value).map_err(|e| BodyError::Invalid {
+        field: e.path().to_string(),
+        reason: e.into_inner().to_string(),
+    })
 }
 
 /// Deserializes a body whose depth is already bounded, without serde's

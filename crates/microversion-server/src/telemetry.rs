@@ -193,20 +193,25 @@ mod counters {
                 let project = project.unwrap_or("unknown");
                 let by_version = match self.asked.get_mut(project) {
                     Some(by_version) => by_version,
-                    None => {
-                        let key = if self.asked.len() < MAX_PROJECTS {
-                            project
-                        } else {
-                            "other"
-                        };
-                        self.asked.entry(key.to_owned()).or_default()
-                    }
+                    None => new_entry(&mut self.asked, project, MAX_PROJECTS),
                 };
                 let seen = by_version.entry((version, asked)).or_default();
                 seen.count += 1;
                 seen.last = unix_now();
             }
         }
+    }
+
+    /// The entry for `key`, which `map` lacks: made, or `other`'s once
+    /// `map` holds `max` keys, so that a client cannot grow the label set
+    /// at will. (Callers look `key` up first: one lookup when it is there.)
+    fn new_entry<'m, V: Default>(
+        map: &'m mut HashMap<String, V>,
+        key: &str,
+        max: usize,
+    ) -> &'m mut V {
+        let key = if map.len() < max { key } else { "other" };
+        map.entry(key.to_owned()).or_default()
     }
 
     fn unix_now() -> u64 {
@@ -242,19 +247,11 @@ mod counters {
                 .and_then(|v| v.to_str().ok())
                 .map_or("unknown", product_token);
             let mut clients = lock(&self.inner.clients);
-            if let Some(counts) = clients.get_mut(client) {
-                counts.add(index, project, outcome);
-            } else {
-                let key = if clients.len() < MAX_CLIENTS {
-                    client
-                } else {
-                    "other"
-                };
-                clients
-                    .entry(key.to_owned())
-                    .or_default()
-                    .add(index, project, outcome);
-            }
+            let counts = match clients.get_mut(client) {
+                Some(counts) => counts,
+                None => new_entry(&mut clients, client, MAX_CLIENTS),
+            };
+            counts.add(index, project, outcome);
         }
 
         /// Records one answered request (for [`super::HttpMetricsFuture`]).
