@@ -91,8 +91,9 @@ pub fn init(config: &Config) -> anyhow::Result<Batches> {
     }
     let writer = writers.writer();
     let default_levels = std::env::var_os("RUST_LOG").is_none_or(|v| v.is_empty());
+    let format = OsloFormat::new(offset);
     let direct = (!config.log_json && default_levels).then(|| RequestLines {
-        format: OsloFormat::new(offset),
+        format: format.clone(),
         output: writer.clone(),
     });
     let builder = tracing_subscriber::fmt()
@@ -102,7 +103,7 @@ pub fn init(config: &Config) -> anyhow::Result<Batches> {
     let installed = if config.log_json {
         builder.json().flatten_event(true).try_init()
     } else {
-        builder.event_format(OsloFormat::new(offset)).try_init()
+        builder.event_format(format).try_init()
     };
     // Another subscriber (an embedding program's) stays in place, and
     // then takes the request log's lines too.
@@ -121,7 +122,7 @@ fn open(path: &Path) -> anyhow::Result<std::fs::File> {
 }
 
 /// oslo.log's default text lines.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct OsloFormat {
     offset: UtcOffset,
     /// The process id between spaces, as every line has it.
@@ -241,20 +242,29 @@ impl RequestLines {
         };
         let now = OffsetDateTime::now_utc();
         LINE.with(|kept| {
-            let mut own = String::new();
-            let mut borrowed = kept.try_borrow_mut().ok();
-            let line = borrowed.as_deref_mut().unwrap_or(&mut own);
-            line.clear();
-            let target = crate::requestlog::TARGET;
-            if self
-                .format
-                .write_parts(line, now, Level::INFO, target, Some(context), message)
-                .is_ok()
-            {
-                line.push('\n');
-                let _ = (&self.output).write_all(line.as_bytes());
-            }
+            with_reused(kept, |line| {
+                line.clear();
+                let target = crate::requestlog::TARGET;
+                if self
+                    .format
+                    .write_parts(line, now, Level::INFO, target, Some(context), message)
+                    .is_ok()
+                {
+                    line.push('\n');
+                    let _ = (&self.output).write_all(line.as_bytes());
+                }
+            });
         });
+    }
+}
+
+/// Runs `f` on the value a thread keeps in `kept`, or on a new one when
+/// that is in use (a line logged while one is formatted, from a field's
+/// `Debug`, say).
+fn with_reused<T: Default, R>(kept: &RefCell<T>, f: impl FnOnce(&mut T) -> R) -> R {
+    match kept.try_borrow_mut() {
+        Ok(mut value) => f(&mut value),
+        Err(_) => f(&mut T::default()),
     }
 }
 
@@ -385,16 +395,11 @@ where
         let meta = event.metadata();
         let now = OffsetDateTime::now_utc();
         FIELDS.with(|kept| {
-            // An event logged while one is formatted gets its own.
-            let mut own = None;
-            let mut borrowed = kept.try_borrow_mut().ok();
-            let fields = match borrowed.as_deref_mut() {
-                Some(fields) => fields,
-                None => own.insert(Fields::default()),
-            };
-            fields.clear();
-            event.record(fields);
-            self.write_line(&mut writer, now, *meta.level(), meta.target(), fields)
+            with_reused(kept, |fields| {
+                fields.clear();
+                event.record(fields);
+                self.write_line(&mut writer, now, *meta.level(), meta.target(), fields)
+            })
         })
     }
 }
