@@ -1101,3 +1101,77 @@ async fn randomize_samples_within_limit() {
         );
     }
 }
+
+/// A lone group in a flat cloud with `limit` reads the providers a window
+/// of ids at a time and stops once it has enough: the answer is the same
+/// as the whole search's first candidates, whether the first window has
+/// room or not, with `root_required` (traits wanted and forbidden) and
+/// with the usage of every provider summarized. On its own database the
+/// windows are taken; on a shared one with trees the whole search runs,
+/// and the answer must be the same.
+#[tokio::test]
+async fn limit_in_a_large_flat_cloud_reads_windows() {
+    let n = Names::new();
+    let (class, wanted) = (n.class("WINDOW"), n.trait_("WANTED"));
+    let s = Server::start().await;
+    classes(&s, &[&class]).await;
+    let mut rps = Vec::new();
+    // More providers than the first window's ids: the first hundred
+    // without room for 2, then fifty with room; every other one wanted.
+    for i in 0..150 {
+        let rp = uuid();
+        s.provider(&rp, None).await;
+        s.simple_inventory(&rp, &class, if i < 100 { 1 } else { 4 })
+            .await;
+        if i % 2 == 0 {
+            traits(&s, &rp, &[&wanted]).await;
+        }
+        rps.push(rp);
+    }
+    s.allocate(&rps[101], &class, 1).await;
+    let first = |r: &Resp| -> Vec<String> {
+        assert_eq!(r.status, 200, "{r:?}");
+        r.body["allocation_requests"]
+            .as_array()
+            .expect("requests")
+            .iter()
+            .map(|a| a["mappings"][""][0].as_str().expect("a mapping").to_owned())
+            .collect()
+    };
+    let whole = candidates(&s, &format!("resources={class}:2"), "1.39").await;
+    assert_eq!(first(&whole), rps[100..].to_vec());
+    for (filter, expected) in [
+        (String::new(), vec![100, 101, 102]),
+        (format!("&root_required={wanted}"), vec![100, 102, 104]),
+        (format!("&root_required=!{wanted}"), vec![101, 103, 105]),
+    ] {
+        let r = candidates(&s, &format!("resources={class}:2&limit=3{filter}"), "1.39").await;
+        let expected: Vec<String> = expected.iter().map(|i| rps[*i].clone()).collect();
+        assert_eq!(first(&r), expected, "{filter}");
+        let summaries = r.body["provider_summaries"].as_object().expect("summaries");
+        assert_eq!(
+            sorted(summaries.keys().cloned().collect()),
+            sorted(expected.clone()),
+            "{filter}: the summaries of the candidates kept only"
+        );
+        for rp in &expected {
+            let used = if *rp == rps[101] { 1 } else { 0 };
+            assert_eq!(
+                summaries[rp]["resources"][&class],
+                json!({"capacity": 4, "used": used}),
+                "{filter}"
+            );
+        }
+    }
+    // A limit above what the cloud holds: every candidate, as without one.
+    let r = candidates(&s, &format!("resources={class}:2&limit=1000"), "1.39").await;
+    assert_eq!(first(&r), rps[100..].to_vec());
+    // A wanted trait no root has ends the search, as before.
+    let none = n.trait_("NOBODY");
+    let put = s
+        .call(Method::PUT, &format!("/traits/{none}"), Some("1.6"), None)
+        .await;
+    assert_eq!(put.status, 201, "{put:?}");
+    let r = candidates(&s, &format!("resources={class}:2&limit=3&root_required={none}"), "1.39").await;
+    assert_eq!(first(&r), Vec::<String>::new());
+}

@@ -93,18 +93,22 @@ pub(super) async fn has_trees(store: &Store) -> Result<bool> {
         .await?)
 }
 
-/// How many trees the cloud has (in a flat cloud, how many providers).
-pub(super) async fn root_count(store: &Store) -> Result<usize> {
-    Ok(store
-        .fold_rows(
-            "SELECT COUNT(*) FROM resource_providers WHERE parent_provider_id IS NULL".to_owned(),
-            Vec::new(),
-            0,
-            |count, row| {
-                *count = usize::try_from(row.required_int(0)?).unwrap_or(0);
-                Ok(())
-            },
-        )
+/// How many trees the cloud has (in a flat cloud, how many providers),
+/// counted up to `cap`: whether the cloud has more than a few times a
+/// read's trees is known without counting a large cloud's every root.
+pub(super) async fn root_count_up_to(store: &Store, cap: usize) -> Result<usize> {
+    let mut q = Statement::new(store.dialect());
+    q.push(
+        "SELECT COUNT(*) FROM (SELECT id FROM resource_providers \
+         WHERE parent_provider_id IS NULL LIMIT ",
+    )
+    .bind(i64::try_from(cap).unwrap_or(i64::MAX))
+    .push(") capped");
+    Ok(q
+        .fold(store, 0, |count, row| {
+            *count = usize::try_from(row.required_int(0)?).unwrap_or(0);
+            Ok(())
+        })
         .await?)
 }
 
@@ -157,14 +161,40 @@ pub(super) struct Room {
     pub(super) max_unit: i64,
 }
 
-/// The inventories of `class_id` (in the tree of `root` when given), and
-/// which of them can take `amount` more.
+/// A range of provider ids, `from` included, `to` not: the part of the
+/// cloud a windowed search reads at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(super) struct Window {
+    pub(super) from: ProviderId,
+    pub(super) to: ProviderId,
+}
+
+/// The smallest and largest provider ids, if there are providers.
+pub(super) async fn provider_id_bounds(store: &Store) -> Result<Option<(ProviderId, ProviderId)>> {
+    // Two subqueries: each is then one step down the primary key, where
+    // one `SELECT MIN(id), MAX(id)` walks every row.
+    let query = "SELECT (SELECT MIN(id) FROM resource_providers), \
+                 (SELECT MAX(id) FROM resource_providers)";
+    Ok(store
+        .fold_rows(query.to_owned(), Vec::new(), None, |bounds, row| {
+            if let (Some(low), Some(high)) = (row.int(0)?, row.int(1)?) {
+                *bounds = Some((ProviderId::new(low), ProviderId::new(high)));
+            }
+            Ok(())
+        })
+        .await?)
+}
+
+/// The inventories of `class_id` (in the tree of `root` when given, of
+/// the providers in `window` when given), and which of them can take
+/// `amount` more.
 pub(super) async fn providers_with_resource(
     store: &Store,
     shape: Shape,
     class_id: ResourceClassId,
     amount: i64,
     root: Option<ProviderId>,
+    window: Option<Window>,
 ) -> Result<ClassInventories> {
     let used = store
         .dialect()
@@ -172,11 +202,19 @@ pub(super) async fn providers_with_resource(
     let columns = "inv.total, inv.reserved, inv.allocation_ratio, \
                    inv.min_unit, inv.max_unit, inv.step_size";
     // Columns: the provider, its root (`Trees` only), `columns`, `used`.
+    // A window reads its providers' rows through the index on (provider,
+    // class); SQLite, without statistics, would take the one on the class
+    // and walk every inventory of the class, unless the class's term is
+    // kept off indexes (its unary `+`).
+    let class_term = match (window, store.dialect()) {
+        (Some(_), crate::db::Dialect::Sqlite) => "+inv.resource_class_id",
+        _ => "inv.resource_class_id",
+    };
     let select = match shape {
         // A flat provider is its own root: its id is read once.
         Shape::Flat => format!(
             "SELECT inv.resource_provider_id, {columns}, {used} \
-             FROM inventories inv WHERE inv.resource_class_id = "
+             FROM inventories inv WHERE {class_term} = "
         ),
         Shape::Trees => format!(
             "SELECT rp.id, rp.root_provider_id, {columns}, {used} \
@@ -193,6 +231,15 @@ pub(super) async fn providers_with_resource(
             Shape::Trees => " WHERE rp.root_provider_id = ",
         })
         .bind(root);
+    }
+    if let Some(Window { from, to }) = window {
+        let column = match shape {
+            Shape::Flat => "inv.resource_provider_id",
+            Shape::Trees => "rp.id",
+        };
+        let joined = if root.is_some() || shape == Shape::Flat { " AND " } else { " WHERE " };
+        q.push(joined).push(column).push(" >= ").bind(from);
+        q.push(" AND ").push(column).push(" < ").bind(to);
     }
     let init = ClassInventories {
         with_room: Vec::new(),
@@ -332,6 +379,44 @@ pub(super) async fn roots_with_traits(
         matching.retain(|id| !having.contains(id));
     }
     Ok(matching)
+}
+
+/// The roots in `window` (the first one found only, with `first_only`)
+/// having every trait of `required` and none of `forbidden`: one
+/// statement, so that a window costs its own rows rather than every
+/// provider with the traits.
+pub(super) async fn roots_with_traits_in(
+    store: &Store,
+    required: &HashSet<TraitId>,
+    forbidden: &HashSet<TraitId>,
+    window: Option<Window>,
+    first_only: bool,
+) -> Result<HashSet<ProviderId>> {
+    let mut q = Statement::new(store.dialect());
+    q.push("SELECT rp.id FROM resource_providers rp WHERE rp.parent_provider_id IS NULL");
+    if let Some(Window { from, to }) = window {
+        q.push(" AND rp.id >= ").bind(from).push(" AND rp.id < ").bind(to);
+    }
+    for id in required {
+        q.push(
+            " AND EXISTS (SELECT 1 FROM resource_provider_traits t \
+             WHERE t.resource_provider_id = rp.id AND t.trait_id = ",
+        )
+        .bind(*id)
+        .push(")");
+    }
+    if !forbidden.is_empty() {
+        q.push(
+            " AND NOT EXISTS (SELECT 1 FROM resource_provider_traits t \
+             WHERE t.resource_provider_id = rp.id AND t.trait_id IN (",
+        )
+        .list(forbidden.iter().copied())
+        .push("))");
+    }
+    if first_only {
+        q.push(" LIMIT 1");
+    }
+    provider_set(store, q).await
 }
 
 /// The root of each of `ids`, by provider.

@@ -108,6 +108,15 @@ impl RequestWide {
     fn limit_found_first(&self) -> Option<usize> {
         self.limit.filter(|n| *n > 0 && !self.randomize)
     }
+
+    /// How many of the first candidates found the answer keeps, when
+    /// `limit` or `max_allocation_candidates` bounds it: the smaller.
+    fn candidates_kept(&self) -> Option<usize> {
+        match (self.limit_found_first(), self.max_candidates) {
+            (Some(limit), Some(max)) => Some(limit.min(max)),
+            (limit, max) => limit.or(max),
+        }
+    }
 }
 
 // The answer shares the search's uuids, class names and trait lists
@@ -266,8 +275,6 @@ struct Search<'a> {
     store: &'a Store,
     wide: &'a RequestWide,
     has_trees: bool,
-    /// How many trees the cloud has, read when first needed.
-    roots_in_cloud: Option<usize>,
     /// Roots allowed to anchor candidates (`root_required`), if filtered.
     anchor_roots: Option<HashSet<ProviderId>>,
     /// Sharing providers. As upstream, a group's `member_of` narrows this
@@ -293,9 +300,18 @@ struct Search<'a> {
     suffixes: Vec<&'a str>,
     /// Each `same_subtree`'s groups, by index.
     same_subtrees: Vec<Vec<usize>>,
+    /// The providers the class reads cover, in a windowed search.
+    window: Option<db::Window>,
 }
 
+/// The first window of a windowed search covers twice as many provider
+/// ids as the answer can hold, and at least this many; each next one
+/// twice the one before, so that a cloud with little room takes a few
+/// windows rather than many.
+const FIRST_WINDOW: i64 = 64;
+
 /// One group as searched (upstream's `RequestGroupSearchContext`).
+#[derive(Clone)]
 struct GroupSearch {
     /// The group's index in the request, in [`Areq::mappings`].
     index: usize,
@@ -367,7 +383,10 @@ pub(crate) async fn search(
     wide: &RequestWide,
 ) -> Result<Candidates> {
     let has_trees = db::has_trees(store).await?;
+    let sharing = db::sharing_providers(store).await?;
+    let windowed = windowed_reach(has_trees, &sharing, groups, wide);
     let mut anchor_roots = None;
+    let mut root_traits = None;
     if !wide.root_required.is_empty() || !wide.root_forbidden.is_empty() {
         let mut required = HashSet::new();
         for name in &wide.root_required {
@@ -377,18 +396,28 @@ pub(crate) async fn search(
         for name in &wide.root_forbidden {
             forbidden.insert(trait_id(store, name).await?);
         }
-        let roots = db::roots_with_traits(store, &required, &forbidden).await?;
-        if roots.is_empty() {
-            return Ok(Candidates::default());
+        if windowed.is_some() {
+            // Each window reads its own roots; here only whether any
+            // root qualifies, which ends the search as before.
+            if db::roots_with_traits_in(store, &required, &forbidden, None, true)
+                .await?
+                .is_empty()
+            {
+                return Ok(Candidates::default());
+            }
+            root_traits = Some((required, forbidden));
+        } else {
+            let roots = db::roots_with_traits(store, &required, &forbidden).await?;
+            if roots.is_empty() {
+                return Ok(Candidates::default());
+            }
+            anchor_roots = Some(roots);
         }
-        anchor_roots = Some(roots);
     }
-    let sharing = db::sharing_providers(store).await?;
     let mut search = Search {
         store,
         wide,
         has_trees,
-        roots_in_cloud: None,
         anchor_roots,
         sharing,
         providers: HashMap::new(),
@@ -413,11 +442,17 @@ pub(crate) async fn search(
                     .collect()
             })
             .collect(),
+        window: None,
     };
     // Each of the two products (a tree's providers for an unsuffixed
     // group's classes, the groups' candidates) has a budget of its own:
     // when the first runs out, the candidates found are still combined.
     let mut spread_budget = Budget::new(MAX_SEARCH_WORK);
+    if let Some(reach) = windowed {
+        return search
+            .windowed(groups, reach, root_traits.as_ref(), &spread_budget)
+            .await;
+    }
     // Every group's inventories are read before the first group's trees,
     // so that the trees' read leaves out all of their classes. A group
     // that finds nothing, or fails, still ends the search, as upstream:
@@ -430,12 +465,7 @@ pub(crate) async fn search(
         let Ok(g) = g? else {
             return Ok(Candidates::default());
         };
-        for r in &g.resources {
-            if search.class_totals.contains_key(&r.class) {
-                search.multi_group_classes.insert(r.class);
-            }
-            *search.class_totals.entry(r.class).or_default() += r.amount;
-        }
+        search.count_classes(&g);
         let mut areqs = search.one_group(&g, &mut spread_budget).await?;
         if areqs.is_empty() {
             warn_if_spent(&[&spread_budget], groups.len(), 0);
@@ -446,20 +476,133 @@ pub(crate) async fn search(
         }
         by_group.push(areqs);
     }
-    let mut walk_budget = Budget::new(MAX_SEARCH_WORK);
-    let (areqs, summaries) = search.merge(by_group, &mut walk_budget);
-    warn_if_spent(&[&spread_budget, &walk_budget], groups.len(), areqs.len());
-    let (areqs, summaries) = search.exclude_nested(areqs, summaries);
-    let (areqs, summaries) = search.limit(areqs, summaries);
-    Ok(search.render(areqs, &summaries))
+    Ok(search.finish(by_group, groups.len(), &spread_budget))
+}
+
+/// How many candidates a windowed search must find, when one can answer
+/// the request: a lone group with resources, in a flat cloud without
+/// sharing providers, where `limit` (or `max_allocation_candidates`)
+/// keeps the first candidates. Each provider with room is then one
+/// candidate, anchored to itself, and the answer holds the first ones by
+/// id: reading the providers a range of ids at a time, the search stops
+/// once it has enough, rather than reading every provider of a large
+/// cloud to keep a thousand.
+fn windowed_reach(
+    has_trees: bool,
+    sharing: &HashSet<ProviderId>,
+    groups: &[Group],
+    wide: &RequestWide,
+) -> Option<usize> {
+    match groups {
+        [g] if !has_trees && sharing.is_empty() && !g.resources.is_empty() && g.in_tree.is_none() => {
+            wide.candidates_kept()
+        }
+        _ => None,
+    }
 }
 
 impl Search<'_> {
+    /// Adds a group's amounts to the totals by class, noting the classes
+    /// more than one group asks for.
+    fn count_classes(&mut self, g: &GroupSearch) {
+        for r in &g.resources {
+            if self.class_totals.contains_key(&r.class) {
+                self.multi_group_classes.insert(r.class);
+            }
+            *self.class_totals.entry(r.class).or_default() += r.amount;
+        }
+    }
+
+    /// The groups' candidates combined, checked, limited and rendered.
+    fn finish(self, by_group: Vec<Vec<Areq>>, groups: usize, spread_budget: &Budget) -> Candidates {
+        let mut walk_budget = Budget::new(MAX_SEARCH_WORK);
+        let (areqs, summaries) = self.merge(by_group, &mut walk_budget);
+        warn_if_spent(&[spread_budget, &walk_budget], groups, areqs.len());
+        let (areqs, summaries) = self.exclude_nested(areqs, summaries);
+        let (areqs, summaries) = self.limit(areqs, summaries);
+        self.render(areqs, &summaries)
+    }
+
+    /// The search of [`windowed_reach`]: the group's filters once, then
+    /// its classes (and the roots `root_required` allows) a window of
+    /// provider ids at a time, in ascending order, until `reach` providers
+    /// with room are found or the ids run out. The windows' providers in
+    /// order are the whole search's, so the answer is the same.
+    async fn windowed(
+        mut self,
+        groups: &[Group],
+        reach: usize,
+        root_traits: Option<&(HashSet<TraitId>, HashSet<TraitId>)>,
+        spread_budget: &Budget,
+    ) -> Result<Candidates> {
+        let filtered = self.filters(groups).await;
+        let Some(base) = filtered.into_iter().next() else {
+            return Ok(Candidates::default());
+        };
+        let Ok(base) = base? else {
+            return Ok(Candidates::default());
+        };
+        let Some((first, last)) = db::provider_id_bounds(self.store).await? else {
+            return Ok(Candidates::default());
+        };
+        let mut found: Vec<ProviderRoot> = Vec::new();
+        let mut from = first;
+        let mut width = i64::try_from(reach)
+            .unwrap_or(i64::MAX)
+            .saturating_mul(2)
+            .max(FIRST_WINDOW);
+        loop {
+            let to = ProviderId::new(from.get().saturating_add(width));
+            let window = db::Window { from, to };
+            self.window = Some(window);
+            let read = self.read_classes(vec![Ok(Ok(base.clone()))]).await;
+            if let Some(g) = read.into_iter().next() {
+                // A class without room in this window ends only the window.
+                if let Ok(g) = g? {
+                    let mut these = self.single_providers(&g).await?;
+                    if let Some((required, forbidden)) = root_traits {
+                        let roots =
+                            db::roots_with_traits_in(self.store, required, forbidden, Some(window), false)
+                                .await?;
+                        these.retain(|p| roots.contains(&p.root));
+                    }
+                    found.extend(these);
+                }
+            }
+            if found.len() >= reach || to > last {
+                break;
+            }
+            from = to;
+            width = width.saturating_mul(2);
+        }
+        self.window = None;
+        found.truncate(reach);
+        self.count_classes(&base);
+        let mut areqs = self.single_candidates(&base, found).await?;
+        if areqs.is_empty() {
+            return Ok(Candidates::default());
+        }
+        for areq in &mut areqs {
+            areq.same_provider = base.same_provider;
+        }
+        Ok(self.finish(vec![areqs], groups.len(), spread_budget))
+    }
+
     /// Resolves each group's names and reads the providers with room for
     /// each of its resources (upstream's order of checks), in the groups'
     /// order up to the first group that ends the search (finds nothing or
     /// fails), which is the last one returned.
     async fn groups(
+        &mut self,
+        groups: &[Group],
+    ) -> Vec<Result<std::result::Result<GroupSearch, NoneFound>>> {
+        let filtered = self.filters(groups).await;
+        self.read_classes(filtered).await
+    }
+
+    /// Each group's names resolved and its filters read, in the groups'
+    /// order up to the first that ends the search.
+    async fn filters(
         &mut self,
         groups: &[Group],
     ) -> Vec<Result<std::result::Result<GroupSearch, NoneFound>>> {
@@ -472,6 +615,16 @@ impl Search<'_> {
                 break;
             }
         }
+        filtered
+    }
+
+    /// The providers with room for each resource of the groups `filtered`
+    /// kept (in [`Search::window`], when set), checked in the groups'
+    /// order.
+    async fn read_classes(
+        &mut self,
+        filtered: Vec<Result<std::result::Result<GroupSearch, NoneFound>>>,
+    ) -> Vec<Result<std::result::Result<GroupSearch, NoneFound>>> {
         // Every group's classes are read at once, up to one read per
         // core: each read waits for a thread of its own, and one after
         // another they left a core idle while a search ran alone on it;
@@ -494,8 +647,9 @@ impl Search<'_> {
         keys.sort_unstable();
         keys.dedup();
         let store = self.store;
+        let window = self.window;
         let reads = keys.iter().copied().map(move |key| {
-            db::providers_with_resource(store, shape, key.class, key.amount, key.tree)
+            db::providers_with_resource(store, shape, key.class, key.amount, key.tree, window)
         });
         let read: Vec<_> = futures_util::stream::iter(reads)
             .buffered(self.wide.reads_at_once.max(1))
@@ -602,7 +756,15 @@ impl Search<'_> {
                     _ => unreachable!("every class of a group is read once"),
                 };
             };
-            if g.tree_root.is_none() && !self.class_rows.contains_key(&r.class) {
+            if self.window.is_some() {
+                // The windows come in ascending order: the rows stay
+                // sorted by provider. (A windowed search has one group,
+                // which names each class once.)
+                self.class_rows
+                    .entry(r.class)
+                    .or_default()
+                    .append(&mut found.all);
+            } else if g.tree_root.is_none() && !self.class_rows.contains_key(&r.class) {
                 self.class_rows
                     .insert(r.class, std::mem::take(&mut found.all));
             }
@@ -617,14 +779,10 @@ impl Search<'_> {
     /// How to read `roots` trees: scanned where they are at least a quarter
     /// of the cloud's trees (a scan reads a row for less than a quarter of
     /// what finding it through an index costs), listed otherwise.
-    async fn tree_reads(&mut self, roots: usize) -> Result<db::TreeReads> {
-        let trees = match self.roots_in_cloud {
-            Some(count) => count,
-            None => *self
-                .roots_in_cloud
-                .insert(db::root_count(self.store).await?),
-        };
-        Ok(if roots.saturating_mul(4) >= trees {
+    async fn tree_reads(&self, roots: usize) -> Result<db::TreeReads> {
+        let cap = roots.saturating_mul(4).saturating_add(1);
+        let trees = db::root_count_up_to(self.store, cap).await?;
+        Ok(if trees < cap {
             db::TreeReads::Scanned
         } else {
             db::TreeReads::Listed
@@ -681,11 +839,7 @@ impl Search<'_> {
         {
             return None;
         }
-        let limit = self.wide.limit_found_first();
-        match (limit, self.wide.max_candidates) {
-            (Some(limit), Some(max)) => Some(limit.min(max)),
-            (limit, max) => limit.or(max),
-        }
+        self.wide.candidates_kept()
     }
 
     /// Sharing providers with room for `class` (in the group's aggregates,
