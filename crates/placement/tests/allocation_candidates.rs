@@ -1172,6 +1172,11 @@ async fn limit_in_a_large_flat_cloud_reads_windows() {
         .call(Method::PUT, &format!("/traits/{none}"), Some("1.6"), None)
         .await;
     assert_eq!(put.status, 201, "{put:?}");
-    let r = candidates(&s, &format!("resources={class}:2&limit=3&root_required={none}"), "1.39").await;
+    let r = candidates(
+        &s,
+        &format!("resources={class}:2&limit=3&root_required={none}"),
+        "1.39",
+    )
+    .await;
     assert_eq!(first(&r), Vec::<String>::new());
 }

@@ -104,12 +104,11 @@ pub(super) async fn root_count_up_to(store: &Store, cap: usize) -> Result<usize>
     )
     .bind(i64::try_from(cap).unwrap_or(i64::MAX))
     .push(") capped");
-    Ok(q
-        .fold(store, 0, |count, row| {
-            *count = usize::try_from(row.required_int(0)?).unwrap_or(0);
-            Ok(())
-        })
-        .await?)
+    Ok(q.fold(store, 0, |count, row| {
+        *count = usize::try_from(row.required_int(0)?).unwrap_or(0);
+        Ok(())
+    })
+    .await?)
 }
 
 /// The providers marked as sharing their inventory.
@@ -237,7 +236,11 @@ pub(super) async fn providers_with_resource(
             Shape::Flat => "inv.resource_provider_id",
             Shape::Trees => "rp.id",
         };
-        let joined = if root.is_some() || shape == Shape::Flat { " AND " } else { " WHERE " };
+        let joined = if root.is_some() || shape == Shape::Flat {
+            " AND "
+        } else {
+            " WHERE "
+        };
         q.push(joined).push(column).push(" >= ").bind(from);
         q.push(" AND ").push(column).push(" < ").bind(to);
     }
@@ -395,7 +398,10 @@ pub(super) async fn roots_with_traits_in(
     let mut q = Statement::new(store.dialect());
     q.push("SELECT rp.id FROM resource_providers rp WHERE rp.parent_provider_id IS NULL");
     if let Some(Window { from, to }) = window {
-        q.push(" AND rp.id >= ").bind(from).push(" AND rp.id < ").bind(to);
+        q.push(" AND rp.id >= ")
+            .bind(from)
+            .push(" AND rp.id < ")
+            .bind(to);
     }
     for id in required {
         q.push(

@@ -494,7 +494,11 @@ fn windowed_reach(
     wide: &RequestWide,
 ) -> Option<usize> {
     match groups {
-        [g] if !has_trees && sharing.is_empty() && !g.resources.is_empty() && g.in_tree.is_none() => {
+        [g] if !has_trees
+            && sharing.is_empty()
+            && !g.resources.is_empty()
+            && g.in_tree.is_none() =>
+        {
             wide.candidates_kept()
         }
         _ => None,
@@ -561,9 +565,14 @@ impl Search<'_> {
                 if let Ok(g) = g? {
                     let mut these = self.single_providers(&g).await?;
                     if let Some((required, forbidden)) = root_traits {
-                        let roots =
-                            db::roots_with_traits_in(self.store, required, forbidden, Some(window), false)
-                                .await?;
+                        let roots = db::roots_with_traits_in(
+                            self.store,
+                            required,
+                            forbidden,
+                            Some(window),
+                            false,
+                        )
+                        .await?;
                         these.retain(|p| roots.contains(&p.root));
                     }
                     found.extend(these);
