@@ -10,6 +10,7 @@ asks and compares the allocation candidate rows.
     python3 bench_placement.py query ROW [--hosts N] [--width N]
     python3 bench_placement.py compare ROW UPSTREAM_URL OURS_URL [--hosts N] [--width N]
                                        [--max-candidates N]
+    python3 bench_placement.py ask ROW URL [--hosts N] [--timeout SECONDS]
 
 `forget-load` deletes, straight from the database (SQLAlchemy, from
 upstream's venv), the consumers of LOAD_PROJECT and their allocations:
@@ -59,7 +60,10 @@ Python set of objects hashed from strings, so it changes from one
 process to the next) and provider summaries as dicts. Where `limit` cut
 the answer, both must hold as many requests, the unlimited answers must
 be the same, and each limited answer must be part of its unlimited one
-with the summaries of exactly the trees it uses. Rows listed in
+with the summaries of exactly the trees it uses. `ask` asks one service
+the row's request once and prints the seconds it took and the number of
+allocation requests answered, or `timeout SECONDS` when no answer came
+within SECONDS (the scale rows: upstream at 100,000 providers). Rows listed in
 bench-candidates-known-differences.txt may differ in which valid
 candidates they hold, and only in that. Only the standard library is
 used (forget-load aside); any answer other than 2xx (after the retries)
@@ -436,12 +440,12 @@ def query(row, hosts):
     return f"/allocation_candidates?{q}"
 
 
-def get(base, path):
+def get(base, path, timeout=600):
     headers = dict(HEADERS, **{"openstack-api-version": "placement 1.39"})
     req = urllib.request.Request(base + path, headers=headers)
     start = time.monotonic()
     try:
-        with urllib.request.urlopen(req, timeout=600) as resp:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
             return json.loads(resp.read()), time.monotonic() - start
     except urllib.error.HTTPError as e:
         raise SystemExit(f"GET {base}{path}: {e.code} {e.read().decode(errors='replace')[:500]}") from None
@@ -616,6 +620,15 @@ def compare(row, up_base, ours_base, hosts, max_candidates):
     print(f"row {row}: the same answers", file=sys.stderr)
 
 
+def ask(row, base, hosts, timeout):
+    try:
+        doc, seconds = get(base, query(row, hosts), timeout)
+    except TimeoutError:
+        print(f"timeout {timeout}")
+        return
+    print(f"{seconds:.3f} {len(doc['allocation_requests'])}")
+
+
 def main():
     parser = argparse.ArgumentParser(description="Seeds and asks Placement services for scripts/bench-load.sh.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -641,6 +654,11 @@ def main():
     p.add_argument("--width", type=int, help="row e: children and groups (default 8)")
     p.add_argument("--max-candidates", type=int, default=-1,
                    help="the services' [placement] max_allocation_candidates")
+    p = sub.add_parser("ask")
+    p.add_argument("row", choices=ROWS)
+    p.add_argument("url")
+    p.add_argument("--hosts", type=int)
+    p.add_argument("--timeout", type=float, default=600)
     args = parser.parse_args()
     global WIDE_CHILDREN
     WIDE_CHILDREN = getattr(args, "width", None) or WIDE_CHILDREN
@@ -659,6 +677,8 @@ def main():
         seed_candidates(args.row, args.url.rstrip("/"), hosts, args.threads)
     elif args.command == "query":
         print(query(args.row, hosts))
+    elif args.command == "ask":
+        ask(args.row, args.url.rstrip("/"), hosts, args.timeout)
     else:
         compare(args.row, args.upstream.rstrip("/"), args.ours.rstrip("/"), hosts, args.max_candidates)
 

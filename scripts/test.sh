@@ -11,7 +11,9 @@
 # part of the gabbi suite under /placement beside upstream mounted there
 # (scripts/gabbi-prefix.sh; --all runs every file), the errors the real openstack client prints against both, the
 # `placement` command against both and beside osc-placement, Nova's
-# placement report client against both, Nova's services end to end on
+# placement report client against both, a simulated cloud of Nova's
+# report clients and scheduler against both (scripts/bench-load.sh --part
+# cloud --check), Nova's services end to end on
 # placement-api (compared with upstream's record), placement-api against
 # its own OpenAPI documents (scripts/openapi-check.sh) and its API
 # reference page in headless chromium (scripts/reference-page-check.sh).
@@ -104,6 +106,8 @@ for backend in $backends; do
     bash scripts/placement-cli.sh --binary "$bin_dir/placement-api" --client "${CARGO_TARGET_DIR:-target}/debug/placement" "${ports[@]}"
     step "Nova's placement report client (scripts/nova-report-client.sh)"
     bash scripts/nova-report-client.sh --binary "$bin_dir/placement-api" "${ports[@]}"
+    step "a simulated cloud against both (scripts/bench-load.sh --part cloud --check, about a minute)"
+    bash scripts/bench-load.sh --part cloud --check --binary "$bin_dir/placement-api" "${candidate_ports[@]}"
     step "Nova's services end to end (scripts/nova-services.sh --short, about 3.5 minutes)"
     bash scripts/nova-services.sh --short --binary "$bin_dir/placement-api" "${ports[@]}"
     # The OpenAPI documents against the server (about 3 minutes).
