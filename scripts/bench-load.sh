@@ -439,14 +439,20 @@ CONF
   echo "$rss_up $rss_ours" > "$out/placement.rss"
 fi
 
-if [ "$PART" = candidates ]; then
-  venv=$(pinned_venv scripts/requirements/upstream.txt)
+# copy_placement_api: --binary's placement-api, or a release build, as
+# $work/placement-api.
+copy_placement_api() {
   if [ -n "$BINARY" ]; then
     cp "$BINARY" "$work/placement-api"
   else
     cargo build --release -q -p placement --bin placement-api
     cp "$target/release/placement-api" "$work/placement-api"
   fi
+}
+
+if [ "$PART" = candidates ]; then
+  venv=$(pinned_venv scripts/requirements/upstream.txt)
+  copy_placement_api
   [ -n "$KEEP" ] && [ "$DATABASE" = sqlite ] && mkdir -p "$KEEP"
   UP=$(free_port "${PORTS:-18120-18139}")
   OURS=$(free_port "${PORTS:-18140-18159}" "$UP")
@@ -608,12 +614,7 @@ ours_down() {
 
 if [ "$PART" = scale ]; then
   venv=$(pinned_venv scripts/requirements/upstream.txt)
-  if [ -n "$BINARY" ]; then
-    cp "$BINARY" "$work/placement-api"
-  else
-    cargo build --release -q -p placement --bin placement-api
-    cp "$target/release/placement-api" "$work/placement-api"
-  fi
+  copy_placement_api
   UP=$(free_port "${PORTS:-18120-18139}")
   OURS=$(free_port "${PORTS:-18140-18159}" "$UP")
   for row in $CANDIDATE_ROWS; do
@@ -798,12 +799,7 @@ PY
 fi
 
 if [ "$PART" = log ]; then
-  if [ -n "$BINARY" ]; then
-    cp "$BINARY" "$work/placement-api"
-  else
-    cargo build --release -q -p placement --bin placement-api
-    cp "$target/release/placement-api" "$work/placement-api"
-  fi
+  copy_placement_api
   # Two placement-api of the same build, each on its own SQLite file: the
   # request log on (the default level, standard output to a file, as a
   # service manager would take it), and off (RUST_LOG=warn).
