@@ -2,6 +2,7 @@
 //! the layer, the extractors and the router.
 
 use std::fmt;
+use std::sync::Arc;
 
 use http::{HeaderMap, HeaderName, HeaderValue};
 use microversion::{
@@ -15,13 +16,16 @@ use crate::served::{InvalidServedRange, ServedRange};
 use crate::telemetry::Asked;
 
 /// The versioning of one API: its service type, supported range and
-/// profile. Cheap to clone (a reference).
+/// profile. Cheap to clone (a shared reference).
 ///
-/// A description lives until the process ends: [`MicroversionsBuilder::build`]
-/// never frees it, so that the layer reads it on every request without
-/// counting references, a count shared by every request being a cache line
-/// that moves between cores on each one (docs/decisions.md). Build one
-/// per process, as a service does; each build keeps a few kilobytes.
+/// A build is freed when its last clone goes: the layer, the extractors
+/// and the routers built on it each hold a clone, and so does every
+/// request in flight. A process may build it as often as it likes (a
+/// test suite, a fuzz harness resetting its service, a service rebuilding
+/// on reload) without keeping anything of the builds it dropped; only the
+/// header values of its versions are kept for the life of the process,
+/// once per distinct value however often they are built (they are read
+/// on every answer without counting references).
 ///
 /// ```
 /// use microversion::VersionRange;
@@ -36,7 +40,7 @@ use crate::telemetry::Asked;
 /// ```
 #[derive(Clone)]
 pub struct Microversions {
-    inner: &'static Inner,
+    inner: Arc<Inner>,
 }
 
 struct Inner {
@@ -487,13 +491,19 @@ impl Microversions {
     pub(crate) fn vary_value(&self) -> &HeaderValue {
         &self.inner.vary
     }
+
+    /// A weak reference to this build, which dies with its last clone.
+    #[cfg(test)]
+    pub(crate) fn downgrade(&self) -> std::sync::Weak<impl Sized + use<>> {
+        Arc::downgrade(&self.inner)
+    }
 }
 
 /// Two values are equal when they are the same versioning (clones of
 /// one build).
 impl PartialEq for Microversions {
     fn eq(&self, other: &Self) -> bool {
-        std::ptr::eq(self.inner, other.inner)
+        Arc::ptr_eq(&self.inner, &other.inner)
     }
 }
 
@@ -627,8 +637,8 @@ impl MicroversionsBuilder {
         self
     }
 
-    /// Checks the configuration and builds it, for the rest of the
-    /// process (see [`Microversions`]).
+    /// Checks the configuration and builds it; the build is freed with
+    /// its last clone (see [`Microversions`]).
     ///
     /// # Errors
     ///
@@ -701,7 +711,7 @@ impl MicroversionsBuilder {
             format!("{} ", codec.service_type()).into_bytes().into()
         };
         Ok(Microversions {
-            inner: Box::leak(Box::new(Inner {
+            inner: Arc::new(Inner {
                 range: served,
                 profile: self.profile,
                 neutral_paths: self.neutral_paths,
@@ -720,7 +730,7 @@ impl MicroversionsBuilder {
                 project_of: self.project_of,
                 rules,
                 codec,
-            })),
+            }),
         })
     }
 }
@@ -950,6 +960,25 @@ mod tests {
         assert_eq!(api.standard_value(Version::new(1, 20)), "placement 1.20");
         assert_eq!(api.standard_value(Version::new(2, 0)), "placement 2.0");
         assert_eq!(api.legacy_value(Version::new(1, 39)), "1.39");
+    }
+
+    /// Every build is freed with its last clone: a process that builds
+    /// the versioning many times keeps none of the builds it dropped.
+    #[test]
+    fn a_build_is_freed_with_its_last_clone() {
+        let mut builds = Vec::new();
+        for _ in 0..1000 {
+            let api = api(Profile::Placement);
+            let clone = api.clone();
+            assert_eq!(Arc::strong_count(&api.inner), 2);
+            builds.push(Arc::downgrade(&api.inner));
+            drop((api, clone));
+        }
+        assert!(builds.iter().all(|weak| weak.upgrade().is_none()));
+        // Two builds are two versionings, a clone the same one.
+        let (one, two) = (api(Profile::Placement), api(Profile::Placement));
+        assert_ne!(one, two);
+        assert_eq!(one, one.clone());
     }
 
     #[test]

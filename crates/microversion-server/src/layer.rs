@@ -518,6 +518,41 @@ mod tests {
         );
     }
 
+    /// The layer, its services and every request in flight hold the
+    /// versioning; once they are gone, so is it.
+    #[test]
+    fn the_layer_frees_the_versioning_when_dropped() {
+        use tower::{Service, ServiceExt};
+
+        let api = Microversions::builder(
+            "placement",
+            microversion::VersionRange::from_static("1.0", "1.39"),
+        )
+        .build()
+        .unwrap();
+        let weak = api.downgrade();
+        let layer = MicroversionLayer::new(api);
+        let inner = tower::service_fn(|_req: Request<String>| async {
+            Ok::<_, std::convert::Infallible>(Response::new(String::new()))
+        });
+        let mut service = layer.layer(inner);
+        drop(layer);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let request = Request::get("/things")
+            .header("openstack-api-version", "placement 1.20")
+            .body(String::new())
+            .unwrap();
+        let future = runtime.block_on(service.ready()).unwrap().call(request);
+        drop(service);
+        // The request in flight still holds it.
+        assert!(weak.upgrade().is_some());
+        let response = runtime.block_on(future).unwrap();
+        assert_eq!(response.headers()[OPENSTACK_API_VERSION], "placement 1.20");
+        assert!(weak.upgrade().is_none());
+    }
+
     #[test]
     fn vary_is_appended_once() {
         let ours = HeaderValue::from_static("OpenStack-API-Version");
