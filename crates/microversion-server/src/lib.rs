@@ -118,6 +118,8 @@ pub mod routing;
 pub mod schema;
 mod served;
 pub mod telemetry;
+#[cfg(feature = "derive")]
+pub mod versioned;
 
 pub use crate::config::{
     Microversions, MicroversionsBuilder, NegotiationOutcome, REQUEST_ID, VersionRefused,
@@ -134,6 +136,12 @@ pub use crate::schema::{BodyError, BodySchemas, MessageStyle, VersionedJson};
 pub use crate::served::{InvalidServedRange, check_served_range};
 #[cfg(feature = "metrics")]
 pub use crate::telemetry::Telemetry;
+#[cfg(feature = "derive")]
+pub use crate::versioned::Versioned;
+/// The `schemars` crate the `schemars` feature derives schemas with: a
+/// service's `#[derive(JsonSchema)]` types need the same version.
+#[cfg(feature = "schemars")]
+pub use schemars;
 // The profiles live in the core crate (the checker reads them without a
 // server); they stay reachable here, where servers configure them.
 pub use microversion::profile::{self, Profile, Rules};

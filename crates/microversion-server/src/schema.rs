@@ -90,8 +90,10 @@ use jsonschema_python_messages::PythonSchema;
 #[cfg(feature = "json-schema")]
 pub use jsonschema_python_messages::{FormatChecker, PathItem, PythonSchemaError};
 
-/// Reads a body, given how deeply it nests and how strictly it is read.
-type Parser<T> = Box<dyn Fn(&[u8], Nesting, Strictness) -> Result<T, BodyError> + Send + Sync>;
+/// Reads a body, given how deeply it nests, how strictly it is read and
+/// the request's version.
+type Parser<T> =
+    Box<dyn Fn(&[u8], Nesting, Strictness, Version) -> Result<T, BodyError> + Send + Sync>;
 
 /// How strictly a body is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -243,13 +245,13 @@ impl<T: Send + Sync + 'static> BodySchemas<T> {
             })?;
         let nesting = depth::scan(body, MAX_JSON_DEPTH);
         if nesting.deepest <= SHALLOW_BODY {
-            return parser(body, nesting, strictness);
+            return parser(body, nesting, strictness, version);
         }
         std::thread::scope(|scope| {
             std::thread::Builder::new()
                 .name("deep-body".into())
                 .stack_size(DEEP_BODY_STACK)
-                .spawn_scoped(scope, || parser(body, nesting, strictness))
+                .spawn_scoped(scope, || parser(body, nesting, strictness, version))
                 .map_err(|e| BodyError::Unreadable(e.to_string()))?
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
@@ -319,17 +321,34 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
 
     /// [`serde`](Self::serde), relaxed by `schema` where it is known, else
     /// by the fields of `U`.
-    fn serde_known<U>(
-        mut self,
-        versions: VersionSpan,
-        schema: Option<Arc<serde_json::Value>>,
-    ) -> Self
+    fn serde_known<U>(self, versions: VersionSpan, schema: Option<Arc<serde_json::Value>>) -> Self
     where
         U: DeserializeOwned + Into<T> + 'static,
     {
         let fields = relax::struct_fields::<U>();
+        self.read_with(
+            versions,
+            schema,
+            fields,
+            Plain::<U>(std::marker::PhantomData),
+        )
+    }
+
+    /// At `versions`, the body is read by `reader` and converted into `T`,
+    /// relaxed by `schema` where it is known, else by `fields`.
+    fn read_with<R>(
+        mut self,
+        versions: VersionSpan,
+        schema: Option<Arc<serde_json::Value>>,
+        fields: Option<&'static [&'static str]>,
+        reader: R,
+    ) -> Self
+    where
+        R: Reader + Send + Sync + 'static,
+        R::Output: Into<T>,
+    {
         self.described.push((versions, schema.clone()));
-        let parser: Parser<T> = Box::new(move |body: &[u8], nesting, strictness| {
+        let parser: Parser<T> = Box::new(move |body: &[u8], nesting, strictness, version| {
             check_depth(body, nesting)?;
             if strictness == Strictness::Relaxed {
                 let mut value: serde_json::Value =
@@ -339,26 +358,62 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
                     (None, Some(fields)) => relax::keep_fields(&mut value, fields),
                     (None, None) => {}
                 }
-                return from_value::<U>(value).map(Into::into);
+                let mut track = serde_path_to_error::Track::new();
+                return reader
+                    .read(
+                        version,
+                        serde_path_to_error::Deserializer::new(value, &mut track),
+                    )
+                    .map(Into::into)
+                    .map_err(|e| BodyError::Invalid {
+                        field: track.path().to_string(),
+                        reason: e.to_string(),
+                    });
             }
             let mut de = serde_json::Deserializer::from_slice(body);
             de.disable_recursion_limit();
-            let value: U = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-                let path = e.path().to_string();
-                let inner = e.into_inner();
-                if inner.is_syntax() || inner.is_eof() {
-                    BodyError::Malformed(inner.to_string())
-                } else {
-                    BodyError::Invalid {
-                        field: path,
-                        reason: inner.to_string(),
+            let mut track = serde_path_to_error::Track::new();
+            let value = reader
+                .read(
+                    version,
+                    serde_path_to_error::Deserializer::new(&mut de, &mut track),
+                )
+                .map_err(|inner| {
+                    if inner.is_syntax() || inner.is_eof() {
+                        BodyError::Malformed(inner.to_string())
+                    } else {
+                        BodyError::Invalid {
+                            field: track.path().to_string(),
+                            reason: inner.to_string(),
+                        }
                     }
-                }
-            })?;
+                })?;
             de.end().map_err(|e| BodyError::Malformed(e.to_string()))?;
             Ok(value.into())
         });
         self.entries.push((versions, Entry::Ready(parser)));
+        self
+    }
+
+    /// At `versions`, the body is a `U` read at the request's version
+    /// (`#[derive(Versioned)]` with `#[versioned(request)]`; see
+    /// [`versioned`](crate::versioned)), converted into `T`: a schema per
+    /// piece of `versions` where `U` keeps one shape, each described by
+    /// the JSON Schema the derive makes, so the OpenAPI documents take
+    /// them as they are.
+    #[cfg(feature = "derive")]
+    pub fn versioned<U>(mut self, versions: VersionSpan) -> Self
+    where
+        U: for<'de> crate::versioned::DeserializeAt<'de>
+            + crate::versioned::VersionedSchema
+            + Into<T>
+            + 'static,
+    {
+        for piece in crate::versioned::segments::<U>(versions) {
+            let schema = Arc::new(crate::versioned::request_schema::<U>(piece.start()));
+            let reader = AtVersion::<U>(std::marker::PhantomData);
+            self = self.read_with(piece, Some(schema), None, reader);
+        }
         self
     }
 
@@ -414,7 +469,7 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
                 if let Some(formats) = &self.formats {
                     validator = validator.with_format_checker(formats.clone());
                 }
-                Ok(Box::new(move |body: &[u8], nesting, strictness| {
+                Ok(Box::new(move |body: &[u8], nesting, strictness, _| {
                     let mut value = python_value(body, nesting)?;
                     if strictness == Strictness::Relaxed {
                         relax::strip_unknown(&mut value, &schema);
@@ -426,7 +481,7 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
             MessageStyle::Default => {
                 let validator = jsonschema::validator_for(&schema)
                     .map_err(|e| invalid(Box::new(e.to_owned())))?;
-                Ok(Box::new(move |body: &[u8], nesting, strictness| {
+                Ok(Box::new(move |body: &[u8], nesting, strictness, _| {
                     check_depth(body, nesting)?;
                     let mut value: serde_json::Value = from_bounded_slice(body)
                         .map_err(|e| BodyError::Malformed(e.to_string()))?;
@@ -491,6 +546,49 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
 /// that recurses per level reads it: with the syntax error serde meets
 /// before that depth if there is one (as it would have said), else with
 /// the place where the body goes too deep (`... at line 1 column 1001`).
+/// How a schema's body is read from JSON into its type.
+trait Reader {
+    type Output;
+
+    fn read<'de, D: serde::Deserializer<'de, Error = E>, E: serde::de::Error>(
+        &self,
+        version: Version,
+        deserializer: D,
+    ) -> Result<Self::Output, E>;
+}
+
+/// A plain serde type.
+struct Plain<U>(std::marker::PhantomData<fn() -> U>);
+
+impl<U: DeserializeOwned> Reader for Plain<U> {
+    type Output = U;
+
+    fn read<'de, D: serde::Deserializer<'de, Error = E>, E: serde::de::Error>(
+        &self,
+        _: Version,
+        deserializer: D,
+    ) -> Result<U, E> {
+        U::deserialize(deserializer)
+    }
+}
+
+/// A versioned type, read at the request's version.
+#[cfg(feature = "derive")]
+struct AtVersion<U>(std::marker::PhantomData<fn() -> U>);
+
+#[cfg(feature = "derive")]
+impl<U: for<'de> crate::versioned::DeserializeAt<'de>> Reader for AtVersion<U> {
+    type Output = U;
+
+    fn read<'de, D: serde::Deserializer<'de, Error = E>, E: serde::de::Error>(
+        &self,
+        version: Version,
+        deserializer: D,
+    ) -> Result<U, E> {
+        U::deserialize_at(version, deserializer)
+    }
+}
+
 fn check_depth(body: &[u8], nesting: Nesting) -> Result<(), BodyError> {
     let Some(at) = nesting.too_deep_at else {
         return Ok(());

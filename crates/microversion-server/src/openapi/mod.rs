@@ -365,6 +365,30 @@ impl OperationDoc {
         self
     }
 
+    /// At `versions`, the operation answers `status` with a `T` written
+    /// at the served version (`#[derive(Versioned)]`; see
+    /// [`versioned`](crate::versioned)): a response per piece of
+    /// `versions` where `T` keeps one shape, each with the schema the
+    /// derive makes for it.
+    #[cfg(feature = "derive")]
+    pub fn versioned_response<T: crate::versioned::VersionedSchema + ?Sized>(
+        mut self,
+        versions: VersionSpan,
+        status: StatusCode,
+        description: impl Into<String>,
+    ) -> Self {
+        let description = description.into();
+        for piece in crate::versioned::segments::<T>(versions) {
+            let schema = crate::versioned::response_schema::<T>(piece.start());
+            self = self.response(
+                piece,
+                status,
+                ResponseDoc::json(description.clone(), schema),
+            );
+        }
+        self
+    }
+
     /// At every version of the operation, it may answer `status` with an
     /// error body in the profile's format.
     pub fn error(self, status: StatusCode, description: impl Into<String>) -> Self {
