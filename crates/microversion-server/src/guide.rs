@@ -43,8 +43,33 @@
 //!
 //! Pick the smallest tool that expresses the change:
 //!
-//! - **A field added or removed, a status changed**: branch inside the
-//!   handler with [`ServedVersion`](crate::ServedVersion) and
+//! - **A field added, removed, renamed or reshaped** (feature `derive`):
+//!   say so on the field of the body's one type, and return it as a
+//!   [`Versioned`](crate::versioned::Versioned); each version's JSON
+//!   Schema, for the OpenAPI documents, comes from the same definition
+//!   (see [`versioned`](crate::versioned)):
+//!
+//!   ```
+//!   use microversion_server::ServedVersion;
+//!   use microversion_server::versioned::Versioned;
+//!
+//!   #[derive(Versioned)]
+//!   #[versioned(response)]
+//!   struct Widget {
+//!       id: u64,
+//!       name: String,
+//!       #[versioned(since = "1.40")]
+//!       color: Option<String>,
+//!   }
+//!
+//!   async fn show(version: ServedVersion) -> Versioned<Widget> {
+//!       let widget = Widget { id: 7, name: "gear".into(), color: Some("blue".into()) };
+//!       Versioned::new(version, widget)
+//!   }
+//!   ```
+//!
+//! - **A status changed, or a field without the derive**: branch inside
+//!   the handler with [`ServedVersion`](crate::ServedVersion) and
 //!   [`VersionSpan::contains`](microversion::VersionSpan::contains):
 //!
 //!   ```
@@ -84,9 +109,12 @@
 //!   # Ok::<(), microversion_server::BuildError>(())
 //!   ```
 //!
-//! - **A request body that accepts something new**: add a schema for the
-//!   new range to the operation's [`BodySchemas`](crate::BodySchemas), and
-//!   end the old schema's range at 1.39.
+//! - **A request body that accepts something new**: add a field with
+//!   `#[versioned(since = "1.40")]` to a `#[versioned(request)]` type read
+//!   through [`BodySchemasBuilder::versioned`](crate::schema::BodySchemasBuilder::versioned),
+//!   or add a schema for the new range to the operation's
+//!   [`BodySchemas`](crate::BodySchemas), and end the old schema's range
+//!   at 1.39.
 //!
 //! ## 4. Test both sides of the boundary
 //!

@@ -25,6 +25,10 @@
 //!   its own, so a new one cannot fall back to API-SIG's unnoticed.
 //!   Upstream Placement's Python `int()` messages and webob error pages
 //!   are used only under Placement's rules.
+//! - `#[derive(Versioned)]` (feature `derive`) makes one type serve every
+//!   version of a body: written, read and described (JSON Schema) at the
+//!   served version, from field attributes checked when the program is
+//!   compiled (the `versioned` module).
 //! - [`BodySchemas`] and [`VersionedJson`] pick a request body schema by
 //!   version, with the same overlap check; [`StrictQuery`] refuses query
 //!   parameters it does not know.
@@ -91,6 +95,9 @@
 //! - `openapi`: OpenAPI 3.1 documents of the API, per version and for the
 //!   whole range (the `openapi` module).
 //! - `schemars`: `openapi`, with schemas derived from Rust types.
+//! - `derive`: `schemars`, with `#[derive(Versioned)]`: one type for every
+//!   version of a body, written, read and described at each version (the
+//!   [`versioned`] module).
 //! - `reference-page`: `openapi`, with an API reference page and its
 //!   version picker (`openapi::ReferencePage`). Its renderer, Swagger UI,
 //!   is bundled at build time from the `swagger-ui-dist` crate, whose
@@ -147,7 +154,7 @@ pub use schemars;
 pub use microversion::profile::{self, Profile, Rules};
 
 /// The README's examples, compiled and run as doc tests so that they stay
-/// true.
+/// true (with the `derive` feature, which one of them shows).
 #[doc = include_str!("../README.md")]
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "derive"))]
 pub struct ReadmeDoctests;
