@@ -18,7 +18,8 @@
 //! - with `#[versioned(request)]`, [`DeserializeAt`]: the body read at a
 //!   version, refusing a field that version does not have, as its schema
 //!   would; [`VersionedJson`](crate::VersionedJson) takes it through
-//!   [`BodySchemasBuilder::versioned`](crate::schema::BodySchemasBuilder::versioned).
+//!   [`BodySchemasBuilder::versioned`](crate::schema::BodySchemasBuilder::versioned),
+//!   and [`VersionedQuery`] reads a query string the same way.
 //!
 //! # Attributes
 //!
@@ -163,13 +164,17 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
 
+use axum::extract::FromRequestParts;
 use axum::response::{IntoResponse, Response};
 use http::StatusCode;
 use http::header::{CONTENT_TYPE, HeaderValue};
+use http::request::Parts;
 use microversion::{Version, VersionSpan};
 use schemars::{Schema, SchemaGenerator, generate::SchemaSettings};
 use serde::de::{DeserializeSeed, Deserializer};
 use serde::{Serialize, Serializer};
+
+use crate::extract::{LegacyRequest, MissingLayer, ServedVersion};
 
 /// The derive; see the [module](self).
 pub use microversion_derive::Versioned;
@@ -328,6 +333,70 @@ impl<'de, T: DeserializeAt<'de>> DeserializeSeed<'de> for AtSeed<T> {
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
         T::deserialize_at(self.version, deserializer)
+    }
+}
+
+/// A request's query parameters as a `T` read at the served version
+/// (`#[derive(Versioned)]` with `#[versioned(request)]`): a parameter the
+/// version does not have is refused with 400, naming the parameters it
+/// has, and values are parsed into the fields' types (`limit=5` into a
+/// `u32`). Under the legacy root
+/// ([`MicroversionsBuilder::legacy_root`](crate::MicroversionsBuilder::legacy_root))
+/// parameters the version does not have are ignored instead.
+/// [`OperationDoc::versioned_query`](crate::openapi::OperationDoc::versioned_query)
+/// documents them from the same type.
+///
+/// ```
+/// use microversion_server::versioned::{Versioned, VersionedQuery};
+///
+/// #[derive(Versioned)]
+/// #[versioned(request)]
+/// struct ListQuery {
+///     name: Option<String>,
+///     #[versioned(since = "1.2")]
+///     limit: Option<u32>,
+/// }
+///
+/// async fn list(VersionedQuery(query): VersionedQuery<ListQuery>) -> String {
+///     format!("{:?} {:?}", query.name, query.limit)
+/// }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VersionedQuery<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for VersionedQuery<T>
+where
+    S: Send + Sync,
+    T: for<'de> DeserializeAt<'de> + VersionedSchema + Send,
+{
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let version = ServedVersion::from_extensions(&parts.extensions)
+            .ok_or(MissingLayer::new("VersionedQuery"))
+            .map_err(IntoResponse::into_response)?
+            .0;
+        let query = parts.uri.query().unwrap_or_default();
+        let read = |query: &str| {
+            let pairs = form_urlencoded::parse(query.as_bytes());
+            T::deserialize_at(version, serde_urlencoded::Deserializer::new(pairs))
+                .map(VersionedQuery)
+                .map_err(|e| {
+                    crate::ApiError::bad_request(format!("Invalid query string: {e}"))
+                        .into_response()
+                })
+        };
+        if !LegacyRequest::from_extensions(&parts.extensions) {
+            return read(query);
+        }
+        // Rare (the legacy root's requests only): the parameters the
+        // version has, from its schema.
+        let schema = request_schema::<T>(version);
+        let known = |name: &str| schema["properties"].get(name).is_some();
+        let kept = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(form_urlencoded::parse(query.as_bytes()).filter(|(name, _)| known(name)))
+            .finish();
+        read(&kept)
     }
 }
 

@@ -425,3 +425,98 @@ fn the_documents_take_each_versions_schemas_from_the_type() {
         assert_eq!(keys, expected, "1.{minor}");
     }
 }
+
+#[derive(Debug, Versioned)]
+#[versioned(request)]
+struct ListQuery {
+    name: Option<String>,
+    #[versioned(since = "1.2")]
+    limit: Option<u32>,
+}
+
+async fn list(
+    microversion_server::versioned::VersionedQuery(query): microversion_server::versioned::VersionedQuery<ListQuery>,
+) -> String {
+    format!("{:?} {:?}", query.name, query.limit)
+}
+
+#[tokio::test]
+async fn a_query_string_is_read_at_the_served_version() {
+    let api = Microversions::builder("widgets", VersionRange::from_static("1.0", "1.5"))
+        .legacy_root("/v2")
+        .build()
+        .unwrap();
+    let app: Router = VersionedRouter::new()
+        .get("/widgets", VersionSpan::ALL, list)
+        .get("/v2/widgets", VersionSpan::ALL, list)
+        .build()
+        .unwrap()
+        .layer(MicroversionLayer::new(api));
+    let base = microversion_test_support::serve(app).await;
+    let client = reqwest::Client::new();
+    let get = |path: &'static str, version: &'static str| {
+        let client = client.clone();
+        let url = format!("{base}{path}");
+        async move {
+            let answer = client
+                .get(url)
+                .header("openstack-api-version", format!("widgets {version}"))
+                .send()
+                .await
+                .unwrap();
+            (answer.status(), answer.text().await.unwrap())
+        }
+    };
+    assert_eq!(
+        get("/widgets?name=a%20b&limit=5", "1.2").await,
+        (StatusCode::OK, r#"Some("a b") Some(5)"#.to_owned())
+    );
+    let (status, body) = get("/widgets?limit=5", "1.1").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(
+        body.contains(
+            "Invalid query string: field `limit` does not exist at version 1.1; \
+             the fields at 1.1 are `name`"
+        ),
+        "{body}"
+    );
+    let (status, body) = get("/widgets?limit=many", "1.2").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(
+        body.contains("Invalid query string: invalid digit"),
+        "{body}"
+    );
+    // The legacy root serves 1.0 and drops what 1.0 does not have.
+    assert_eq!(
+        get("/v2/widgets?name=a&limit=5&other=1", "1.2").await,
+        (StatusCode::OK, r#"Some("a") None"#.to_owned())
+    );
+}
+
+#[test]
+fn the_documents_take_each_versions_query_from_the_type() {
+    let description = ApiDescription::builder(&api())
+        .routes(&VersionedRouter::<()>::new().get("/widgets", VersionSpan::ALL, list))
+        .operation(
+            OperationDoc::get("/widgets")
+                .versioned_query::<ListQuery>(VersionSpan::ALL)
+                .response(
+                    VersionSpan::ALL,
+                    StatusCode::OK,
+                    microversion_server::openapi::ResponseDoc::empty("The widgets"),
+                ),
+        )
+        .build()
+        .unwrap();
+    let names = |minor| {
+        let doc = description.at(v(minor)).unwrap().to_value();
+        doc["paths"]["/widgets"]["get"]["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(1), ["OpenStack-API-Version", "name"]);
+    assert_eq!(names(2), ["OpenStack-API-Version", "name", "limit"]);
+}

@@ -365,6 +365,21 @@ impl OperationDoc {
         self
     }
 
+    /// At `versions`, the query string is a `T` read at the served
+    /// version ([`VersionedQuery`](crate::versioned::VersionedQuery)): a
+    /// schema per piece of `versions` where `T` keeps one shape.
+    #[cfg(feature = "derive")]
+    pub fn versioned_query<T: crate::versioned::VersionedSchema + ?Sized>(
+        mut self,
+        versions: VersionSpan,
+    ) -> Self {
+        for piece in crate::versioned::segments::<T>(versions) {
+            let schema = crate::versioned::request_schema::<T>(piece.start());
+            self = self.query_schema(piece, schema);
+        }
+        self
+    }
+
     /// At `versions`, the operation answers `status` with a `T` written
     /// at the served version (`#[derive(Versioned)]`; see
     /// [`versioned`](crate::versioned)): a response per piece of
