@@ -380,23 +380,24 @@ where
         let read = |query: &str| {
             let pairs = form_urlencoded::parse(query.as_bytes());
             T::deserialize_at(version, serde_urlencoded::Deserializer::new(pairs))
-                .map(VersionedQuery)
-                .map_err(|e| {
-                    crate::ApiError::bad_request(format!("Invalid query string: {e}"))
-                        .into_response()
-                })
         };
-        if !LegacyRequest::from_extensions(&parts.extensions) {
-            return read(query);
-        }
-        // Rare (the legacy root's requests only): the parameters the
-        // version has, from its schema.
-        let schema = request_schema::<T>(version);
-        let known = |name: &str| schema["properties"].get(name).is_some();
-        let kept = form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(form_urlencoded::parse(query.as_bytes()).filter(|(name, _)| known(name)))
-            .finish();
-        read(&kept)
+        let read = if LegacyRequest::from_extensions(&parts.extensions) {
+            // Rare (the legacy root's requests only): the parameters the
+            // version has, from its schema.
+            let schema = request_schema::<T>(version);
+            let known = |name: &str| schema["properties"].get(name).is_some();
+            let kept = form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(
+                    form_urlencoded::parse(query.as_bytes()).filter(|(name, _)| known(name)),
+                )
+                .finish();
+            read(&kept)
+        } else {
+            read(query)
+        };
+        read.map(VersionedQuery).map_err(|e| {
+            crate::ApiError::bad_request(format!("Invalid query string: {e}")).into_response()
+        })
     }
 }
 
