@@ -88,6 +88,8 @@ mod model;
 #[cfg(feature = "reference-page")]
 mod page;
 mod render;
+#[cfg(feature = "json-schema")]
+mod validate;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -100,6 +102,11 @@ pub use self::error::OpenApiError;
 #[cfg(feature = "reference-page")]
 pub use self::page::{InvalidReferencePage, ReferencePage, ReferencePageBuilder};
 pub use self::render::OpenApiDocument;
+#[cfg(feature = "json-schema")]
+pub use self::validate::{
+    InvalidResponseValidation, ResponseValidation, ResponseValidationLayer, ValidateResponses,
+    ValidationFuture,
+};
 use crate::config::Microversions;
 use crate::deprecation::Deprecation;
 use crate::routing::{VersionedRouter, find_overlap};
