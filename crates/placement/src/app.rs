@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::middleware::from_fn;
+use microversion_server::openapi::{ResponseValidation, ResponseValidationLayer};
 use microversion_server::telemetry::HttpMetricsLayer;
 use microversion_server::{BuildError, MicroversionLayer, VersionedRouter};
 use tower::ServiceBuilder;
@@ -102,6 +103,15 @@ pub fn router(state: AppState) -> Result<Router, BuildError> {
         from_fn(move |req, next| middleware::database_gate(Arc::clone(&health), req, next))
     });
     let documents = crate::openapi::served(&state.config, &api)?;
+    // Every answer the service gives at a version, checked against that
+    // version's document (`[api] response_validation`; off by default).
+    let validation = match state.config.response_validation {
+        ResponseValidation::Off => None,
+        mode => Some(ResponseValidationLayer::new(
+            &crate::openapi::description()?,
+            mode,
+        )),
+    };
     let schemas = Arc::new(RequestSchemas::build()?);
     let routes = handlers::routes(VersionedRouter::new())
         .build()?
@@ -135,6 +145,7 @@ pub fn router(state: AppState) -> Result<Router, BuildError> {
         .option_layer(keystone)
         .option_layer(keystone_context)
         .layer(MicroversionLayer::new(api))
+        .option_layer(validation)
         // `noauth2`'s refusal comes after the version check (its context
         // is made outside everything, below).
         .option_layer(require_token)

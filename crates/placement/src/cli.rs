@@ -52,6 +52,16 @@ pub struct Cli {
     /// trusts every caller (development and tests only).
     #[arg(long, env = "PLACEMENT_AUTH_STRATEGY", value_enum, global = true)]
     auth_strategy: Option<AuthStrategy>,
+    /// Check every response against the OpenAPI document of its version
+    /// (`[api] response_validation`): error (a mismatch answers 500, for
+    /// tests), warn (logged) or ignore (the default).
+    #[arg(
+        long,
+        env = "PLACEMENT_RESPONSE_VALIDATION",
+        global = true,
+        value_name = "MODE"
+    )]
+    response_validation: Option<microversion_server::openapi::ResponseValidation>,
     /// The largest request body accepted, in bytes (default 1 MiB); a
     /// larger one gets 413 with an errors body.
     #[arg(long, env = "PLACEMENT_MAX_BODY_SIZE", global = true)]
@@ -168,6 +178,7 @@ impl Cli {
                 database: self.database.clone(),
                 policy: self.policy,
                 auth_strategy: self.auth_strategy,
+                response_validation: self.response_validation,
                 policy_file: self.policy_file.clone(),
                 max_body_size: self.max_body_size,
                 shutdown_timeout: self.shutdown_timeout.map(Duration::from_secs),

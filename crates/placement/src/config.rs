@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
+use microversion_server::openapi::ResponseValidation;
 
 use crate::cors::CorsConfig;
 use crate::db::PoolSettings;
@@ -128,6 +129,11 @@ pub struct Config {
     /// `[openapi] enabled`: serve the OpenAPI documents at
     /// `/openapi.json` (upstream has no such path; off by default).
     pub openapi: bool,
+    /// `[api] response_validation` (Nova's key; upstream Placement has
+    /// none): check every response against the OpenAPI documents of its
+    /// version, `error` (a mismatch answers 500: for tests), `warn` (it is
+    /// logged) or `ignore`/`off` (the default: nothing is checked).
+    pub response_validation: ResponseValidation,
     /// `[openapi] reference_page`: serve an API reference page with a
     /// version picker at `/api-ref`, reading the documents of
     /// `/openapi.json` (needs `[openapi] enabled`; off by default).
@@ -188,7 +194,7 @@ const KNOWN_KEYS: &[(&str, &[&str])] = &[
             "log_dir",
         ],
     ),
-    ("api", &["auth_strategy"]),
+    ("api", &["auth_strategy", "response_validation"]),
     (
         "placement_database",
         &[
@@ -338,6 +344,7 @@ impl Default for Config {
             randomize_allocation_candidates: false,
             cors: None,
             openapi: false,
+            response_validation: ResponseValidation::Off,
             reference_page: false,
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
             debug: false,
@@ -364,6 +371,8 @@ pub struct Overrides {
     pub policy: Option<PolicyDefaults>,
     /// `--auth-strategy`.
     pub auth_strategy: Option<AuthStrategy>,
+    /// `--response-validation`.
+    pub response_validation: Option<ResponseValidation>,
     /// `--policy-file`.
     pub policy_file: Option<PathBuf>,
     /// `--max-body-size`.
@@ -428,6 +437,9 @@ impl Config {
         }
         if let Some(auth) = overrides.auth_strategy {
             config.auth_strategy = auth;
+        }
+        if let Some(mode) = overrides.response_validation {
+            config.response_validation = mode;
         }
         if let Some(policy) = overrides.policy {
             config.enforce_new_defaults = policy == PolicyDefaults::Secure;
@@ -581,6 +593,16 @@ impl Config {
         };
         if let Some(v) = get("openapi", "enabled") {
             self.openapi = boolean("enabled", v)?;
+        }
+        if let Some(v) = get("api", "response_validation") {
+            self.response_validation = v.trim().parse().with_context(|| {
+                format!(
+                    "{}: [api] response_validation = {} is not supported; \
+                     the accepted values are error, warn and ignore",
+                    at("api", "response_validation"),
+                    v.trim()
+                )
+            })?;
         }
         if let Some(v) = get("openapi", "reference_page") {
             self.reference_page = boolean("reference_page", v)?;
@@ -968,6 +990,45 @@ mod tests {
         assert_eq!(c.log_file, Some(PathBuf::from("b.log")));
         assert_eq!(c.metrics_bind, Some("127.0.0.1:1".parse().unwrap()));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn response_validation_as_nova_names_it() {
+        let dir = microversion_test_support::Scratch::new("conf-response-validation");
+        let path = dir.join("placement.conf");
+        assert_eq!(
+            load_conf(None, Overrides::default()).unwrap().response_validation,
+            ResponseValidation::Off
+        );
+        for (value, mode) in [
+            ("error", ResponseValidation::Error),
+            ("warn", ResponseValidation::Warn),
+            ("ignore", ResponseValidation::Off),
+        ] {
+            write_conf(&path, &format!("[api]\nresponse_validation = {value}\n")).unwrap();
+            let c = load_conf(Some(&path), Overrides::default()).unwrap();
+            assert_eq!(c.response_validation, mode, "{value}");
+            assert!(c.warnings.is_empty(), "a known key: {:?}", c.warnings);
+        }
+        // The flag wins over the file.
+        let c = load_conf(
+            Some(&path),
+            Overrides {
+                response_validation: Some(ResponseValidation::Error),
+                ..Overrides::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(c.response_validation, ResponseValidation::Error);
+        write_conf(&path, "[api]\nresponse_validation = strict\n").unwrap();
+        let err = load_conf(Some(&path), Overrides::default()).unwrap_err();
+        assert!(
+            err.to_string().ends_with(
+                "[api] response_validation = strict is not supported; \
+                 the accepted values are error, warn and ignore"
+            ),
+            "{err}"
+        );
     }
 
     #[test]

@@ -38,10 +38,15 @@ fn span(text: &'static str) -> VersionSpan {
     VersionSpan::from_static(text)
 }
 
-/// The errors every operation but `GET /` may answer: no or a bad token,
-/// a refusal by policy.
+/// The errors every operation but `GET /` may answer: a query string
+/// with too many parameters or too long, no or a bad token, a refusal
+/// by policy, a body past the limit, the database out of reach.
 fn common(doc: OperationDoc) -> OperationDoc {
     doc.error(
+        StatusCode::BAD_REQUEST,
+        "The query string has more parameters than are accepted.",
+    )
+    .error(
         StatusCode::UNAUTHORIZED,
         "No token, or one that is not valid.",
     )
@@ -49,16 +54,26 @@ fn common(doc: OperationDoc) -> OperationDoc {
         StatusCode::FORBIDDEN,
         "The policy does not allow the caller.",
     )
+    // Any request may carry a body, and any may have a long query
+    // string: the bounds are checked before the route is.
+    .error(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "The body is larger than the configured limit.",
+    )
+    .error(
+        StatusCode::URI_TOO_LONG,
+        "The query string is longer than accepted.",
+    )
+    .error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "The database cannot be reached.",
+    )
 }
 
 /// What operations that take a body may also answer.
 fn with_body(doc: OperationDoc) -> OperationDoc {
     common(doc)
         .error(StatusCode::BAD_REQUEST, "The body is not valid.")
-        .error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "The body is larger than the configured limit.",
-        )
         .error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "The body is not `application/json`.",

@@ -13,6 +13,7 @@
 use std::net::SocketAddr;
 
 use microversion_test_support::{Scratch, serve_on};
+use microversion_server::openapi::ResponseValidation;
 use placement::config::{AuthStrategy, Config};
 use placement::db::Store;
 use reqwest::Method;
@@ -140,6 +141,9 @@ impl Server {
             enforce_new_defaults: false,
             enforce_scope: false,
             auth_strategy: AuthStrategy::Noauth2,
+            // Every answer of every test is checked against its version's
+            // OpenAPI document: a drift between the two fails the test.
+            response_validation: ResponseValidation::Error,
             ..Config::default()
         };
         configure(&mut config);
