@@ -11,6 +11,10 @@
 //! - `not_acceptable`: the layer answering a version out of range (406);
 //!
 //! every router after `with_state`, as `axum::serve` runs it;
+//! then (features `openapi` and `json-schema`) responses checked against
+//! the documents: `validation/none` (a JSON route behind the layer),
+//! `validation/off` (the same with `ResponseValidationLayer` off) and
+//! `validation/error` (every response's status and body checked);
 //! then the same route behind the layer in each profile,
 //! `Microversions::negotiate` alone on typical headers, and the request id
 //! the layer makes for every request.
@@ -178,6 +182,63 @@ fn bench_layer(c: &mut Criterion) {
     group.finish();
 }
 
+/// A response checked against the documents, or not.
+#[cfg(all(feature = "openapi", feature = "json-schema"))]
+fn bench_validation(c: &mut Criterion) {
+    use microversion_server::openapi::{
+        ApiDescription, OperationDoc, ResponseDoc, ResponseValidation, ResponseValidationLayer,
+    };
+    use serde_json::json;
+
+    async fn json_handler() -> impl axum::response::IntoResponse {
+        ([(http::header::CONTENT_TYPE, "application/json")], BODY)
+    }
+    let rt = runtime();
+    let routes =
+        || VersionedRouter::new().get("/resource_providers", VersionSpan::ALL, json_handler);
+    let description = ApiDescription::builder(&placement())
+        .routes(&routes())
+        .operation(OperationDoc::get("/resource_providers").response(
+            VersionSpan::ALL,
+            StatusCode::OK,
+            ResponseDoc::json(
+                "The providers",
+                json!({
+                    "type": "object",
+                    "required": ["resource_providers"],
+                    "properties": {"resource_providers": {"type": "array"}},
+                    "additionalProperties": false
+                }),
+            ),
+        ))
+        .build()
+        .expect("documented");
+    let app = |validation: Option<ResponseValidation>| {
+        let router = routes().build().expect("no overlap");
+        let router = match validation {
+            Some(mode) => router.layer(ResponseValidationLayer::new(&description, mode)),
+            None => router,
+        };
+        MicroversionLayer::new(placement()).layer(router.with_state(()))
+    };
+    let mut group = c.benchmark_group("validation");
+    for (name, mode) in [
+        ("none", None),
+        ("off", Some(ResponseValidation::Off)),
+        ("error", Some(ResponseValidation::Error)),
+    ] {
+        let app = app(mode);
+        group.bench_function(name, |b| {
+            b.to_async(&rt)
+                .iter(|| call(&app, Some("placement 1.20"), StatusCode::OK));
+        });
+    }
+    group.finish();
+}
+
+#[cfg(not(all(feature = "openapi", feature = "json-schema")))]
+fn bench_validation(_: &mut Criterion) {}
+
 fn bench_negotiate(c: &mut Criterion) {
     let placement = placement();
     let nova = api(Profile::Nova, "compute", "2.1", "2.104");
@@ -225,5 +286,11 @@ fn bench_request_id(c: &mut Criterion) {
     c.bench_function("request_id/generate", |b| b.iter(RequestId::generate));
 }
 
-criterion_group!(benches, bench_layer, bench_negotiate, bench_request_id);
+criterion_group!(
+    benches,
+    bench_layer,
+    bench_validation,
+    bench_negotiate,
+    bench_request_id
+);
 criterion_main!(benches);
