@@ -70,7 +70,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let routes: Router = VersionedRouter::new()
         .get("/resource", VersionSpan::from_static("1.0 - 1.19"), old)
         .get("/resource", VersionSpan::from_static("1.20 - latest"), new)
-        .build()?
+        .build_for(&api)?
         .with_state(());
     let layered = MicroversionLayer::new(api).layer(routes);
     let bare_listener = tokio::net::TcpListener::bind(args.bare).await?;

@@ -530,7 +530,7 @@ fn app(args: &Args) -> Result<Option<Router>, Box<dyn std::error::Error>> {
     }
     eprintln!("routes:\n{}", router.table());
     let router = router
-        .build()?
+        .build_for(&api)?
         .layer(schemas.extension())
         .with_state(state)
         .merge(discovery.router())

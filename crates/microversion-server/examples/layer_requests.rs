@@ -65,7 +65,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let api = Microversions::builder("placement", VersionRange::from_static("1.0", "1.39"))
         .profile(Profile::Placement)
         .build()?;
-    let layer = MicroversionLayer::new(api);
     let plain = || Router::new().route("/resource", get(handler));
     let versioned = || {
         VersionedRouter::new()
@@ -75,8 +74,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 VersionSpan::from_static("1.20 - latest"),
                 handler,
             )
-            .build()
+            .build_for(&api)
     };
+    let layer = MicroversionLayer::new(api.clone());
     match kind.as_str() {
         "bare" => send(&plain().with_state(()), count, threads),
         "bare-headers" => send(

@@ -179,6 +179,18 @@ pub enum BuildError {
     LegacyRoot(String),
     /// Two routes or schemas for one operation have overlapping spans.
     Overlap(RouteConflict),
+    /// A handler's versions reach outside the API's range
+    /// ([`VersionedRouter::build_for`](crate::VersionedRouter::build_for)).
+    RouteOutsideRange {
+        /// The path pattern.
+        path: String,
+        /// The method.
+        method: Method,
+        /// The versions the handler was registered for.
+        versions: VersionSpan,
+        /// The range the code implements.
+        range: VersionRange,
+    },
     /// A JSON Schema that cannot be compiled.
     InvalidSchema {
         /// The operation the schema is for (`POST /things`).
@@ -247,6 +259,15 @@ impl fmt::Display for BuildError {
                 "the legacy root {root:?} must start with '/' and name a path below '/' (such as \"/v2\")"
             ),
             BuildError::Overlap(e) => fmt::Display::fmt(e, f),
+            BuildError::RouteOutsideRange {
+                path,
+                method,
+                versions,
+                range,
+            } => write!(
+                f,
+                "the handler of {method} {path} for {versions} reaches outside the supported range {range}"
+            ),
             BuildError::InvalidSchema {
                 name,
                 versions,

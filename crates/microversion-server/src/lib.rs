@@ -12,7 +12,8 @@
 //!   [`VersionSpan::contains`](microversion::VersionSpan::contains) for small
 //!   differences.
 //! - [`VersionedRouter`] picks a handler by path, method and version, and
-//!   refuses to build when two handlers of one operation overlap.
+//!   refuses to build when two handlers of one operation overlap or
+//!   ([`VersionedRouter::build_for`]) reach outside the API's range.
 //! - [`Profile`] reproduces the observable behaviour of real servers
 //!   (`api-sig`, `placement`, `nova`, `ironic`, `cinder`).
 //! - [`ApiError`] renders errors in the profile's body format.
@@ -67,7 +68,7 @@
 //!     .build()?;
 //! let app = VersionedRouter::new()
 //!     .get("/thing", VersionSpan::ALL, show)
-//!     .build()?
+//!     .build_for(&api)?
 //!     .layer(MicroversionLayer::new(api));
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8778")
 //!     .await?

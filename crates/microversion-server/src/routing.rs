@@ -39,8 +39,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use http::header::ALLOW;
 use http::{HeaderValue, Method, StatusCode};
-use microversion::VersionSpan;
+use microversion::{VersionRange, VersionSpan};
 
+use crate::config::Microversions;
 use crate::deprecation::Deprecation;
 use crate::error::{ApiError, BuildError, RouteConflict};
 use crate::extract::ServedVersion;
@@ -146,8 +147,10 @@ impl fmt::Display for RouteTable {
 
 /// A router whose handlers are chosen by path, method and served version.
 ///
-/// Build it into an [`axum::Router`] with [`VersionedRouter::build`], which
-/// fails when two handlers of one operation overlap, and wrap the result in
+/// Build it into an [`axum::Router`] with [`VersionedRouter::build_for`]
+/// (or [`VersionedRouter::build`] without a [`Microversions`]), which
+/// fails when two handlers of one operation overlap or one reaches outside
+/// the API's range, and wrap the result in
 /// [`MicroversionLayer`](crate::MicroversionLayer). Unknown paths answer
 /// 404 and unknown methods 405, with `Allow` naming the methods served at
 /// the request's version; a path with no handler at that version answers
@@ -371,7 +374,11 @@ where
         out
     }
 
-    /// Checks every operation for overlapping ranges and builds the router.
+    /// Checks every operation for overlapping ranges and builds the router,
+    /// without knowing the API's range: a handler's versions are taken as
+    /// written. A service whose [`Microversions`] is built first uses
+    /// [`VersionedRouter::build_for`], which also refuses versions outside
+    /// its range.
     ///
     /// # Errors
     ///
@@ -385,6 +392,61 @@ where
     /// so adding an axum route for the same path to the built router panics
     /// too: register every method of a path here.
     pub fn build(self) -> Result<Router<S>, BuildError> {
+        self.build_within(None)
+    }
+
+    /// [`VersionedRouter::build`] for the API `api` describes: also
+    /// refuses a handler whose versions reach outside the range its code
+    /// implements ([`Microversions::code_range`]; an operator's narrower
+    /// served range may change while serving and does not count). A span
+    /// ending at `latest` only needs to start inside the range, and
+    /// [`VersionSpan::ALL`] fits every range.
+    ///
+    /// ```
+    /// use microversion::{VersionRange, VersionSpan};
+    /// use microversion_server::{Microversions, VersionedRouter};
+    ///
+    /// let api = Microversions::builder("placement", VersionRange::from_static("1.0", "1.39"))
+    ///     .build()?;
+    /// let ok = VersionedRouter::<()>::new()
+    ///     .get("/things", VersionSpan::from_static("1.0 - 1.4"), || async { "old" })
+    ///     .get("/things", VersionSpan::from_static("1.5 - latest"), || async { "new" })
+    ///     .build_for(&api);
+    /// assert!(ok.is_ok());
+    /// let err = VersionedRouter::<()>::new()
+    ///     .get("/things", VersionSpan::from_static("1.38 - 1.40"), || async { "" })
+    ///     .build_for(&api)
+    ///     .unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "the handler of GET /things for 1.38 - 1.40 reaches outside the supported range 1.0 - 1.39"
+    /// );
+    /// # Ok::<(), microversion_server::BuildError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::RouteOutsideRange`] naming the operation, its
+    /// versions and the range, and those of [`VersionedRouter::build`].
+    ///
+    /// # Panics
+    ///
+    /// As [`VersionedRouter::build`].
+    pub fn build_for(self, api: &Microversions) -> Result<Router<S>, BuildError> {
+        self.build_within(Some(api.code_range()))
+    }
+
+    fn build_within(self, range: Option<VersionRange>) -> Result<Router<S>, BuildError> {
+        if let Some(range) = range
+            && let Some(e) = self.entries.iter().find(|e| !span_fits(e.versions, range))
+        {
+            return Err(BuildError::RouteOutsideRange {
+                path: e.path.clone(),
+                method: e.method.clone(),
+                versions: e.versions,
+                range,
+            });
+        }
         // Group by path, then method, keeping registration order.
         let mut paths: Grouped<S> = Vec::new();
         for entry in self.entries {
@@ -447,6 +509,13 @@ where
         }
         Ok(router.fallback(|| async { ApiError::not_found() }))
     }
+}
+
+/// Whether a handler's `span` lies inside `range`: its start, and its end
+/// unless it ends at `latest`; [`VersionSpan::ALL`] fits any range.
+fn span_fits(span: VersionSpan, range: VersionRange) -> bool {
+    span.is_all()
+        || (range.contains(span.start()) && span.end().is_none_or(|end| range.contains(end)))
 }
 
 /// One method on one path: its handlers by version.
@@ -642,6 +711,62 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "overlapping version ranges for GET /a: 1.0 - 1.5 and 1.5 - latest"
+        );
+    }
+
+    #[test]
+    fn build_for_refuses_versions_outside_the_range() {
+        let api = Microversions::builder("compute", VersionRange::from_static("2.1", "2.90"))
+            .served_range(VersionRange::from_static("2.10", "2.50"))
+            .build()
+            .unwrap();
+        let built = |span: &'static str| {
+            VersionedRouter::<()>::new()
+                .get("/ok", VersionSpan::ALL, || async { "a" })
+                .post("/a", VersionSpan::from_static(span), || async { "b" })
+                .build_for(&api)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        // Inside the code's range, whatever the served range.
+        for span in ["2.1 - latest", "2.1 - 2.90", "2.90 - latest", "2.5 - 2.6"] {
+            assert_eq!(built(span), Ok(()), "{span}");
+        }
+        for span in [
+            "2.0 - 2.5",
+            "1.0 - latest",
+            "2.80 - 2.91",
+            "2.91 - latest",
+            "3.0 - latest",
+        ] {
+            assert_eq!(
+                built(span),
+                Err(format!(
+                    "the handler of POST /a for {span} reaches outside the supported range 2.1 - 2.90"
+                )),
+            );
+        }
+        let err = VersionedRouter::<()>::new()
+            .get("/a", VersionSpan::from_static("2.0 - 2.5"), || async {
+                "a"
+            })
+            .build_for(&api)
+            .unwrap_err();
+        assert!(matches!(
+            err,
+            BuildError::RouteOutsideRange { ref path, ref method, versions, range }
+                if path == "/a" && method == Method::GET
+                    && versions == VersionSpan::from_static("2.0 - 2.5")
+                    && range == api.code_range()
+        ));
+        // The plain build takes the versions as written.
+        assert!(
+            VersionedRouter::<()>::new()
+                .get("/a", VersionSpan::from_static("9.0 - latest"), || async {
+                    "a"
+                })
+                .build()
+                .is_ok()
         );
     }
 

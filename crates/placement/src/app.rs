@@ -114,7 +114,7 @@ pub fn router(state: AppState) -> Result<Router, BuildError> {
     };
     let schemas = Arc::new(RequestSchemas::build()?);
     let routes = handlers::routes(VersionedRouter::new())
-        .build()?
+        .build_for(&api)?
         .with_state(RouterState {
             app: state,
             schemas,
