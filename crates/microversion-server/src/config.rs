@@ -76,26 +76,88 @@ struct Inner {
 const MAX_CACHED_VERSIONS: u32 = 4096;
 
 /// A version text [`Microversions::resolve_text`] refuses: the status
-/// and message the layer would answer a request carrying it with.
+/// and message the layer would answer a request carrying it with, and
+/// (through [`IntoResponse`](axum::response::IntoResponse) or
+/// [`VersionRefused::response_for`]) the layer's whole answer.
+///
+/// A service that reads a version from elsewhere than the header (a
+/// query parameter, say) answers a bad one as the layer would:
+///
+/// ```
+/// use axum::response::{IntoResponse, Response};
+/// use microversion::VersionRange;
+/// use microversion_server::{Microversions, Profile};
+///
+/// let api = Microversions::builder("placement", VersionRange::from_static("1.0", "1.39"))
+///     .profile(Profile::Placement)
+///     .build()?;
+/// let answer = |asked: &str| -> Response {
+///     match api.resolve_text(asked) {
+///         Ok(version) => format!("served at {version}").into_response(),
+///         Err(refused) => refused.into_response(),
+///     }
+/// };
+/// let refused = answer("1.99");
+/// assert_eq!(refused.status(), http::StatusCode::NOT_ACCEPTABLE);
+/// assert!(refused.headers().contains_key("x-openstack-request-id"));
+/// # Ok::<(), microversion_server::BuildError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VersionRefused {
-    status: http::StatusCode,
+    api: Microversions,
+    refusal: Refusal,
     detail: String,
-    malformed: bool,
+}
+
+/// Why a version is refused, as the layer tells it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// Not a version (400, or 406 in some profiles).
+    Malformed(InvalidVersion),
+    /// A version outside the range (406).
+    Unsupported(Version),
 }
 
 impl VersionRefused {
+    fn new(api: &Microversions, refusal: Refusal) -> Self {
+        let rules = api.rules();
+        let detail = match &refusal {
+            Refusal::Malformed(error) => crate::dialect::malformed_detail(rules, error),
+            Refusal::Unsupported(version) => {
+                crate::dialect::unsupported_detail(rules, api.range(), *version)
+            }
+        };
+        VersionRefused {
+            api: api.clone(),
+            refusal,
+            detail,
+        }
+    }
+
     /// 400 (malformed; 406 in some profiles) or 406 (outside the range).
     #[must_use]
     pub fn status(&self) -> http::StatusCode {
-        self.status
+        match self.refusal {
+            Refusal::Malformed(_) => self.api.rules().malformed_status,
+            Refusal::Unsupported(_) => http::StatusCode::NOT_ACCEPTABLE,
+        }
     }
 
     /// Whether the text is not a version at all (rather than one outside
     /// the range).
     #[must_use]
     pub fn is_malformed(&self) -> bool {
-        self.malformed
+        matches!(self.refusal, Refusal::Malformed(_))
+    }
+
+    /// The versioning that refused it.
+    pub(crate) fn api(&self) -> &Microversions {
+        &self.api
+    }
+
+    /// Why it is refused.
+    pub(crate) fn refusal(&self) -> &Refusal {
+        &self.refusal
     }
 }
 
@@ -416,14 +478,10 @@ impl Microversions {
     /// # Errors
     ///
     /// Returns a [`VersionRefused`] with the layer's status (400 or 406)
-    /// and message.
+    /// and message, which answers as the layer would
+    /// ([`VersionRefused::response_for`]).
     pub fn resolve_text(&self, text: &str) -> Result<Version, VersionRefused> {
-        let rules = &self.inner.rules;
-        let malformed = |error: &InvalidVersion| VersionRefused {
-            status: rules.malformed_status,
-            detail: crate::dialect::malformed_detail(rules, error),
-            malformed: true,
-        };
+        let refused = |refusal| Err(VersionRefused::new(self, refusal));
         let value = format!("{} {}", self.service_type(), text.trim());
         let mut headers = HeaderMap::new();
         match HeaderValue::try_from(value) {
@@ -433,24 +491,16 @@ impl Microversions {
             // Not a header value at all, or nothing: the grammar's error
             // for the text itself.
             _ => {
-                return Err(match Version::try_from_bytes(text.as_bytes()) {
-                    Err(error) => malformed(&error),
-                    Ok(version) => VersionRefused {
-                        status: http::StatusCode::NOT_ACCEPTABLE,
-                        detail: crate::dialect::unsupported_detail(rules, self.range(), version),
-                        malformed: false,
-                    },
+                return refused(match Version::try_from_bytes(text.as_bytes()) {
+                    Err(error) => Refusal::Malformed(error),
+                    Ok(version) => Refusal::Unsupported(version),
                 });
             }
         }
         match self.negotiate(&headers) {
             NegotiationOutcome::Served(version) => Ok(version),
-            NegotiationOutcome::Malformed(error) => Err(malformed(&error)),
-            NegotiationOutcome::Unsupported(version) => Err(VersionRefused {
-                status: http::StatusCode::NOT_ACCEPTABLE,
-                detail: crate::dialect::unsupported_detail(rules, self.range(), version),
-                malformed: false,
-            }),
+            NegotiationOutcome::Malformed(error) => refused(Refusal::Malformed(error)),
+            NegotiationOutcome::Unsupported(version) => refused(Refusal::Unsupported(version)),
         }
     }
 

@@ -13,7 +13,7 @@ use pin_project_lite::pin_project;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use crate::config::{Microversions, NegotiationOutcome, REQUEST_ID};
+use crate::config::{Microversions, NegotiationOutcome, REQUEST_ID, Refusal, VersionRefused};
 use crate::dialect::{ErrorContext, malformed_detail, render, unsupported_detail};
 use crate::error::ApiError;
 use crate::extract::{Negotiated, RequestId};
@@ -380,6 +380,95 @@ fn append_vary(headers: &mut HeaderMap, ours: &HeaderValue) {
     }
 }
 
+impl Finish {
+    /// What the layer would keep of `request` for its own answer: the id
+    /// the layer gave it (or an outer layer chose), else a new one, and
+    /// its `Accept`, `Content-Type` and method.
+    fn of_request(api: &Microversions, request: Option<&http::request::Parts>) -> Finish {
+        let request_id = request
+            .and_then(|parts| {
+                RequestId::from_extensions(&parts.extensions)
+                    .or_else(|| parts.extensions.get::<RequestId>().cloned())
+            })
+            .unwrap_or_else(RequestId::generate);
+        let header = |name| request.and_then(|parts| parts.headers.get(name)).cloned();
+        Finish {
+            api: api.clone(),
+            served: None,
+            request_id,
+            accept: header(ACCEPT),
+            content_type: header(CONTENT_TYPE),
+            method: request.map_or(Method::GET, |parts| parts.method.clone()),
+            legacy: false,
+            #[cfg(feature = "metrics")]
+            observed: false,
+        }
+    }
+}
+
+/// The layer's answer to `refused`, for `request` when there is one.
+fn refusal_response<B: From<String>>(
+    refused: &VersionRefused,
+    request: Option<&http::request::Parts>,
+) -> Response<B> {
+    let api = refused.api();
+    let finish = Finish::of_request(api, request);
+    match refused.refusal() {
+        Refusal::Malformed(error) => malformed(api, error, &finish),
+        Refusal::Unsupported(version) => unsupported(api, *version, &finish),
+    }
+}
+
+impl VersionRefused {
+    /// The answer the layer gives a request asking for this version,
+    /// byte for byte: its status, headers (the request id, `Vary`, the
+    /// range headers of profiles that send them) and the profile's error
+    /// body, which on a 406 names the range (`min_version` and
+    /// `max_version` in API-SIG's body), in the format `request`'s
+    /// `Accept` picks where the profile follows it. The request id is the
+    /// one the layer gave `request` (or an outer layer chose), else a new
+    /// one.
+    ///
+    /// Served from a version-neutral path, that is all of the answer;
+    /// behind the layer on a versioned path, the layer adds the served
+    /// version's headers, as on every answer there.
+    ///
+    /// ```
+    /// use axum::extract::Query;
+    /// use axum::response::{IntoResponse, Response};
+    /// use microversion::VersionRange;
+    /// use microversion_server::Microversions;
+    ///
+    /// #[derive(serde::Deserialize)]
+    /// struct Asked { version: String }
+    ///
+    /// async fn document(
+    ///     axum::extract::State(api): axum::extract::State<Microversions>,
+    ///     parts: http::request::Parts,
+    ///     Query(asked): Query<Asked>,
+    /// ) -> Response {
+    ///     match api.resolve_text(&asked.version) {
+    ///         Ok(version) => format!("the document of {version}").into_response(),
+    ///         Err(refused) => refused.response_for(&parts),
+    ///     }
+    /// }
+    /// # let _ = document;
+    /// ```
+    #[must_use]
+    pub fn response_for(&self, request: &http::request::Parts) -> axum::response::Response {
+        refusal_response(self, Some(request))
+    }
+}
+
+/// The layer's answer to a request asking for the refused version that
+/// has no `Accept` or `Content-Type`, with a new request id: see
+/// [`VersionRefused::response_for`] to answer a request.
+impl axum::response::IntoResponse for VersionRefused {
+    fn into_response(self) -> axum::response::Response {
+        refusal_response(&self, None)
+    }
+}
+
 /// The layer's answer to a malformed version.
 fn malformed<B: From<String>>(
     api: &Microversions,
@@ -551,6 +640,99 @@ mod tests {
         let response = runtime.block_on(future).unwrap();
         assert_eq!(response.headers()[OPENSTACK_API_VERSION], "placement 1.20");
         assert!(weak.upgrade().is_none());
+    }
+
+    /// A refusal of `resolve_text` answers exactly as the layer answers a
+    /// request carrying the same version, in every profile.
+    #[test]
+    fn a_refused_version_answers_as_the_layer() {
+        use axum::body::Body;
+        use axum::response::IntoResponse;
+        use http_body_util::BodyExt;
+        use microversion::Profile;
+        use tower::{Service, ServiceExt};
+
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let text = |response: Response<Body>| {
+            let (parts, body) = response.into_parts();
+            let bytes = runtime.block_on(body.collect()).unwrap().to_bytes();
+            (
+                parts.status,
+                parts.headers,
+                String::from_utf8(bytes.to_vec()).unwrap(),
+            )
+        };
+        let apis = [
+            ("placement", "1.0", "1.39", Profile::Placement),
+            ("placement", "1.0", "1.39", Profile::ApiSig),
+            ("compute", "2.1", "2.90", Profile::Nova),
+            ("baremetal", "1.1", "1.99", Profile::Ironic),
+            ("volume", "3.0", "3.70", Profile::Cinder),
+        ];
+        for (service_type, min, max, profile) in apis {
+            let api = Microversions::builder(
+                service_type,
+                microversion::VersionRange::from_static(min, max),
+            )
+            .profile(profile)
+            .build()
+            .unwrap();
+            let inner = tower::service_fn(|_req: Request<Body>| async {
+                Ok::<_, std::convert::Infallible>(Response::new(Body::empty()))
+            });
+            let mut service = MicroversionLayer::new(api.clone()).layer(inner);
+            for asked in ["9.99", "abc", "0.5", "1.a", "latest1"] {
+                for accept in [None, Some("text/html"), Some("text/plain")] {
+                    let id = RequestId::generate();
+                    let mut request = Request::get("/things")
+                        .header("openstack-api-version", format!("{service_type} {asked}"));
+                    if let Some(accept) = accept {
+                        request = request.header("accept", accept);
+                    }
+                    let mut request = request.body(Body::empty()).unwrap();
+                    request.extensions_mut().insert(id.clone());
+                    let (parts, body) = request.into_parts();
+                    let request = Request::from_parts(parts.clone(), body);
+                    let ready = runtime.block_on(service.ready()).unwrap();
+                    let layer = text(runtime.block_on(ready.call(request)).unwrap());
+                    let refused = api.resolve_text(asked).unwrap_err();
+                    assert_eq!(refused.status(), layer.0, "{profile} {asked}");
+                    assert!(!refused.to_string().is_empty());
+                    let ours = text(refused.response_for(&parts));
+                    assert_eq!(ours, layer, "{profile} {asked} {accept:?}");
+
+                    // Without a request: a new id, and the answer to no
+                    // `Accept`.
+                    if accept.is_none() {
+                        let (status, headers, body) = text(refused.clone().into_response());
+                        let new_id = headers[REQUEST_ID].to_str().unwrap().to_owned();
+                        assert_ne!(new_id, id.as_str());
+                        assert_eq!(status, layer.0);
+                        let mut expected = layer.1.clone();
+                        expected.insert(REQUEST_ID, headers[REQUEST_ID].clone());
+                        for alias in &api.rules().request_id_aliases {
+                            expected.insert(alias.clone(), headers[REQUEST_ID].clone());
+                        }
+                        assert_eq!(headers, expected, "{profile} {asked}");
+                        assert_eq!(body, layer.2.replace(id.as_str(), &new_id));
+                    }
+                }
+            }
+        }
+        // API-SIG's 406 names the range.
+        let api = Microversions::builder(
+            "placement",
+            microversion::VersionRange::from_static("1.0", "1.39"),
+        )
+        .build()
+        .unwrap();
+        let (status, _, body) = text(api.resolve_text("1.40").unwrap_err().into_response());
+        assert_eq!(status, StatusCode::NOT_ACCEPTABLE);
+        let body: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(body["errors"][0]["min_version"], "1.0");
+        assert_eq!(body["errors"][0]["max_version"], "1.39");
     }
 
     #[test]
