@@ -483,15 +483,6 @@ fn app(args: &Args) -> Result<Option<Router>, Box<dyn std::error::Error>> {
     let range = VersionRange::new(args.min, args.max)?;
     let steps = Steps::from_min(args.min);
     let history = history(range, steps)?;
-    let mut builder = Microversions::builder(args.service_type.clone(), history.range())
-        .profile(args.profile)
-        .version_neutral("/healthcheck")
-        .version_neutral("/history");
-    if let Some(root) = &args.legacy_root {
-        builder = builder.legacy_root(root.clone());
-    }
-    let api = builder.build()?;
-    let discovery = discovery(&api, args)?;
     let since = |v: Version| VersionSpan::new(v, None);
     let until = |v: Version| VersionSpan::new(args.min, Some(v));
     let state = AppState {
@@ -518,7 +509,19 @@ fn app(args: &Args) -> Result<Option<Router>, Box<dyn std::error::Error>> {
                 .get(&at("/gadgets"), since(steps.create_returns_200)?, gadgets),
         )
     };
-    let mut router = routes(VersionedRouter::new(), "")?;
+    // `/healthcheck` is written once: the router serves it and the
+    // versioning learns from the router that it is version-neutral.
+    let mut router =
+        routes(VersionedRouter::new(), "")?.neutral("/healthcheck", get(|| async { "OK" }));
+    let mut builder = Microversions::builder(args.service_type.clone(), history.range())
+        .profile(args.profile)
+        .version_neutral_routes(&router)
+        .version_neutral("/history");
+    if let Some(root) = &args.legacy_root {
+        builder = builder.legacy_root(root.clone());
+    }
+    let api = builder.build()?;
+    let discovery = discovery(&api, args)?;
     // The documents describe the API once, as served at its own root.
     let description = description(&api, &router, &schemas, steps)?;
     if let Some(which) = &args.openapi {
@@ -535,7 +538,6 @@ fn app(args: &Args) -> Result<Option<Router>, Box<dyn std::error::Error>> {
         .with_state(state)
         .merge(discovery.router())
         .merge(history.router("/history", &[]))
-        .route("/healthcheck", get(|| async { "OK" }))
         .layer(MicroversionLayer::new(api));
     Ok(Some(router))
 }

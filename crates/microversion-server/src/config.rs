@@ -642,8 +642,24 @@ impl MicroversionsBuilder {
     }
 
     /// A path that skips negotiation: no version is read, none is echoed.
+    /// For a path a [`VersionedRouter`](crate::VersionedRouter) serves,
+    /// [`VersionedRouter::neutral`](crate::VersionedRouter::neutral) and
+    /// [`MicroversionsBuilder::version_neutral_routes`] write it once.
     pub fn version_neutral(mut self, path: impl Into<String>) -> Self {
         self.neutral_paths.push(path.into());
+        self
+    }
+
+    /// Every version-neutral route of `router`
+    /// ([`VersionedRouter::neutral`](crate::VersionedRouter::neutral))
+    /// skips negotiation: the router serves such a path and names it
+    /// here, so that it is written once.
+    pub fn version_neutral_routes<S>(mut self, router: &crate::VersionedRouter<S>) -> Self
+    where
+        S: Clone + Send + Sync + 'static,
+    {
+        self.neutral_paths
+            .extend(router.neutral_paths().map(str::to_owned));
         self
     }
 

@@ -179,6 +179,15 @@ pub enum BuildError {
     LegacyRoot(String),
     /// Two routes or schemas for one operation have overlapping spans.
     Overlap(RouteConflict),
+    /// A version-neutral route of a
+    /// [`VersionedRouter`](crate::VersionedRouter) that cannot be served
+    /// as one.
+    NeutralRoute {
+        /// The path.
+        path: String,
+        /// What is wrong with it.
+        problem: NeutralRouteProblem,
+    },
     /// A handler's versions reach outside the API's range
     /// ([`VersionedRouter::build_for`](crate::VersionedRouter::build_for)).
     RouteOutsideRange {
@@ -259,6 +268,24 @@ impl fmt::Display for BuildError {
                 "the legacy root {root:?} must start with '/' and name a path below '/' (such as \"/v2\")"
             ),
             BuildError::Overlap(e) => fmt::Display::fmt(e, f),
+            BuildError::NeutralRoute { path, problem } => match problem {
+                NeutralRouteProblem::Pattern => write!(
+                    f,
+                    "the version-neutral path {path} is a pattern: version-neutral paths are matched exactly"
+                ),
+                NeutralRouteProblem::Repeated => {
+                    write!(f, "the version-neutral path {path} is routed twice")
+                }
+                NeutralRouteProblem::Versioned => write!(
+                    f,
+                    "the path {path} is routed both as version-neutral and by version"
+                ),
+                NeutralRouteProblem::Negotiated => write!(
+                    f,
+                    "the path {path} is routed as version-neutral, but the versioning negotiates it: \
+                     give the router to MicroversionsBuilder::version_neutral_routes"
+                ),
+            },
             BuildError::RouteOutsideRange {
                 path,
                 method,
@@ -330,6 +357,25 @@ impl From<crate::openapi::InvalidReferencePage> for BuildError {
     fn from(e: crate::openapi::InvalidReferencePage) -> Self {
         BuildError::ReferencePage(e)
     }
+}
+
+/// Why a version-neutral route ([`VersionedRouter::neutral`]) cannot be
+/// served as one.
+///
+/// [`VersionedRouter::neutral`]: crate::VersionedRouter::neutral
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NeutralRouteProblem {
+    /// The path is a pattern (`{id}`, `*rest`), which the versioning,
+    /// matching version-neutral paths exactly, would never match.
+    Pattern,
+    /// The path is given twice.
+    Repeated,
+    /// The path has handlers by version too.
+    Versioned,
+    /// The [`Microversions`](crate::Microversions) the router is built for
+    /// negotiates the path.
+    Negotiated,
 }
 
 /// Two handlers (or schemas) for one operation whose versions overlap.

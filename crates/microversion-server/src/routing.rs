@@ -36,14 +36,14 @@ use axum::Router;
 use axum::extract::Request;
 use axum::handler::Handler;
 use axum::response::{IntoResponse, Response};
-use axum::routing::any;
+use axum::routing::{MethodRouter, any};
 use http::header::ALLOW;
 use http::{HeaderValue, Method, StatusCode};
 use microversion::{VersionRange, VersionSpan};
 
 use crate::config::Microversions;
 use crate::deprecation::Deprecation;
-use crate::error::{ApiError, BuildError, RouteConflict};
+use crate::error::{ApiError, BuildError, NeutralRouteProblem, RouteConflict};
 use crate::extract::ServedVersion;
 
 /// Finds the first pair of overlapping ranges, in registration order.
@@ -163,6 +163,8 @@ pub struct VersionedRouter<S = ()> {
     every_version: BTreeSet<String>,
     /// Deprecations of one operation, by path and method.
     deprecated: BTreeMap<(String, String), Vec<Deprecation>>,
+    /// Version-neutral routes, in registration order.
+    neutral: Vec<(String, MethodRouter<S>)>,
 }
 
 impl<S> fmt::Debug for VersionedRouter<S> {
@@ -193,7 +195,45 @@ where
             unavailable: BTreeMap::new(),
             every_version: BTreeSet::new(),
             deprecated: BTreeMap::new(),
+            neutral: Vec::new(),
         }
+    }
+
+    /// Serves `path` with `route` at no version: a health check, a
+    /// metrics page. The path is written once, here:
+    /// [`MicroversionsBuilder::version_neutral_routes`](crate::MicroversionsBuilder::version_neutral_routes)
+    /// makes the versioning skip negotiation for it (no version read,
+    /// none echoed), and [`VersionedRouter::build_for`] checks that the
+    /// versioning it is built for does.
+    ///
+    /// ```
+    /// use axum::routing::get;
+    /// use microversion::{VersionRange, VersionSpan};
+    /// use microversion_server::{Microversions, VersionedRouter};
+    ///
+    /// let routes = VersionedRouter::<()>::new()
+    ///     .get("/things", VersionSpan::ALL, || async { "things" })
+    ///     .neutral("/healthcheck", get(|| async { "OK" }));
+    /// let api = Microversions::builder("placement", VersionRange::from_static("1.0", "1.39"))
+    ///     .version_neutral_routes(&routes)
+    ///     .build()?;
+    /// assert!(api.is_version_neutral("/healthcheck"));
+    /// let router = routes.build_for(&api)?;
+    /// # Ok::<(), microversion_server::BuildError>(())
+    /// ```
+    ///
+    /// A path given twice, a pattern (version-neutral paths are matched
+    /// exactly), a path with handlers by version too, or (for
+    /// [`VersionedRouter::build_for`]) one the versioning negotiates fails
+    /// the build with [`BuildError::NeutralRoute`].
+    pub fn neutral(mut self, path: &str, route: MethodRouter<S>) -> Self {
+        self.neutral.push((path.to_owned(), route));
+        self
+    }
+
+    /// The paths of the version-neutral routes ([`VersionedRouter::neutral`]).
+    pub fn neutral_paths(&self) -> impl Iterator<Item = &str> {
+        self.neutral.iter().map(|(path, _)| path.as_str())
     }
 
     /// Adds a handler for `method` on `path` (axum path syntax, such as
@@ -427,17 +467,44 @@ where
     /// # Errors
     ///
     /// [`BuildError::RouteOutsideRange`] naming the operation, its
-    /// versions and the range, and those of [`VersionedRouter::build`].
+    /// versions and the range, [`BuildError::NeutralRoute`] for a
+    /// version-neutral route `api` negotiates, and those of
+    /// [`VersionedRouter::build`].
     ///
     /// # Panics
     ///
     /// As [`VersionedRouter::build`].
     pub fn build_for(self, api: &Microversions) -> Result<Router<S>, BuildError> {
-        self.build_within(Some(api.code_range()))
+        self.build_within(Some(api))
     }
 
-    fn build_within(self, range: Option<VersionRange>) -> Result<Router<S>, BuildError> {
-        if let Some(range) = range
+    /// The problem of the first version-neutral route that has one.
+    fn check_neutral(&self, api: Option<&Microversions>) -> Result<(), BuildError> {
+        for (i, (path, _)) in self.neutral.iter().enumerate() {
+            let problem = if path.contains(['{', '}', '*']) {
+                Some(NeutralRouteProblem::Pattern)
+            } else if self.neutral[..i].iter().any(|(p, _)| p == path) {
+                Some(NeutralRouteProblem::Repeated)
+            } else if self.entries.iter().any(|e| e.path == *path) {
+                Some(NeutralRouteProblem::Versioned)
+            } else if api.is_some_and(|api| !api.is_version_neutral(path)) {
+                Some(NeutralRouteProblem::Negotiated)
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                return Err(BuildError::NeutralRoute {
+                    path: path.clone(),
+                    problem,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn build_within(self, api: Option<&Microversions>) -> Result<Router<S>, BuildError> {
+        self.check_neutral(api)?;
+        if let Some(range) = api.map(Microversions::code_range)
             && let Some(e) = self.entries.iter().find(|e| !span_fits(e.versions, range))
         {
             return Err(BuildError::RouteOutsideRange {
@@ -506,6 +573,9 @@ where
                     template: crate::telemetry::RouteTemplate(crate::kept::text(&path)),
                 }),
             );
+        }
+        for (path, route) in self.neutral {
+            router = router.route(&path, route);
         }
         Ok(router.fallback(|| async { ApiError::not_found() }))
     }
@@ -768,6 +838,102 @@ mod tests {
                 .build()
                 .is_ok()
         );
+    }
+
+    /// A version-neutral route is written once: the router serves it, the
+    /// versioning learns it from the router, and the layer skips it.
+    #[test]
+    fn a_neutral_route_is_served_and_skips_negotiation() {
+        use axum::body::Body;
+        use axum::routing::get;
+        use tower::ServiceExt;
+
+        let routes = VersionedRouter::<()>::new()
+            .get("/a", VersionSpan::from_static("1.2 - latest"), || async {
+                "a"
+            })
+            .neutral("/healthcheck", get(|| async { "OK" }));
+        assert_eq!(routes.neutral_paths().collect::<Vec<_>>(), ["/healthcheck"]);
+        let api = Microversions::builder("placement", VersionRange::from_static("1.0", "1.39"))
+            .version_neutral_routes(&routes)
+            .build()
+            .unwrap();
+        assert!(api.is_version_neutral("/healthcheck"));
+        assert!(!api.is_version_neutral("/a"));
+        let app = routes
+            .build_for(&api)
+            .unwrap()
+            .layer(crate::MicroversionLayer::new(api));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let send = |path: &str, version: &str| {
+            let request = http::Request::get(path)
+                .header("openstack-api-version", version)
+                .body(Body::empty())
+                .unwrap();
+            runtime.block_on(app.clone().oneshot(request)).unwrap()
+        };
+        // A malformed version is not read there, and none is echoed.
+        let response = send("/healthcheck", "placement 1.a");
+        assert_eq!(response.status(), StatusCode::OK);
+        assert!(!response.headers().contains_key("openstack-api-version"));
+        assert_eq!(
+            send("/a", "placement 1.a").status(),
+            StatusCode::BAD_REQUEST
+        );
+        let response = send("/a", "placement 1.3");
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(response.headers()["openstack-api-version"], "placement 1.3");
+    }
+
+    #[test]
+    fn neutral_routes_that_cannot_be_served_fail_the_build() {
+        use axum::routing::get;
+
+        let api = Microversions::builder("placement", VersionRange::from_static("1.0", "1.39"))
+            .build()
+            .unwrap();
+        let ok = || get(|| async { "OK" });
+        let cases = [
+            (
+                VersionedRouter::<()>::new().neutral("/health/{part}", ok()),
+                "the version-neutral path /health/{part} is a pattern: version-neutral paths are matched exactly",
+            ),
+            (
+                VersionedRouter::<()>::new()
+                    .neutral("/health", ok())
+                    .neutral("/health", ok()),
+                "the version-neutral path /health is routed twice",
+            ),
+            (
+                VersionedRouter::<()>::new()
+                    .get("/health", VersionSpan::ALL, || async { "" })
+                    .neutral("/health", ok()),
+                "the path /health is routed both as version-neutral and by version",
+            ),
+        ];
+        for (routes, message) in cases {
+            assert_eq!(routes.build().unwrap_err().to_string(), message);
+        }
+        // The versioning it is built for must skip the path.
+        let err = VersionedRouter::<()>::new()
+            .neutral("/health", ok())
+            .build_for(&api)
+            .unwrap_err();
+        assert!(matches!(
+            err,
+            BuildError::NeutralRoute { ref path, problem: NeutralRouteProblem::Negotiated }
+                if path == "/health"
+        ));
+        assert!(err.to_string().contains("version_neutral_routes"), "{err}");
+        // Declared the old way, it builds too.
+        let api = Microversions::builder("placement", VersionRange::from_static("1.0", "1.39"))
+            .version_neutral("/health")
+            .build()
+            .unwrap();
+        let routes = VersionedRouter::<()>::new().neutral("/health", ok());
+        assert!(routes.build_for(&api).is_ok());
     }
 
     #[test]
