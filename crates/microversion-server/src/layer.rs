@@ -89,6 +89,14 @@ impl<S> Layer<S> for MicroversionLayer {
 /// and request id headers on every response (9-11), rendering error bodies
 /// in the profile's format.
 ///
+/// A request asks for a version in one of three forms, as upstream Nova
+/// and Placement read them: no entry for the service (the served
+/// minimum), `X.Y` (that version; 406 outside the range), or `latest`
+/// (the served maximum; any case only under Ironic's rules). `X.latest`,
+/// a bare major and `None` are forms of a client's own request
+/// ([`VersionRequest`](microversion::VersionRequest)), never sent as
+/// such: the layer answers them as malformed.
+///
 /// Handlers read the served version with the [`ServedVersion`](crate::ServedVersion)
 /// extractor and the request id with [`RequestId`]; middleware inside the
 /// layer with [`ServedVersion::from_extensions`](crate::ServedVersion::from_extensions)
