@@ -997,7 +997,9 @@ mod tests {
         let dir = microversion_test_support::Scratch::new("conf-response-validation");
         let path = dir.join("placement.conf");
         assert_eq!(
-            load_conf(None, Overrides::default()).unwrap().response_validation,
+            load_conf(None, Overrides::default())
+                .unwrap()
+                .response_validation,
             ResponseValidation::Off
         );
         for (value, mode) in [

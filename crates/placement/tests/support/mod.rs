@@ -12,8 +12,8 @@
 
 use std::net::SocketAddr;
 
-use microversion_test_support::{Scratch, serve_on};
 use microversion_server::openapi::ResponseValidation;
+use microversion_test_support::{Scratch, serve_on};
 use placement::config::{AuthStrategy, Config};
 use placement::db::Store;
 use reqwest::Method;
