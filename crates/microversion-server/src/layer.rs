@@ -414,6 +414,17 @@ impl Finish {
     }
 }
 
+/// `error` rendered as the layer renders its own answers (the profile's
+/// format, the request id), for `request` when there is one.
+#[cfg(feature = "openapi")]
+pub(crate) fn error_answer<B: From<String>>(
+    api: &Microversions,
+    error: &ApiError,
+    request: Option<&http::request::Parts>,
+) -> Response<B> {
+    Finish::of_request(api, request).error_response(error, None)
+}
+
 /// The layer's answer to `refused`, for `request` when there is one.
 fn refusal_response<B: From<String>>(
     refused: &VersionRefused,

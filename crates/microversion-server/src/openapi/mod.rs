@@ -88,6 +88,7 @@ mod model;
 #[cfg(feature = "reference-page")]
 mod page;
 mod render;
+mod serve;
 #[cfg(feature = "json-schema")]
 mod validate;
 
@@ -102,6 +103,7 @@ pub use self::error::OpenApiError;
 #[cfg(feature = "reference-page")]
 pub use self::page::{InvalidReferencePage, ReferencePage, ReferencePageBuilder};
 pub use self::render::OpenApiDocument;
+pub use self::serve::{DOCUMENTS_PATH, DocumentError, Documents, RefusalAnswer};
 #[cfg(feature = "json-schema")]
 pub use self::validate::{
     InvalidResponseValidation, ResponseValidation, ResponseValidationLayer, ValidateResponses,

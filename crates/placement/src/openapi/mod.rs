@@ -14,22 +14,20 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use axum::Router;
-use axum::extract::RawQuery;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use http::{HeaderValue, StatusCode};
+use http::StatusCode;
 use microversion::VersionSpan;
 use microversion_server::openapi::{
-    ApiDescription, OpenApiError, OperationDoc, ReferencePage, ResponseDoc,
+    ApiDescription, Documents, OperationDoc, ReferencePage, ResponseDoc,
 };
-use microversion_server::{BuildError, Microversions, VersionRefused, VersionedRouter};
+use microversion_server::{BuildError, Microversions, VersionedRouter};
 use serde_json::{Value, json};
 
 use self::responses::Candidates;
 use crate::handlers::{self, RequestSchemas};
 
 /// The path the documents are served at, when enabled.
-pub const OPENAPI_PATH: &str = "/openapi.json";
+pub const OPENAPI_PATH: &str = microversion_server::openapi::DOCUMENTS_PATH;
 
 /// The path of the API reference page, when enabled.
 pub const REFERENCE_PAGE_PATH: &str = "/api-ref";
@@ -449,38 +447,8 @@ pub fn description() -> Result<ApiDescription, BuildError> {
     Ok(builder.operations(docs).build()?)
 }
 
-/// Why no document can be given.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum DocumentError {
-    /// The version is malformed (400) or outside the range (406): the
-    /// refusal a request carrying it would get, in the same words.
-    Version(VersionRefused),
-    /// The description refused the version.
-    Document(OpenApiError),
-}
-
-impl DocumentError {
-    /// The HTTP status of the refusal.
-    #[must_use]
-    pub fn status(&self) -> StatusCode {
-        match self {
-            DocumentError::Version(refused) => refused.status(),
-            DocumentError::Document(_) => StatusCode::NOT_ACCEPTABLE,
-        }
-    }
-}
-
-impl std::fmt::Display for DocumentError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            DocumentError::Version(e) => std::fmt::Display::fmt(e, f),
-            DocumentError::Document(e) => std::fmt::Display::fmt(e, f),
-        }
-    }
-}
-
-impl std::error::Error for DocumentError {}
+/// Why no document can be given (the framework's).
+pub use microversion_server::openapi::DocumentError;
 
 /// The document `version` names (written as in the header: `1.20`,
 /// `latest`), or the whole range's when it names none.
@@ -495,24 +463,7 @@ pub fn document(
     api: &Microversions,
     version: Option<&str>,
 ) -> Result<Value, DocumentError> {
-    // What an operator's narrower range leaves of it.
-    let narrowed;
-    let description = if api.range() == description.range() {
-        description
-    } else {
-        narrowed = description
-            .within(api.range())
-            .map_err(DocumentError::Document)?;
-        &narrowed
-    };
-    let Some(version) = version else {
-        return Ok(description.whole().to_value());
-    };
-    let version = api.resolve_text(version).map_err(DocumentError::Version)?;
-    description
-        .at(version)
-        .map(|d| d.to_value())
-        .map_err(DocumentError::Document)
+    description.served_document(api, version)
 }
 
 /// The routes of the documents when `[openapi] enabled` is on, and of
@@ -561,38 +512,22 @@ pub fn reference_page(
     Ok(page.router(REFERENCE_PAGE_PATH)?)
 }
 
-/// `GET /openapi.json[?version=X.Y]`: the documents over HTTP.
+/// `GET /openapi.json[?version=X.Y]`: the documents over HTTP, as the
+/// framework serves them, with a refused version answered in API-SIG's
+/// body without webob's page around the message: the endpoint is not
+/// upstream's, so it does not mimic upstream's error pages.
 pub fn router(description: ApiDescription, api: Microversions) -> Router {
-    let shared = std::sync::Arc::new((description, api));
-    Router::new().route(
-        OPENAPI_PATH,
-        get(move |RawQuery(query): RawQuery| {
-            let shared = std::sync::Arc::clone(&shared);
-            async move { serve(&shared.0, &shared.1, query.as_deref()) }
-        }),
-    )
+    Documents::new(description, &api)
+        .refusal_answer(refused)
+        .router(OPENAPI_PATH)
 }
 
-fn serve(description: &ApiDescription, api: &Microversions, query: Option<&str>) -> Response {
-    let version = url::form_urlencoded::parse(query.unwrap_or_default().as_bytes())
-        .filter(|(key, _)| key == "version")
-        .map(|(_, value)| value.into_owned())
-        .last();
-    let (status, body) = match document(description, api, version.as_deref()) {
-        Ok(document) => (StatusCode::OK, document),
-        Err(refused) => {
-            let entry = microversion::ErrorEntry::new(refused.status(), refused.to_string());
-            let body =
-                serde_json::to_value(microversion::ErrorBody::single(entry)).unwrap_or(Value::Null);
-            (refused.status(), body)
-        }
-    };
-    let mut response = (status, axum::Json(body)).into_response();
-    response.headers_mut().insert(
-        http::header::CACHE_CONTROL,
-        HeaderValue::from_static("no-cache"),
-    );
-    response
+/// A version without a document: its status and message in API-SIG's
+/// error body.
+fn refused(refused: &DocumentError, _request: &http::request::Parts) -> Response {
+    let entry = microversion::ErrorEntry::new(refused.status(), refused.to_string());
+    let body = serde_json::to_value(microversion::ErrorBody::single(entry)).unwrap_or(Value::Null);
+    (refused.status(), axum::Json(body)).into_response()
 }
 
 /// `placement-api openapi`: prints the document `version` names (JSON,
