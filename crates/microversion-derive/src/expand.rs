@@ -69,6 +69,23 @@ fn forms(field: &Field) -> impl Iterator<Item = (usize, Option<&Form>)> {
     )
 }
 
+/// A statement: when `present`, the arm of the form `index` names, one
+/// arm per form of the field.
+fn per_form(
+    present: &TokenStream,
+    index: &TokenStream,
+    arms: impl Iterator<Item = TokenStream>,
+) -> TokenStream {
+    quote! {
+        if #present {
+            match #index {
+                #(#arms)*
+                _ => {}
+            }
+        }
+    }
+}
+
 fn schema(container: &Container) -> TokenStream {
     let ident = &container.ident;
     let title = ident.to_string();
@@ -103,14 +120,7 @@ fn schema(container: &Container) -> TokenStream {
             };
             quote! { #i => __object.property(#name, #schema, #required, #description), }
         });
-        quote! {
-            if #present {
-                match #index {
-                    #(#arms)*
-                    _ => {}
-                }
-            }
-        }
+        per_form(&present, &index, arms)
     });
     quote! {
         impl __p::VersionedSchema for #ident {
@@ -153,14 +163,7 @@ fn serialize(container: &Container) -> TokenStream {
             };
             quote! { #i => __p::SerializeStruct::serialize_field(&mut __state, #name, #value)?, }
         });
-        quote! {
-            if #present {
-                match #index {
-                    #(#arms)*
-                    _ => {}
-                }
-            }
-        }
+        per_form(&present, &index, arms)
     });
     quote! {
         impl __p::SerializeAt for #ident {
@@ -246,14 +249,7 @@ fn deserialize(container: &Container) -> TokenStream {
             let name = field.name_in(form);
             quote! { #i => __accepted.push(#name), }
         });
-        quote! {
-            if #here {
-                match #form_var {
-                    #(#arms)*
-                    _ => {}
-                }
-            }
-        }
+        per_form(&quote! { #here }, &quote! { #form_var }, arms)
     });
     let finished = container.fields.iter().zip(&slots).map(|(field, slot)| {
         let member = &field.ident;

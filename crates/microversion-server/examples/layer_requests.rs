@@ -7,7 +7,11 @@
 //! sending, from its handler, the three headers the layer adds (a fixed
 //! version, `Vary`, a new request id: `bare-headers`, the same code as the
 //! load benchmark's fair baseline, `support/bare_headers.rs`), to tell
-//! what the wire spec's headers cost apart from negotiation and dispatch.
+//! what the wire spec's headers cost apart from negotiation and dispatch;
+//! or `wrapped-versioned` with `ResponseValidationLayer` inside the layer,
+//! off (`wrapped-validation-off`) or checking each answer's status and
+//! JSON body (`wrapped-validation-error`; features `openapi` and
+//! `json-schema`).
 //!
 //! ```text
 //! cargo build --release -p microversion-server --example layer_requests
@@ -46,6 +50,44 @@ use tower::{Layer, ServiceExt};
 #[path = "support/bare_headers.rs"]
 mod bare_headers;
 
+/// `wrapped-versioned` with its answers checked against a document of
+/// the route (features `openapi` and `json-schema`).
+#[cfg(all(feature = "openapi", feature = "json-schema"))]
+mod validation {
+    use http::StatusCode;
+    use microversion::VersionSpan;
+    use microversion_server::openapi::{
+        ApiDescription, OperationDoc, ResponseDoc, ResponseValidation, ResponseValidationLayer,
+    };
+    use microversion_server::{Microversions, VersionedRouter};
+
+    pub(crate) fn layer(
+        api: &Microversions,
+        mode: ResponseValidation,
+    ) -> Result<ResponseValidationLayer, Box<dyn std::error::Error>> {
+        let routes = VersionedRouter::<()>::new()
+            .get(
+                "/resource",
+                VersionSpan::from_static("1.0 - 1.19"),
+                super::handler,
+            )
+            .get(
+                "/resource",
+                VersionSpan::from_static("1.20 - latest"),
+                super::handler,
+            );
+        let description = ApiDescription::builder(api)
+            .routes(&routes)
+            .operation(OperationDoc::get("/resource").response(
+                VersionSpan::ALL,
+                StatusCode::OK,
+                ResponseDoc::json("The resource", serde_json::json!({"type": "object"})),
+            ))
+            .build()?;
+        Ok(ResponseValidationLayer::new(&description, mode))
+    }
+}
+
 async fn handler() -> &'static str {
     "{}"
 }
@@ -57,7 +99,8 @@ async fn handler_with_headers() -> impl axum::response::IntoResponse {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let usage = "usage: layer_requests bare|bare-headers|layered|versioned|wrapped-layered|wrapped-versioned COUNT [THREADS]";
+    let usage = "usage: layer_requests bare|bare-headers|layered|versioned|wrapped-layered|wrapped-versioned\
+                 |wrapped-validation-off|wrapped-validation-error COUNT [THREADS]";
     let kind = args.next().ok_or(usage)?;
     let count: u32 = args.next().ok_or(usage)?.parse()?;
     let threads: Option<u32> = args.next().map(|t| t.parse()).transpose()?;
@@ -90,6 +133,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "versioned" => send(&versioned()?.layer(layer).with_state(()), count, threads),
         "wrapped-layered" => send(&layer.layer(plain().with_state(())), count, threads),
         "wrapped-versioned" => send(&layer.layer(versioned()?.with_state(())), count, threads),
+        #[cfg(all(feature = "openapi", feature = "json-schema"))]
+        "wrapped-validation-off" | "wrapped-validation-error" => {
+            use microversion_server::openapi::ResponseValidation;
+            let mode = if kind.ends_with("off") {
+                ResponseValidation::Off
+            } else {
+                ResponseValidation::Error
+            };
+            let checked = validation::layer(&api, mode)?.layer(versioned()?.with_state(()));
+            send(&layer.layer(checked), count, threads)
+        }
         _ => Err(usage.into()),
     }
 }
