@@ -486,7 +486,7 @@ pub fn served(
     } else {
         None
     };
-    let documents = router(description, api.clone());
+    let documents = router(description, api);
     Ok(Some(match page {
         Some(page) => documents.merge(page),
         None => documents,
@@ -516,8 +516,8 @@ pub fn reference_page(
 /// framework serves them, with a refused version answered in API-SIG's
 /// body without webob's page around the message: the endpoint is not
 /// upstream's, so it does not mimic upstream's error pages.
-pub fn router(description: ApiDescription, api: Microversions) -> Router {
-    Documents::new(description, &api)
+pub fn router(description: ApiDescription, api: &Microversions) -> Router {
+    Documents::new(description, api)
         .refusal_answer(refused)
         .router(OPENAPI_PATH)
 }
