@@ -357,39 +357,26 @@ impl Microversions {
     }
 
     /// The version a request's only standard header asks for when it is in
-    /// the common form, `<service type> <major>.<minor>` with the service type
-    /// spelled as configured, one space, and numbers of at most nine
-    /// digits without leading zeros: the version the general decoder would
-    /// read from it, for fewer instructions and no allocation
-    /// (docs/decisions.md). `None` for anything else, left to the general
-    /// decoder, every malformed version included.
+    /// the common form, `<service type> <version>` with the service type
+    /// spelled as configured and one space: the version the general
+    /// decoder would read from it, for fewer instructions and no
+    /// allocation (docs/decisions.md). `None` for anything else, left to
+    /// the general decoder, every malformed version included.
     ///
-    /// Such a value has no comma and nothing to trim, so it is one entry
-    /// for this service; the decoder would read the same token, which is
-    /// not `latest` and which the grammar (`^([1-9][0-9]*)\.([1-9][0-9]*|0)$`)
-    /// accepts, without overflow; and an entry in the standard header
-    /// makes the legacy header irrelevant.
+    /// The version is read by the core crate's one parser
+    /// ([`Version::checked_from_bytes`], which allocates nothing for a
+    /// token that is not a version), so the grammar is written once. A
+    /// token it accepts has no comma, white space or word, so the value is
+    /// one entry for this service that the decoder would read the same
+    /// way, and an entry in the standard header makes the legacy header
+    /// irrelevant.
     fn common_form(&self, value: &HeaderValue) -> Option<Version> {
         let prefix = &*self.inner.common_prefix;
         if prefix.is_empty() {
             return None;
         }
         let token = value.as_bytes().strip_prefix(prefix)?;
-        let dot = token.iter().position(|&b| b == b'.')?;
-        let (major, minor) = (&token[..dot], &token[dot + 1..]);
-        let number = |digits: &[u8]| -> Option<u32> {
-            let leading_zero = digits.len() > 1 && digits[0] == b'0';
-            if digits.is_empty() || digits.len() > 9 || leading_zero {
-                return None;
-            }
-            digits.iter().try_fold(0u32, |n, &b| {
-                b.is_ascii_digit().then(|| n * 10 + u32::from(b - b'0'))
-            })
-        };
-        if major.first() == Some(&b'0') {
-            return None;
-        }
-        Some(Version::new(number(major)?, number(minor)?))
+        Version::checked_from_bytes(token)
     }
 
     /// [`Microversions::negotiate`] for any headers.

@@ -69,6 +69,23 @@ impl Version {
         parse(bytes).map_err(|kind| InvalidVersion::new(bytes, kind))
     }
 
+    /// [`Version::try_from_bytes`] without the reason: the version `bytes`
+    /// spell by the same grammar, or `None`, allocating nothing either
+    /// way (the reason's error holds a copy of the input). For a hot path
+    /// that hands anything else to a slower reader.
+    ///
+    /// ```
+    /// use microversion::Version;
+    ///
+    /// assert_eq!(Version::checked_from_bytes(b"1.20"), Some(Version::new(1, 20)));
+    /// assert_eq!(Version::checked_from_bytes(b"latest"), None);
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn checked_from_bytes(bytes: &[u8]) -> Option<Self> {
+        parse(bytes).ok()
+    }
+
     /// The major number.
     #[must_use]
     pub const fn major(self) -> u32 {
@@ -85,6 +102,7 @@ impl Version {
 /// The one grammar of a version, on bytes.
 ///
 /// Kept allocation-free: it runs for every request that carries a header.
+#[inline(always)]
 pub(crate) const fn parse(bytes: &[u8]) -> Result<Version, VersionErrorKind> {
     if bytes.is_empty() {
         return Err(VersionErrorKind::Empty);
@@ -122,6 +140,7 @@ pub(crate) fn parse_major(digits: &[u8]) -> Result<u32, VersionErrorKind> {
 /// `0` or a number without leading zeros that fits in a `u32`.
 ///
 /// `const` (hence the loops) so that spans can be parsed at compile time.
+#[inline(always)]
 const fn parse_number(digits: &[u8]) -> Result<u32, VersionErrorKind> {
     if digits.is_empty() {
         return Err(VersionErrorKind::MissingNumber);
@@ -131,14 +150,21 @@ const fn parse_number(digits: &[u8]) -> Result<u32, VersionErrorKind> {
     }
     let mut number: u32 = 0;
     let mut i = 0;
+    // Nine digits cannot overflow a `u32`: no check for those, which are
+    // every real version's.
+    let unchecked = if digits.len() < 9 { digits.len() } else { 9 };
+    while i < unchecked {
+        let b = digits[i];
+        if !b.is_ascii_digit() {
+            return Err(not_a_digit(b));
+        }
+        number = number * 10 + (b - b'0') as u32;
+        i += 1;
+    }
     while i < digits.len() {
         let b = digits[i];
         if !b.is_ascii_digit() {
-            return Err(if b == b'.' {
-                VersionErrorKind::TooManyParts
-            } else {
-                VersionErrorKind::InvalidCharacter
-            });
+            return Err(not_a_digit(b));
         }
         number = match number.checked_mul(10) {
             Some(tens) => match tens.checked_add((b - b'0') as u32) {
@@ -150,6 +176,16 @@ const fn parse_number(digits: &[u8]) -> Result<u32, VersionErrorKind> {
         i += 1;
     }
     Ok(number)
+}
+
+/// Why `b`, in a number, is not part of it.
+#[inline]
+const fn not_a_digit(b: u8) -> VersionErrorKind {
+    if b == b'.' {
+        VersionErrorKind::TooManyParts
+    } else {
+        VersionErrorKind::InvalidCharacter
+    }
 }
 
 const fn all_digits(digits: &[u8]) -> bool {
@@ -292,6 +328,31 @@ mod tests {
         assert!(err.to_string().contains("too large"), "{err}");
         let err = "1.01".parse::<Version>().unwrap_err();
         assert!(err.to_string().contains("leading zero"), "{err}");
+    }
+
+    /// Numbers of up to nine digits are read without overflow checks,
+    /// longer ones with them; the reasons stay in the same order.
+    #[test]
+    fn long_numbers_keep_their_reasons() {
+        let ok = |s: &str| s.parse::<Version>().map_err(|e| e.to_string());
+        assert_eq!(
+            ok("123456789.987654321"),
+            Ok(Version::new(123_456_789, 987_654_321))
+        );
+        assert_eq!(ok("1.4294967295"), Ok(Version::new(1, u32::MAX)));
+        assert_eq!(ok("4294967295.0"), Ok(Version::new(u32::MAX, 0)));
+        for (input, reason) in [
+            ("1.4294967296", "too large"),
+            ("4294967296.1", "too large"),
+            ("1.99999999999a", "too large"),
+            ("1.0999999999999", "leading zero"),
+            ("1.0999999999999a", "too large"),
+            ("1.123456789a", "only the digits"),
+            ("1.1234567890.1", "more than one dot"),
+        ] {
+            let err = ok(input).unwrap_err();
+            assert!(err.contains(reason), "{input}: {err}");
+        }
     }
 
     #[test]
