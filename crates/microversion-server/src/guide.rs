@@ -45,7 +45,7 @@
 //!
 //! - **A field added, removed, renamed or reshaped** (feature `derive`):
 //!   say so on the field of the body's one type, and return it as a
-//!   [`Versioned`](crate::versioned::Versioned); each version's JSON
+//!   [`Versioned`](struct@crate::versioned::Versioned); each version's JSON
 //!   Schema, for the OpenAPI documents, comes from the same definition
 //!   (see [`versioned`](crate::versioned)):
 //!

@@ -14,7 +14,7 @@
 //! - with `#[versioned(response)]`, [`SerializeAt`]: the body written at
 //!   a version, that version's fields in their declared order, straight
 //!   through serde (no intermediate `serde_json::Value`); a handler
-//!   returns [`Versioned`];
+//!   returns [`Versioned`](struct@Versioned);
 //! - with `#[versioned(request)]`, [`DeserializeAt`]: the body read at a
 //!   version, refusing a field that version does not have, as its schema
 //!   would; [`VersionedJson`](crate::VersionedJson) takes it through
@@ -235,7 +235,7 @@ pub struct Versioned<T> {
 
 impl<T> Versioned<T> {
     /// `value`, to be written at `version` (a
-    /// [`ServedVersion`](crate::ServedVersion) or a [`Version`]).
+    /// [`ServedVersion`] or a [`Version`]).
     pub fn new(version: impl Into<Version>, value: T) -> Self {
         Versioned {
             version: version.into(),

@@ -22,6 +22,10 @@
 //! person reads: Swagger UI, bundled at build time, under a picker of the
 //! versions that loads the document of the one chosen.
 //!
+//! With the `json-schema` feature too, `ResponseValidationLayer` checks
+//! what the service answers against the document of the served version,
+//! as Nova's `[api] response_validation` does (`error`, `warn`, `off`).
+//!
 //! Building the description checks that it is complete and exact: every
 //! route is documented and every documented operation is routed, every
 //! version an operation is served at has a response, every schema has a

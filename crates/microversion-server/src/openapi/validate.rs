@@ -1,65 +1,4 @@
-//! Responses checked against the API's own documents (features `openapi`
-//! and `json-schema`): each JSON response's status and body against what
-//! its operation documents at the served version, as Nova checks its
-//! responses against its schemas with `[api] response_validation`.
-//!
-//! [`ResponseValidationLayer`] goes inside the
-//! [`MicroversionLayer`](crate::MicroversionLayer) (it reads the served
-//! version the layer settled), around the router:
-//!
-//! ```
-//! use http::StatusCode;
-//! use microversion::{VersionRange, VersionSpan};
-//! use microversion_server::openapi::{
-//!     ApiDescription, OperationDoc, ResponseDoc, ResponseValidation, ResponseValidationLayer,
-//! };
-//! use microversion_server::{MicroversionLayer, Microversions, VersionedRouter};
-//! use serde_json::json;
-//!
-//! let api = Microversions::builder("things", VersionRange::from_static("1.0", "1.5")).build()?;
-//! let router = VersionedRouter::<()>::new()
-//!     .get("/things", VersionSpan::ALL, || async { axum::Json(json!({"things": []})) });
-//! let description = ApiDescription::builder(&api)
-//!     .routes(&router)
-//!     .operation(OperationDoc::get("/things").response(
-//!         VersionSpan::ALL,
-//!         StatusCode::OK,
-//!         ResponseDoc::json("The things", json!({
-//!             "type": "object", "required": ["things"],
-//!             "properties": {"things": {"type": "array"}}, "additionalProperties": false,
-//!         })),
-//!     ))
-//!     .build()?;
-//! let app: axum::Router = router
-//!     .build()?
-//!     .layer(ResponseValidationLayer::new(&description, ResponseValidation::Error))
-//!     .layer(MicroversionLayer::new(api));
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
-//!
-//! What is checked, for a request to a documented operation at a served
-//! version (version-neutral paths, undocumented paths and methods, and
-//! the layer's own 400 and 406 answers are not):
-//!
-//! - the status is one the operation documents at that version;
-//! - a response documented without a body has none;
-//! - a response documented as JSON is JSON and valid against its schema
-//!   (JSON Schema 2020-12, references into the document's `components`
-//!   resolved); the body of a `HEAD` answer is not read, nor that of an
-//!   [`ApiError`], which the microversion layer renders in the profile's
-//!   format.
-//!
-//! A mismatch is, by [`ResponseValidation`]: `Error`, a 500 whose detail
-//! names the operation, the version, the status and what differs (for
-//! tests: a test that reads the answer fails); `Warn`, the response as it
-//! is and a `warn` event (target `microversion_server::response_validation`);
-//! `Off`, nothing: the layer passes requests straight through, reading
-//! nothing, and builds nothing.
-//!
-//! Schemas are compiled on first use, once for each distinct schema
-//! (versions that document the same response share it), so a service
-//! that builds its app per test does not pay for every version's
-//! schemas up front.
+//! Responses checked against the API's documents: [`ResponseValidationLayer`].
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -359,8 +298,68 @@ fn expect(
     Expected::Json(lazy)
 }
 
-/// Checks responses against an [`ApiDescription`]; see the
-/// [module](self).
+/// Responses checked against the API's own documents (features `openapi`
+/// and `json-schema`): each JSON response's status and body against what
+/// its operation documents at the served version, as Nova checks its
+/// responses against its schemas with `[api] response_validation`.
+///
+/// [`ResponseValidationLayer`] goes inside the
+/// [`MicroversionLayer`](crate::MicroversionLayer) (it reads the served
+/// version the layer settled), around the router:
+///
+/// ```
+/// use http::StatusCode;
+/// use microversion::{VersionRange, VersionSpan};
+/// use microversion_server::openapi::{
+///     ApiDescription, OperationDoc, ResponseDoc, ResponseValidation, ResponseValidationLayer,
+/// };
+/// use microversion_server::{MicroversionLayer, Microversions, VersionedRouter};
+/// use serde_json::json;
+///
+/// let api = Microversions::builder("things", VersionRange::from_static("1.0", "1.5")).build()?;
+/// let router = VersionedRouter::<()>::new()
+///     .get("/things", VersionSpan::ALL, || async { axum::Json(json!({"things": []})) });
+/// let description = ApiDescription::builder(&api)
+///     .routes(&router)
+///     .operation(OperationDoc::get("/things").response(
+///         VersionSpan::ALL,
+///         StatusCode::OK,
+///         ResponseDoc::json("The things", json!({
+///             "type": "object", "required": ["things"],
+///             "properties": {"things": {"type": "array"}}, "additionalProperties": false,
+///         })),
+///     ))
+///     .build()?;
+/// let app: axum::Router = router
+///     .build()?
+///     .layer(ResponseValidationLayer::new(&description, ResponseValidation::Error))
+///     .layer(MicroversionLayer::new(api));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// What is checked, for a request to a documented operation at a served
+/// version (version-neutral paths, undocumented paths and methods, and
+/// the layer's own 400 and 406 answers are not):
+///
+/// - the status is one the operation documents at that version;
+/// - a response documented without a body has none;
+/// - a response documented as JSON is JSON and valid against its schema
+///   (JSON Schema 2020-12, references into the document's `components`
+///   resolved); the body of a `HEAD` answer is not read, nor that of an
+///   [`ApiError`], which the microversion layer renders in the profile's
+///   format.
+///
+/// A mismatch is, by [`ResponseValidation`]: `Error`, a 500 whose detail
+/// names the operation, the version, the status and what differs (for
+/// tests: a test that reads the answer fails); `Warn`, the response as it
+/// is and a `warn` event (target `microversion_server::response_validation`);
+/// `Off`, nothing: the layer passes requests straight through, reading
+/// nothing, and builds nothing.
+///
+/// Schemas are compiled on first use, once for each distinct schema
+/// (versions that document the same response share it), so a service
+/// that builds its app per test does not pay for every version's
+/// schemas up front.
 #[derive(Clone, Debug)]
 pub struct ResponseValidationLayer {
     mode: ResponseValidation,
