@@ -6,7 +6,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::str::FromStr;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 
 use axum::body::Body;
@@ -169,64 +169,82 @@ impl Template {
 /// An operation's responses by status.
 type Responses = HashMap<u16, Expected>;
 
-/// The documented operations of one version, by (template index, method).
-type Operations = HashMap<(usize, Method), Responses>;
+/// The documented operations of one version: each path's template, and
+/// by method its responses.
+#[derive(Debug, Default)]
+struct Operations {
+    paths: Vec<(Template, HashMap<Method, Responses>)>,
+}
 
-/// What each operation documents, version by version.
-#[derive(Debug)]
+/// What each operation documents, version by version: a version's
+/// document is read when a response at that version is first checked, so
+/// that a service started for a few requests (a test's) reads only the
+/// versions they ask for.
 struct Contract {
-    templates: Vec<Template>,
-    /// By version, then (template index, method), then status.
-    versions: Vec<(Version, Operations)>,
+    description: ApiDescription,
+    /// Every version of the range, in order, with its operations once
+    /// read.
+    versions: Vec<(Version, OnceLock<Operations>)>,
+    shared: Mutex<Shared>,
+}
+
+impl fmt::Debug for Contract {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Contract")
+            .field("range", &self.description.range())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Contract {
     fn new(description: &ApiDescription) -> Self {
-        let mut templates: Vec<Template> = Vec::new();
-        let mut shared: HashMap<String, Arc<LazySchema>> = HashMap::new();
-        let mut versions = Vec::new();
         let range = description.range();
+        let mut versions = Vec::new();
         let mut version = range.min();
         loop {
-            if let Ok(document) = description.at(version) {
-                let document = document.to_value();
-                let components = document.get("components").cloned();
-                let mut operations = HashMap::new();
-                let paths = document["paths"].as_object().into_iter().flatten();
-                for (path, item) in paths {
-                    let index = match templates.iter().position(|t| t.text == *path) {
-                        Some(i) => i,
-                        None => {
-                            templates.push(Template::new(path));
-                            templates.len() - 1
-                        }
-                    };
-                    for (method, operation) in item.as_object().into_iter().flatten() {
-                        let Ok(method) = Method::from_bytes(method.to_ascii_uppercase().as_bytes())
-                        else {
-                            continue;
-                        };
-                        let responses = operation["responses"].as_object().into_iter().flatten();
-                        let expected = responses
-                            .filter_map(|(status, response)| {
-                                let status = status.parse::<u16>().ok()?;
-                                Some((status, expect(response, components.as_ref(), &mut shared)))
-                            })
-                            .collect();
-                        operations.insert((index, method), expected);
-                    }
-                }
-                versions.push((version, operations));
-            }
+            versions.push((version, OnceLock::new()));
             match super::next_version(version) {
                 Some(next) if next <= range.max() => version = next,
                 _ => break,
             }
         }
         Contract {
-            templates,
+            description: description.clone(),
             versions,
+            shared: Mutex::new(Shared::default()),
         }
+    }
+
+    /// The operations `version`'s document describes.
+    fn read(&self, version: Version) -> Operations {
+        let Ok(document) = self.description.at(version) else {
+            return Operations::default();
+        };
+        let document = document.to_value();
+        let mut shared = self
+            .shared
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let components = document.get("components").map(|c| shared.components(c));
+        let mut paths = Vec::new();
+        for (path, item) in document["paths"].as_object().into_iter().flatten() {
+            let mut methods = HashMap::new();
+            for (method, operation) in item.as_object().into_iter().flatten() {
+                let Ok(method) = Method::from_bytes(method.to_ascii_uppercase().as_bytes()) else {
+                    continue;
+                };
+                let responses = operation["responses"].as_object().into_iter().flatten();
+                let expected = responses
+                    .filter_map(|(status, response)| {
+                        let status = status.parse::<u16>().ok()?;
+                        Some((status, shared.expect(response, components)))
+                    })
+                    .collect();
+                methods.insert(method, expected);
+            }
+            paths.push((Template::new(path), methods));
+        }
+        Operations { paths }
     }
 
     /// The operation's responses at `version`, if it is documented.
@@ -237,65 +255,85 @@ impl Contract {
         version: Version,
     ) -> Option<(&str, &Responses)> {
         let given: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-        let (at, operations) = self
+        let (_, operations) = self
             .versions
             .binary_search_by_key(&version, |(v, _)| *v)
             .ok()
             .and_then(|i| self.versions.get(i))?;
-        debug_assert_eq!(*at, version);
-        self.templates
+        let operations = operations.get_or_init(|| self.read(version));
+        operations
+            .paths
             .iter()
-            .enumerate()
-            .filter_map(|(i, t)| {
-                let literal = t.literal_matches(&given)?;
-                let responses = operations.get(&(i, method.clone()))?;
-                Some((literal, t.text.as_str(), responses))
+            .filter_map(|(template, methods)| {
+                let literal = template.literal_matches(&given)?;
+                let responses = methods.get(method)?;
+                Some((literal, template.text.as_str(), responses))
             })
             .max_by_key(|(literal, _, _)| *literal)
             .map(|(_, text, responses)| (text, responses))
     }
 }
 
-/// What a documented response allows.
-fn expect(
-    response: &Value,
-    components: Option<&Value>,
-    shared: &mut HashMap<String, Arc<LazySchema>>,
-) -> Expected {
-    let Some(content) = response.get("content").and_then(Value::as_object) else {
-        return Expected::Empty;
-    };
-    let Some(schema) = content
-        .get("application/json")
-        .and_then(|c| c.get("schema"))
-    else {
-        return Expected::Other;
-    };
-    // The schema with the document's components beside it, so that its
-    // references resolve.
-    let mut rooted = match schema {
-        Value::Object(map) => map.clone(),
-        other => {
-            let mut map = serde_json::Map::new();
-            map.insert("allOf".to_owned(), Value::Array(vec![other.clone()]));
-            map
+/// What the versions' documents share, made once: their components and
+/// the schemas of their responses (most versions document most responses
+/// alike, and every error the same).
+#[derive(Default)]
+struct Shared {
+    /// Each distinct `components`, with its text.
+    components: Vec<(String, Value)>,
+    /// Each distinct response schema, by its components and its text.
+    schemas: HashMap<(Option<usize>, String), Arc<LazySchema>>,
+}
+
+impl Shared {
+    /// The index of `components` among the distinct ones.
+    fn components(&mut self, components: &Value) -> usize {
+        let text = components.to_string();
+        match self.components.iter().position(|(t, _)| *t == text) {
+            Some(i) => i,
+            None => {
+                self.components.push((text, components.clone()));
+                self.components.len() - 1
+            }
         }
-    };
-    if let Some(components) = components {
-        rooted.insert("components".to_owned(), components.clone());
     }
-    let rooted = Value::Object(rooted);
-    let key = rooted.to_string();
-    let lazy = shared
-        .entry(key)
-        .or_insert_with(|| {
-            Arc::new(LazySchema {
-                schema: rooted,
-                compiled: OnceLock::new(),
-            })
-        })
-        .clone();
-    Expected::Json(lazy)
+
+    /// What a documented response allows, its schema read beside the
+    /// components of its document.
+    fn expect(&mut self, response: &Value, components: Option<usize>) -> Expected {
+        let Some(content) = response.get("content").and_then(Value::as_object) else {
+            return Expected::Empty;
+        };
+        let Some(schema) = content
+            .get("application/json")
+            .and_then(|c| c.get("schema"))
+        else {
+            return Expected::Other;
+        };
+        let key = (components, schema.to_string());
+        if let Some(lazy) = self.schemas.get(&key) {
+            return Expected::Json(Arc::clone(lazy));
+        }
+        // The schema with the document's components beside it, so that
+        // its references resolve.
+        let mut rooted = match schema {
+            Value::Object(map) => map.clone(),
+            other => {
+                let mut map = serde_json::Map::new();
+                map.insert("allOf".to_owned(), Value::Array(vec![other.clone()]));
+                map
+            }
+        };
+        if let Some((_, components)) = components.and_then(|i| self.components.get(i)) {
+            rooted.insert("components".to_owned(), components.clone());
+        }
+        let lazy = Arc::new(LazySchema {
+            schema: Value::Object(rooted),
+            compiled: OnceLock::new(),
+        });
+        self.schemas.insert(key, Arc::clone(&lazy));
+        Expected::Json(lazy)
+    }
 }
 
 /// Responses checked against the API's own documents (features `openapi`
@@ -356,10 +394,11 @@ fn expect(
 /// `Off`, nothing: the layer passes requests straight through, reading
 /// nothing, and builds nothing.
 ///
-/// Schemas are compiled on first use, once for each distinct schema
-/// (versions that document the same response share it), so a service
-/// that builds its app per test does not pay for every version's
-/// schemas up front.
+/// A version's document is read when an answer at that version is first
+/// checked, and a schema compiled when first used, once for each distinct
+/// schema (versions that document the same response share it): a service
+/// that builds its app per test pays only for the versions its requests
+/// ask for.
 #[derive(Clone, Debug)]
 pub struct ResponseValidationLayer {
     mode: ResponseValidation,
