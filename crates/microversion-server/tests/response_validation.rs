@@ -2,6 +2,8 @@
 //! on loopback: `error` answers 500 naming the mismatch, `warn` lets the
 //! response through, `off` checks nothing.
 
+use std::sync::{Arc, Mutex};
+
 use axum::Router;
 use axum::extract::Path;
 use axum::response::{IntoResponse, Response};
@@ -189,8 +191,46 @@ async fn error_mode_answers_500_naming_the_mismatch() {
     );
 }
 
+/// What the process logs, for the warn mode's test (the only test of
+/// this binary that logs).
+#[derive(Clone, Default)]
+struct Logged(Arc<Mutex<Vec<u8>>>);
+
+impl Logged {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+impl std::io::Write for Logged {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Logged {
+    type Writer = Logged;
+
+    fn make_writer(&'a self) -> Logged {
+        self.clone()
+    }
+}
+
 #[tokio::test]
 async fn warn_and_off_let_the_response_through() {
+    let logged = Logged::default();
+    tracing::subscriber::set_global_default(
+        tracing_subscriber::fmt()
+            .with_writer(logged.clone())
+            .with_ansi(false)
+            .finish(),
+    )
+    .expect("the only subscriber of this binary");
     for mode in [ResponseValidation::Warn, ResponseValidation::Off] {
         let base = serve(mode).await;
         let (status, body) = ask(&base, "GET", "/things/old", "1.3").await;
@@ -206,6 +246,20 @@ async fn warn_and_off_let_the_response_through() {
             (status, body.as_str()),
             (StatusCode::ACCEPTED, "gone"),
             "{mode}"
+        );
+        let log = logged.text();
+        let warned = log
+            .lines()
+            .filter(|line| line.contains("WARN microversion_server::response_validation"))
+            .count();
+        // Warn logs each of the three; off checks nothing, so adds none.
+        assert_eq!(warned, 3, "{mode}: {log}");
+        assert!(
+            log.contains(
+                "Response validation failed: GET /things/{what} at 1.3 answered 200: the body \
+                 does not match its schema: at /: \"size\" is a required property"
+            ),
+            "{log}"
         );
     }
 }
