@@ -160,7 +160,7 @@ fn read_field(field: &syn::Field) -> syn::Result<Field> {
     };
     let mut checked: Vec<Form> = Vec::new();
     for (form, at) in forms {
-        if !inside(form.span, span) {
+        if !span.covers(form.span) {
             return Err(syn::Error::new(
                 at,
                 format!(
@@ -241,11 +241,6 @@ fn version(literal: &LitStr) -> syn::Result<(Version, Span)> {
         .map_err(|e| syn::Error::new(literal.span(), e.to_string()))
 }
 
-fn inside(inner: VersionSpan, outer: VersionSpan) -> bool {
-    let end = |s: VersionSpan| s.end().unwrap_or(Version::MAX);
-    outer.start() <= inner.start() && end(inner) <= end(outer)
-}
-
 /// No two fields answer to one name at one version.
 fn check_names(fields: &[Field]) -> syn::Result<()> {
     let mut boundaries = vec![VersionSpan::ALL.start()];
@@ -285,7 +280,7 @@ impl Field {
         let mut out = Vec::new();
         let mut push = |span: VersionSpan| {
             out.push(span.start());
-            if let Some(end) = span.end().and_then(next) {
+            if let Some(end) = span.end().and_then(Version::next_minor) {
                 out.push(end);
             }
         };
@@ -295,14 +290,6 @@ impl Field {
         }
         out
     }
-}
-
-/// The version after `version`, if there is one.
-pub(crate) fn next(version: Version) -> Option<Version> {
-    version
-        .minor()
-        .checked_add(1)
-        .map(|minor| Version::new(version.major(), minor))
 }
 
 fn is_option(ty: &Type) -> bool {

@@ -447,22 +447,16 @@ pub fn segments<T: VersionedSchema + ?Sized>(span: VersionSpan) -> Vec<VersionSp
     cuts.dedup();
     let mut pieces = Vec::with_capacity(cuts.len() + 1);
     for cut in cuts {
-        // `cut` is above `start`, so the version before it exists.
-        let before = previous(cut);
+        // `cut` is above `start`, so the version before it exists; before
+        // a major's first version, the previous major's last stands.
+        let before = cut
+            .previous_minor()
+            .unwrap_or(Version::new(cut.major().saturating_sub(1), u32::MAX));
         pieces.extend(VersionSpan::between(start, before).ok());
         start = cut;
     }
     pieces.extend(VersionSpan::new(start, span.end()).ok());
     pieces
-}
-
-/// The version before `version` within its major; a major's first
-/// version has none of its own, so the previous major's last stands.
-fn previous(version: Version) -> Version {
-    match version.minor().checked_sub(1) {
-        Some(minor) => Version::new(version.major(), minor),
-        None => Version::new(version.major().saturating_sub(1), u32::MAX),
-    }
 }
 
 // Containers of versioned bodies are versioned at the same version.

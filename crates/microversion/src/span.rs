@@ -124,6 +124,41 @@ impl VersionSpan {
         self.start <= end(other) && other.start <= end(self)
     }
 
+    /// Whether every version of `other` lies in this span.
+    ///
+    /// ```
+    /// use microversion::VersionSpan;
+    /// let newer = VersionSpan::from_static("1.5 - latest");
+    /// assert!(newer.covers(VersionSpan::from_static("1.6 - 1.9")));
+    /// assert!(!newer.covers(VersionSpan::from_static("1.4 - 1.9")));
+    /// assert!(!VersionSpan::from_static("1.5 - 1.9").covers(newer));
+    /// ```
+    #[must_use]
+    pub fn covers(self, other: VersionSpan) -> bool {
+        let end = |span: VersionSpan| span.end.unwrap_or(Version::MAX);
+        self.start <= other.start && end(other) <= end(self)
+    }
+
+    /// The versions both spans hold, if they share any.
+    ///
+    /// ```
+    /// use microversion::VersionSpan;
+    /// let a = VersionSpan::from_static("1.2 - 1.9");
+    /// let b = VersionSpan::from_static("1.5 - latest");
+    /// assert_eq!(a.intersect(b), Some(VersionSpan::from_static("1.5 - 1.9")));
+    /// assert_eq!(a.intersect(VersionSpan::from_static("1.10 - latest")), None);
+    /// ```
+    #[must_use]
+    pub fn intersect(self, other: VersionSpan) -> Option<VersionSpan> {
+        let start = self.start.max(other.start);
+        let end = match (self.end, other.end) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, None) => a,
+            (None, b) => b,
+        };
+        VersionSpan::new(start, end).ok()
+    }
+
     /// Whether it covers every version.
     #[must_use]
     pub fn is_all(self) -> bool {

@@ -97,6 +97,38 @@ impl Version {
     pub const fn minor(self) -> u32 {
         self.minor
     }
+
+    /// The version right after this one in its major: `1.5` after `1.4`.
+    /// `None` after a major's last representable minor.
+    ///
+    /// ```
+    /// use microversion::Version;
+    /// assert_eq!(Version::new(1, 4).next_minor(), Some(Version::new(1, 5)));
+    /// assert_eq!(Version::new(1, u32::MAX).next_minor(), None);
+    /// ```
+    #[must_use]
+    pub const fn next_minor(self) -> Option<Version> {
+        match self.minor.checked_add(1) {
+            Some(minor) => Some(Version::new(self.major, minor)),
+            None => None,
+        }
+    }
+
+    /// The version right before this one in its major: `1.4` before `1.5`.
+    /// `None` for a major's first version, `X.0`.
+    ///
+    /// ```
+    /// use microversion::Version;
+    /// assert_eq!(Version::new(1, 5).previous_minor(), Some(Version::new(1, 4)));
+    /// assert_eq!(Version::new(2, 0).previous_minor(), None);
+    /// ```
+    #[must_use]
+    pub const fn previous_minor(self) -> Option<Version> {
+        match self.minor.checked_sub(1) {
+            Some(minor) => Some(Version::new(self.major, minor)),
+            None => None,
+        }
+    }
 }
 
 /// The one grammar of a version, on bytes.

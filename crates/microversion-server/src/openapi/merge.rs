@@ -65,7 +65,7 @@ pub(super) fn coalesce<'a>(pieces: &Pieces<'a>) -> Vec<(Closed, &'a Value)> {
 
 /// Whether `next` is the version right after `end`.
 fn adjacent(end: microversion::Version, next: microversion::Version) -> bool {
-    super::next_version(end) == Some(next)
+    end.next_minor() == Some(next)
 }
 
 /// The variants as one `oneOf`, each marked with its range, under

@@ -203,7 +203,7 @@ impl Contract {
         let mut version = range.min();
         loop {
             versions.push((version, OnceLock::new()));
-            match super::next_version(version) {
+            match version.next_minor() {
                 Some(next) if next <= range.max() => version = next,
                 _ => break,
             }
