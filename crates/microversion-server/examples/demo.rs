@@ -42,7 +42,7 @@ use axum::routing::get;
 use axum::serve::ListenerExt;
 use axum::{Json, Router};
 use clap::Parser;
-use http::StatusCode;
+use http::{Method, StatusCode};
 use microversion::{Version, VersionRange, VersionSpan, VersionStatus};
 use microversion_server::discovery::ApiVersionSpec;
 use microversion_server::history::VersionHistory;
@@ -337,7 +337,6 @@ fn history(
 fn description(
     api: &Microversions,
     routes: &VersionedRouter<AppState>,
-    schemas: &BodySchemas<NewWidget>,
     steps: Steps,
 ) -> Result<ApiDescription, Box<dyn std::error::Error>> {
     let min = api.range().min();
@@ -377,7 +376,6 @@ fn description(
         .operation(
             OperationDoc::post("/widgets")
                 .summary("Create a widget")
-                .body(schemas)
                 .response(
                     created,
                     StatusCode::CREATED,
@@ -489,16 +487,19 @@ fn app(args: &Args) -> Result<Option<Router>, Box<dyn std::error::Error>> {
         widgets: Arc::default(),
         steps,
     };
-    let schemas = BodySchemas::<NewWidget>::builder("POST /widgets")
-        .serde_schema::<NewWidgetV1>(until(Steps::before(steps.color_in_body))?)
-        .serde_schema::<NewWidgetWithColor>(since(steps.color_in_body)?)
-        .build()?;
+    let schemas = Arc::new(
+        BodySchemas::<NewWidget>::builder("POST /widgets")
+            .serde_schema::<NewWidgetV1>(until(Steps::before(steps.color_in_body))?)
+            .serde_schema::<NewWidgetWithColor>(since(steps.color_in_body)?)
+            .build()?,
+    );
     let routes = |router: VersionedRouter<AppState>, prefix: &str| {
         let at = |path: &str| format!("{prefix}{path}");
         Ok::<_, microversion::InvalidRange>(
             router
                 .get(&at("/widgets"), VersionSpan::ALL, list)
                 .post(&at("/widgets"), VersionSpan::ALL, create)
+                .body(&at("/widgets"), Method::POST, Arc::clone(&schemas))
                 .get(&at("/widgets/{id}"), VersionSpan::ALL, show)
                 .delete(&at("/widgets/{id}"), VersionSpan::ALL, delete)
                 .get(
@@ -523,7 +524,7 @@ fn app(args: &Args) -> Result<Option<Router>, Box<dyn std::error::Error>> {
     let api = builder.build()?;
     let discovery = discovery(&api, args)?;
     // The documents describe the API once, as served at its own root.
-    let description = description(&api, &router, &schemas, steps)?;
+    let description = description(&api, &router, steps)?;
     if let Some(which) = &args.openapi {
         println!("{}", openapi(&api, &description, which)?);
         return Ok(None);
@@ -534,7 +535,6 @@ fn app(args: &Args) -> Result<Option<Router>, Box<dyn std::error::Error>> {
     eprintln!("routes:\n{}", router.table());
     let router = router
         .build_for(&api)?
-        .layer(schemas.extension())
         .with_state(state)
         .merge(discovery.router())
         .merge(history.router("/history", &[]))

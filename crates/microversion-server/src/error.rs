@@ -188,6 +188,16 @@ pub enum BuildError {
         /// What is wrong with it.
         problem: NeutralRouteProblem,
     },
+    /// Request body schemas bound to an operation that cannot read with
+    /// them ([`VersionedRouter::body`](crate::VersionedRouter::body)).
+    BodyBinding {
+        /// The path pattern.
+        path: String,
+        /// The method.
+        method: Method,
+        /// What is wrong with the binding.
+        problem: BodyBindingProblem,
+    },
     /// A handler's versions reach outside the API's range
     /// ([`VersionedRouter::build_for`](crate::VersionedRouter::build_for)).
     RouteOutsideRange {
@@ -286,6 +296,24 @@ impl fmt::Display for BuildError {
                      give the router to MicroversionsBuilder::version_neutral_routes"
                 ),
             },
+            BuildError::BodyBinding {
+                path,
+                method,
+                problem,
+            } => match problem {
+                BodyBindingProblem::NotRouted => write!(
+                    f,
+                    "request body schemas are bound to {method} {path}, which is not routed"
+                ),
+                BodyBindingProblem::Repeated => {
+                    write!(f, "request body schemas are bound to {method} {path} twice")
+                }
+                BodyBindingProblem::Unserved(versions) => write!(
+                    f,
+                    "the request body schema of {method} {path} for {versions} covers versions \
+                     no handler of {method} {path} serves"
+                ),
+            },
             BuildError::RouteOutsideRange {
                 path,
                 method,
@@ -357,6 +385,20 @@ impl From<crate::openapi::InvalidReferencePage> for BuildError {
     fn from(e: crate::openapi::InvalidReferencePage) -> Self {
         BuildError::ReferencePage(e)
     }
+}
+
+/// Why request body schemas cannot be bound to their operation
+/// ([`BuildError::BodyBinding`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BodyBindingProblem {
+    /// No handler serves the operation.
+    NotRouted,
+    /// Schemas are bound to the operation twice.
+    Repeated,
+    /// A schema covers versions (these) that no handler of the operation
+    /// serves: it could never be read.
+    Unserved(microversion::VersionSpan),
 }
 
 /// Why a version-neutral route ([`VersionedRouter::neutral`]) cannot be

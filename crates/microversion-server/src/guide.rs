@@ -114,7 +114,10 @@
 //!   through [`BodySchemasBuilder::versioned`](crate::schema::BodySchemasBuilder::versioned),
 //!   or add a schema for the new range to the operation's
 //!   [`BodySchemas`](crate::BodySchemas), and end the old schema's range
-//!   at 1.39.
+//!   at 1.39. The schemas are bound to their operation on the router
+//!   ([`VersionedRouter::body`](crate::VersionedRouter::body)), which
+//!   checks when built that a handler serves every version they cover,
+//!   and the OpenAPI description documents them from there.
 //!
 //! ## 4. Test both sides of the boundary
 //!

@@ -31,7 +31,8 @@
 //!   served version, from field attributes checked when the program is
 //!   compiled (the `versioned` module).
 //! - [`BodySchemas`] and [`VersionedJson`] pick a request body schema by
-//!   version, with the same overlap check; [`StrictQuery`] refuses query
+//!   version, with the same overlap check, bound to their operation on
+//!   the router ([`VersionedRouter::body`]); [`StrictQuery`] refuses query
 //!   parameters it does not know.
 //! - [`MicroversionsBuilder::legacy_root`] serves the minimum under a root
 //!   of its own (Nova's `/v2` beside `/v2.1`), without version headers
@@ -134,7 +135,9 @@ pub use crate::config::{
 };
 pub use crate::deprecation::Deprecation;
 pub use crate::discovery::{ApiVersionSpec, Discovery};
-pub use crate::error::{ApiError, BuildError, NeutralRouteProblem, RouteConflict};
+pub use crate::error::{
+    ApiError, BodyBindingProblem, BuildError, NeutralRouteProblem, RouteConflict,
+};
 pub use crate::extract::{LegacyRequest, MissingLayer, RequestId, ServedVersion};
 pub use crate::history::VersionHistory;
 pub use crate::layer::{Microversion, MicroversionLayer, ResponseFuture};

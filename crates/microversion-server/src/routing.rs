@@ -43,8 +43,9 @@ use microversion::{VersionRange, VersionSpan};
 
 use crate::config::Microversions;
 use crate::deprecation::Deprecation;
-use crate::error::{ApiError, BuildError, NeutralRouteProblem, RouteConflict};
+use crate::error::{ApiError, BodyBindingProblem, BuildError, NeutralRouteProblem, RouteConflict};
 use crate::extract::ServedVersion;
+use crate::schema::{BodySchemas, BoundSchemas};
 
 /// Finds the first pair of overlapping ranges, in registration order.
 pub(crate) fn find_overlap(ranges: &[VersionSpan]) -> Option<(VersionSpan, VersionSpan)> {
@@ -165,6 +166,8 @@ pub struct VersionedRouter<S = ()> {
     deprecated: BTreeMap<(String, String), Vec<Deprecation>>,
     /// Version-neutral routes, in registration order.
     neutral: Vec<(String, MethodRouter<S>)>,
+    /// Request body schemas bound to one operation, by path and method.
+    bodies: Vec<(String, Method, Arc<dyn BoundSchemas>)>,
 }
 
 impl<S> fmt::Debug for VersionedRouter<S> {
@@ -196,6 +199,7 @@ where
             every_version: BTreeSet::new(),
             deprecated: BTreeMap::new(),
             neutral: Vec::new(),
+            bodies: Vec::new(),
         }
     }
 
@@ -303,6 +307,111 @@ where
         T: 'static,
     {
         self.route(path, Method::DELETE, versions, handler)
+    }
+
+    /// Binds `schemas` to `method` on `path`: [`VersionedJson`](crate::VersionedJson)
+    /// in that operation's handlers reads its body with them, whatever
+    /// other operation takes the same body type. The API description
+    /// ([`ApiDescriptionBuilder::routes`](crate::openapi::ApiDescriptionBuilder::routes))
+    /// documents them as the operation's request body.
+    ///
+    /// ```
+    /// use http::Method;
+    /// use microversion::VersionSpan;
+    /// use microversion_server::{BodySchemas, VersionedJson, VersionedRouter};
+    /// use serde::Deserialize;
+    ///
+    /// #[derive(Deserialize)]
+    /// #[serde(deny_unknown_fields)]
+    /// struct Name { name: String }
+    ///
+    /// async fn create(VersionedJson(body): VersionedJson<Name>) -> String { body.name }
+    /// async fn rename(VersionedJson(body): VersionedJson<Name>) -> String { body.name }
+    ///
+    /// let create_body = BodySchemas::<Name>::builder("POST /things")
+    ///     .serde::<Name>(VersionSpan::ALL)
+    ///     .build()?;
+    /// let rename_body = BodySchemas::<Name>::builder("PUT /things/{id}")
+    ///     .serde::<Name>(VersionSpan::from_static("1.2 - latest"))
+    ///     .build()?;
+    /// let router: axum::Router = VersionedRouter::new()
+    ///     .post("/things", VersionSpan::ALL, create)
+    ///     .body("/things", Method::POST, create_body)
+    ///     .put("/things/{id}", VersionSpan::from_static("1.2 - latest"), rename)
+    ///     .body("/things/{id}", Method::PUT, rename_body)
+    ///     .build()?;
+    /// # Ok::<(), microversion_server::BuildError>(())
+    /// ```
+    ///
+    /// Building fails with [`BuildError::BodyBinding`] when the operation
+    /// is not routed, has schemas bound twice, or a schema covers a version
+    /// none of its handlers serves.
+    ///
+    /// One set of schemas may serve several operations (the same path
+    /// under a legacy root, say): give each an `Arc` of it.
+    pub fn body<T>(
+        mut self,
+        path: &str,
+        method: Method,
+        schemas: impl Into<Arc<BodySchemas<T>>>,
+    ) -> Self
+    where
+        T: Send + Sync + 'static,
+    {
+        let schemas: Arc<BodySchemas<T>> = schemas.into();
+        self.bodies.push((path.to_owned(), method, schemas));
+        self
+    }
+
+    /// The request body schemas bound to each operation, for its documents.
+    #[cfg(feature = "openapi")]
+    pub(crate) fn bound_bodies(&self) -> Vec<crate::openapi::BoundBody> {
+        self.bodies
+            .iter()
+            .map(|(path, method, schemas)| {
+                (
+                    method.clone(),
+                    path.clone(),
+                    schemas.schemas_name().to_owned(),
+                    schemas.documented(),
+                )
+            })
+            .collect()
+    }
+
+    /// The problem of the first body binding that has one.
+    fn check_bodies(&self) -> Result<(), BuildError> {
+        for (i, (path, method, schemas)) in self.bodies.iter().enumerate() {
+            let mut served: Vec<VersionSpan> = self
+                .entries
+                .iter()
+                .filter(|e| e.path == *path && e.method == *method)
+                .map(|e| e.versions)
+                .collect();
+            served.sort_by_key(|span| span.start());
+            let problem = if served.is_empty() {
+                Some(BodyBindingProblem::NotRouted)
+            } else if self.bodies[..i]
+                .iter()
+                .any(|(p, m, _)| p == path && m == method)
+            {
+                Some(BodyBindingProblem::Repeated)
+            } else {
+                schemas
+                    .spans()
+                    .into_iter()
+                    .find(|span| !covered(*span, &served))
+                    .map(BodyBindingProblem::Unserved)
+            };
+            if let Some(problem) = problem {
+                return Err(BuildError::BodyBinding {
+                    path: path.clone(),
+                    method: method.clone(),
+                    problem,
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The status for a request to this operation at a version no handler
@@ -504,6 +613,7 @@ where
 
     fn build_within(self, api: Option<&Microversions>) -> Result<Router<S>, BuildError> {
         self.check_neutral(api)?;
+        self.check_bodies()?;
         if let Some(range) = api.map(Microversions::code_range)
             && let Some(e) = self.entries.iter().find(|e| !span_fits(e.versions, range))
         {
@@ -549,8 +659,14 @@ where
                     .copied()
                     .unwrap_or(StatusCode::NOT_FOUND);
                 let deprecated = self.deprecated.get(&key).cloned().unwrap_or_default();
+                let body = self
+                    .bodies
+                    .iter()
+                    .find(|(p, m, _)| *p == path && *m == method)
+                    .map(|(_, _, schemas)| Arc::clone(schemas));
                 operations.push(Operation {
                     deprecated: deprecated.into(),
+                    body,
                     method,
                     handlers: entries
                         .into_iter()
@@ -588,10 +704,32 @@ fn span_fits(span: VersionSpan, range: VersionRange) -> bool {
         || (range.contains(span.start()) && span.end().is_none_or(|end| range.contains(end)))
 }
 
+/// Whether the handlers' `served` spans, sorted by start, leave no
+/// version of `span` out.
+fn covered(span: VersionSpan, served: &[VersionSpan]) -> bool {
+    let mut from = span.start();
+    for handler in served {
+        if !handler.contains(from) {
+            continue;
+        }
+        match (handler.end(), span.end()) {
+            (None, _) => return true,
+            (Some(end), Some(last)) if last <= end => return true,
+            (Some(end), _) => match end.next_minor() {
+                Some(next) => from = next,
+                None => return false,
+            },
+        }
+    }
+    false
+}
+
 /// One method on one path: its handlers by version.
 struct Operation<S> {
     /// This operation's own deprecations (see [`VersionedRouter::deprecate`]).
     deprecated: Box<[Deprecation]>,
+    /// The request body schemas bound to it ([`VersionedRouter::body`]).
+    body: Option<Arc<dyn BoundSchemas>>,
     method: Method,
     handlers: Box<[(VersionSpan, BoxedHandler<S>)]>,
     /// The status when no handler serves the version.
@@ -712,7 +850,7 @@ fn dispatch<S>(
     operations: &[Operation<S>],
     every_version: bool,
     state: S,
-    req: Request,
+    mut req: Request,
 ) -> Dispatched {
     let served = ServedVersion::from_extensions(req.extensions());
     let find = |method: &Method| operations.iter().find(|op| op.method == *method);
@@ -727,6 +865,9 @@ fn dispatch<S>(
         Some(op) => match op.handler_for(served) {
             Some(handler) => {
                 let deprecated = served.and_then(|v| Deprecation::of(&op.deprecated, *v));
+                if let Some(body) = &op.body {
+                    Arc::clone(body).insert_into(req.extensions_mut());
+                }
                 let future = handler(req, state);
                 return match deprecated {
                     Some(deprecation) => Dispatched::Deprecated(future, deprecation.clone()),

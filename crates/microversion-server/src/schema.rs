@@ -259,9 +259,50 @@ impl<T: Send + Sync + 'static> BodySchemas<T> {
     }
 
     /// The schemas as a layer that makes them available to
-    /// [`VersionedJson`] on the routes it wraps.
+    /// [`VersionedJson`] on the routes it wraps, for a plain axum router.
+    /// On a [`VersionedRouter`](crate::VersionedRouter), bind them to
+    /// their operation with [`VersionedRouter::body`](crate::VersionedRouter::body)
+    /// instead: checked when the router is built, and no two operations
+    /// with one body type can take each other's schemas.
     pub fn extension(self) -> Extension<Arc<BodySchemas<T>>> {
         Extension(Arc::new(self))
+    }
+}
+
+/// [`BodySchemas`] of any body type, as a router holds them for the
+/// operation they are bound to.
+pub(crate) trait BoundSchemas: Send + Sync {
+    /// Makes the schemas the ones [`VersionedJson`] reads one request with.
+    fn insert_into(self: Arc<Self>, extensions: &mut http::Extensions);
+    /// The versions each schema covers.
+    fn spans(&self) -> Vec<VersionSpan>;
+    /// The schemas' name.
+    #[cfg(feature = "openapi")]
+    fn schemas_name(&self) -> &str;
+    /// Each schema's versions and JSON Schema, for the documents.
+    #[cfg(feature = "openapi")]
+    fn documented(&self) -> Vec<(VersionSpan, Option<serde_json::Value>)>;
+}
+
+impl<T: Send + Sync + 'static> BoundSchemas for BodySchemas<T> {
+    fn insert_into(self: Arc<Self>, extensions: &mut http::Extensions) {
+        extensions.insert(self);
+    }
+
+    fn spans(&self) -> Vec<VersionSpan> {
+        self.versions()
+    }
+
+    #[cfg(feature = "openapi")]
+    fn schemas_name(&self) -> &str {
+        self.name()
+    }
+
+    #[cfg(feature = "openapi")]
+    fn documented(&self) -> Vec<(VersionSpan, Option<serde_json::Value>)> {
+        self.json_schemas()
+            .map(|(versions, schema)| (versions, schema.cloned()))
+            .collect()
     }
 }
 
@@ -619,6 +660,7 @@ fn too_deep(body: &[u8], at: usize) -> String {
 }
 
 /// A `U` of a body already read as JSON, refused naming the field.
+#[cfg(feature = "json-schema")]
 fn from_value<U: DeserializeOwned>(value: serde_json::Value) -> Result<U, BodyError> {
     serde_path_to_error::deserialize(value).map_err(|e| BodyError::Invalid {
         field: e.path().to_string(),
@@ -745,9 +787,11 @@ impl IntoResponse for BodyError {
 
 /// A JSON request body parsed with the schema for the served version.
 ///
-/// The route must be wrapped in [`BodySchemas::extension`] for `T`, and in
-/// the microversion layer. Under the legacy root the body is read as
-/// [`BodySchemas::parse_relaxed`] reads it.
+/// The operation's schemas are the ones bound to it with
+/// [`VersionedRouter::body`](crate::VersionedRouter::body) (or, on a
+/// plain axum router, a [`BodySchemas::extension`] layer for `T`), and the
+/// route is wrapped in the microversion layer. Under the legacy root the
+/// body is read as [`BodySchemas::parse_relaxed`] reads it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VersionedJson<T>(pub T);
 
@@ -766,7 +810,7 @@ where
             .ok_or_else(|| {
                 ApiError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
-                    "VersionedJson is used on a route without BodySchemas::extension",
+                    "VersionedJson is used on an operation without body schemas: bind them with VersionedRouter::body",
                 )
                 .into_response()
             })?;

@@ -110,7 +110,12 @@ mod bodies {
     use axum::Router;
     use axum::routing::post;
     use microversion::{VersionRange, VersionSpan};
-    use microversion_server::{BodySchemas, MicroversionLayer, Microversions, VersionedJson};
+    use std::sync::Arc;
+
+    use http::Method;
+    use microversion_server::{
+        BodySchemas, MicroversionLayer, Microversions, VersionedJson, VersionedRouter,
+    };
     use serde::Deserialize;
     use serde_json::Value;
 
@@ -221,6 +226,129 @@ mod bodies {
         assert_eq!(
             detail(&text),
             "The media type text/plain is not supported, use application/json"
+        );
+    }
+
+    /// Two operations read one body type with schemas of their own, each
+    /// bound to its operation on the router.
+    #[tokio::test]
+    async fn bound_schemas_belong_to_their_operation() {
+        let api = Microversions::builder("demo", VersionRange::from_static("1.0", "1.9"))
+            .build()
+            .unwrap();
+        let create_body = BodySchemas::<Create>::builder("POST /things")
+            .serde::<V1>(VersionSpan::ALL)
+            .build()
+            .unwrap();
+        let replace_body = BodySchemas::<Create>::builder("PUT /things/{id}")
+            .serde::<V5>(VersionSpan::from_static("1.2 - latest"))
+            .build()
+            .unwrap();
+        let app = VersionedRouter::new()
+            .post("/things", VersionSpan::ALL, create)
+            .body("/things", Method::POST, create_body)
+            .put(
+                "/things/{id}",
+                VersionSpan::from_static("1.2 - 1.4"),
+                create,
+            )
+            .put(
+                "/things/{id}",
+                VersionSpan::from_static("1.5 - latest"),
+                create,
+            )
+            .body("/things/{id}", Method::PUT, replace_body)
+            .get("/things", VersionSpan::ALL, create)
+            .build()
+            .unwrap()
+            .layer(MicroversionLayer::new(api));
+        let base = super::serve(app).await;
+        let client = reqwest::Client::new();
+        let send = |method: Method, path: &str, body: &str| {
+            client
+                .request(method, format!("{base}{path}"))
+                .header("openstack-api-version", "demo 1.6")
+                .header("content-type", "application/json")
+                .body(body.to_owned())
+                .send()
+        };
+        let answer = |res: reqwest::Response| async move {
+            (res.status().as_u16(), res.text().await.unwrap())
+        };
+        let sized = r#"{"name": "a", "size": 3}"#;
+        assert_eq!(
+            answer(
+                send(Method::POST, "/things", r#"{"name": "a"}"#)
+                    .await
+                    .unwrap()
+            )
+            .await,
+            (200, "a None".into())
+        );
+        assert_eq!(
+            answer(send(Method::PUT, "/things/1", sized).await.unwrap()).await,
+            (200, "a Some(3)".into())
+        );
+        // Each operation refuses the other's shape.
+        let (status, text) = answer(send(Method::POST, "/things", sized).await.unwrap()).await;
+        assert_eq!(status, 400);
+        assert!(detail(&text).contains("unknown field `size`"), "{text}");
+        // A handler whose operation has no schemas says what to do.
+        let (status, text) = answer(send(Method::GET, "/things", "{}").await.unwrap()).await;
+        assert_eq!(status, 500);
+        assert_eq!(
+            detail(&text),
+            "VersionedJson is used on an operation without body schemas: bind them with VersionedRouter::body"
+        );
+    }
+
+    #[test]
+    fn bindings_that_cannot_be_read_fail_the_build() {
+        let schemas = |span: &'static str| {
+            Arc::new(
+                BodySchemas::<Create>::builder("PUT /things/{id}")
+                    .serde::<V1>(VersionSpan::from_static(span))
+                    .build()
+                    .unwrap(),
+            )
+        };
+        let built = |span: &'static str, path: &str, twice: bool| {
+            let mut router = VersionedRouter::<()>::new()
+                .put(
+                    "/things/{id}",
+                    VersionSpan::from_static("1.2 - 1.4"),
+                    create,
+                )
+                .put(
+                    "/things/{id}",
+                    VersionSpan::from_static("1.5 - 1.7"),
+                    create,
+                )
+                .body(path, Method::PUT, schemas(span));
+            if twice {
+                router = router.body(path, Method::PUT, schemas(span));
+            }
+            router.build().map(|_| ()).map_err(|e| e.to_string())
+        };
+        // Handlers that meet serve one schema across both.
+        assert_eq!(built("1.2 - 1.7", "/things/{id}", false), Ok(()));
+        assert_eq!(built("1.3 - 1.6", "/things/{id}", false), Ok(()));
+        for span in ["1.0 - 1.4", "1.5 - latest", "1.8 - 1.9"] {
+            assert_eq!(
+                built(span, "/things/{id}", false),
+                Err(format!(
+                    "the request body schema of PUT /things/{{id}} for {span} covers versions \
+                     no handler of PUT /things/{{id}} serves"
+                ))
+            );
+        }
+        assert_eq!(
+            built("1.2 - 1.4", "/things", false),
+            Err("request body schemas are bound to PUT /things, which is not routed".into())
+        );
+        assert_eq!(
+            built("1.2 - 1.4", "/things/{id}", true),
+            Err("request body schemas are bound to PUT /things/{id} twice".into())
         );
     }
 }

@@ -3,7 +3,7 @@
 
 use axum::Router;
 use axum::extract::Path;
-use http::StatusCode;
+use http::{Method, StatusCode};
 use microversion::{Version, VersionRange, VersionSpan};
 use microversion_server::openapi::{ApiDescription, OperationDoc};
 use microversion_server::schema::BodySchemas;
@@ -315,6 +315,7 @@ fn router() -> VersionedRouter<()> {
     VersionedRouter::new()
         .get("/widgets/{id}", VersionSpan::ALL, show)
         .post("/widgets", VersionSpan::ALL, create)
+        .body("/widgets", Method::POST, new_widgets())
 }
 
 #[tokio::test]
@@ -322,7 +323,6 @@ async fn a_server_answers_each_version_from_one_type() {
     let app: Router = router()
         .build()
         .unwrap()
-        .layer(new_widgets().extension())
         .layer(MicroversionLayer::new(api()));
     let base = microversion_test_support::serve(app).await;
     let client = reqwest::Client::new();
@@ -378,9 +378,11 @@ fn the_documents_take_each_versions_schemas_from_the_type() {
         OperationDoc::get("/widgets/{id}")
             .path_parameter("id", "The widget.", json!({"type": "integer"}))
             .versioned_response::<Widget>(VersionSpan::ALL, StatusCode::OK, "The widget"),
-        OperationDoc::post("/widgets")
-            .body(&new_widgets())
-            .versioned_response::<Widget>(VersionSpan::ALL, StatusCode::CREATED, "Made"),
+        OperationDoc::post("/widgets").versioned_response::<Widget>(
+            VersionSpan::ALL,
+            StatusCode::CREATED,
+            "Made",
+        ),
     ];
     let description = ApiDescription::builder(&api())
         .routes(&router())

@@ -123,25 +123,6 @@ use microversion::Rules;
 /// range.
 pub(crate) type Closed = (Version, Version);
 
-/// The version after `version` in its major version.
-pub(crate) fn next_version(version: Version) -> Option<Version> {
-    version
-        .minor()
-        .checked_add(1)
-        .map(|minor| Version::new(version.major(), minor))
-}
-
-/// The versions both spans hold, if any.
-fn intersect(a: VersionSpan, b: VersionSpan) -> Option<VersionSpan> {
-    let start = a.start().max(b.start());
-    let end = match (a.end(), b.end()) {
-        (Some(x), Some(y)) => Some(x.min(y)),
-        (x, None) => x,
-        (None, y) => y,
-    };
-    VersionSpan::new(start, end).ok()
-}
-
 /// `span` within `range`, if they share a version.
 fn clamp(span: VersionSpan, range: VersionRange) -> Option<Closed> {
     let start = span.start().max(range.min());
@@ -207,6 +188,10 @@ impl ResponseDoc {
 
 /// Schemas by version as an operation declares them, before checks.
 type Declared = Vec<(VersionSpan, Option<Value>)>;
+
+/// Request body schemas a router binds to one operation: its method, its
+/// path, the schemas' name and the schemas.
+pub(crate) type BoundBody = (Method, String, String, Declared);
 
 /// The documentation of one operation (a method on a path): what the
 /// router does not know. Its versions come from the router; its request
@@ -353,7 +338,7 @@ impl OperationDoc {
     pub fn body_at<T>(mut self, versions: VersionSpan, schemas: &BodySchemas<T>) -> Self {
         let within = declared(schemas)
             .into_iter()
-            .filter_map(|(span, schema)| intersect(span, versions).map(|s| (s, schema)))
+            .filter_map(|(span, schema)| span.intersect(versions).map(|s| (s, schema)))
             .collect();
         self.body = Some((schemas.name().to_owned(), within));
         self
@@ -510,6 +495,7 @@ impl ApiDescription {
             title: None,
             description: None,
             routes: Vec::new(),
+            bodies: Vec::new(),
             deprecated: Vec::new(),
             operations: Vec::new(),
         }
@@ -608,6 +594,8 @@ pub struct ApiDescriptionBuilder {
     title: Option<String>,
     description: Option<String>,
     routes: Vec<RouteVersions>,
+    /// The request bodies the router binds to operations.
+    bodies: Vec<BoundBody>,
     /// The router's deprecations of single operations.
     deprecated: Vec<(Method, String, Vec<Deprecation>)>,
     operations: Vec<OperationDoc>,
@@ -636,12 +624,16 @@ impl ApiDescriptionBuilder {
         self
     }
 
-    /// The routes of `router`, each of which must be documented.
+    /// The routes of `router`, each of which must be documented, with the
+    /// request body schemas it binds to them
+    /// ([`VersionedRouter::body`]): those need no
+    /// [`OperationDoc::body`].
     pub fn routes<S>(mut self, router: &VersionedRouter<S>) -> Self
     where
         S: Clone + Send + Sync + 'static,
     {
         self.routes.extend(router.route_versions());
+        self.bodies.extend(router.bound_bodies());
         self.deprecated.extend(router.operation_deprecations());
         self
     }
@@ -703,7 +695,7 @@ impl ApiDescriptionBuilder {
         }
         let mut operations = Vec::new();
         for (method, path, spans) in self.routes {
-            let doc = docs
+            let mut doc = docs
                 .iter_mut()
                 .find(|d| {
                     d.as_ref()
@@ -714,6 +706,20 @@ impl ApiDescriptionBuilder {
                     method: method.clone(),
                     path: path.clone(),
                 })?;
+            if let Some((_, _, name, schemas)) = self
+                .bodies
+                .iter()
+                .find(|(m, p, _, _)| *m == method && *p == path)
+            {
+                if doc.body.is_some() {
+                    return Err(OpenApiError::UnknownOperation {
+                        method,
+                        path,
+                        reason: "its request body is bound on the router and documented again",
+                    });
+                }
+                doc.body = Some((name.clone(), schemas.clone()));
+            }
             if let Some(mut operation) = check_operation(&self.api, doc, &spans, &mut components)? {
                 operation.deprecations = self
                     .deprecated
@@ -763,7 +769,7 @@ fn check_operation(
     };
     let mut life = first;
     for &(start, end) in &served[1..] {
-        if next_version(life.1) != Some(start) {
+        if life.1.next_minor() != Some(start) {
             return Err(OpenApiError::Undescribable {
                 what: name,
                 reason: format!(
@@ -871,7 +877,7 @@ fn check_operation(
                 version,
             });
         };
-        match next_version(end) {
+        match end.next_minor() {
             Some(next) if next <= life.1 => version = next.max(version),
             _ => break,
         }

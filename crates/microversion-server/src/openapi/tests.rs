@@ -555,3 +555,51 @@ fn an_operation_deprecated_alone_is_marked_where_it_is() {
     assert_eq!(whole["paths"]["/things/{id}"]["delete"]["deprecated"], true);
     assert!(whole["paths"]["/things"]["get"].get("deprecated").is_none());
 }
+
+/// A body bound on the router is documented from there; documenting it
+/// again is refused.
+#[test]
+fn bodies_bound_on_the_router_are_documented() {
+    let body = || {
+        BodySchemas::<Value>::builder("DELETE /things/{id}")
+            .json_schema(
+                span("1.4 - latest"),
+                &object(&json!({"why": {"type": "string"}})),
+            )
+            .build()
+            .unwrap()
+    };
+    let routes = router().body("/things/{id}", Method::DELETE, body());
+    let description = ApiDescription::builder(&api())
+        .routes(&routes)
+        .operations(docs())
+        .build()
+        .unwrap();
+    let request_body = |minor: u32| {
+        description.at(Version::new(1, minor)).unwrap().to_value()["paths"]["/things/{id}"]
+            ["delete"]
+            .get("requestBody")
+            .cloned()
+    };
+    assert_eq!(request_body(3), None);
+    assert_eq!(
+        request_body(4).unwrap()["content"]["application/json"]["schema"]["properties"]["why"]["type"],
+        "string"
+    );
+    let again = docs().into_iter().map(|doc| {
+        if doc.method == Method::DELETE {
+            doc.body(&body())
+        } else {
+            doc
+        }
+    });
+    let err = ApiDescription::builder(&api())
+        .routes(&routes)
+        .operations(again)
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "documentation of DELETE /things/{id}: its request body is bound on the router and documented again"
+    );
+}
