@@ -188,15 +188,19 @@ pub enum BuildError {
         /// What is wrong with it.
         problem: NeutralRouteProblem,
     },
-    /// Request body schemas bound to an operation that cannot read with
-    /// them ([`VersionedRouter::body`](crate::VersionedRouter::body)).
-    BodyBinding {
+    /// Something bound to an operation on the router that it cannot
+    /// use: its request body schemas
+    /// ([`VersionedRouter::body`](crate::VersionedRouter::body)) or a
+    /// success status ([`VersionedRouter::status`](crate::VersionedRouter::status)).
+    Binding {
+        /// What is bound (`request body schemas`, `a success status`).
+        what: &'static str,
         /// The path pattern.
         path: String,
         /// The method.
         method: Method,
         /// What is wrong with the binding.
-        problem: BodyBindingProblem,
+        problem: BindingProblem,
     },
     /// A handler's versions reach outside the API's range
     /// ([`VersionedRouter::build_for`](crate::VersionedRouter::build_for)).
@@ -232,6 +236,13 @@ pub enum BuildError {
     },
     /// A version of the history has no description.
     NoDescription(Version),
+    /// Versions of one major are missing between two of the history's.
+    HistoryGap {
+        /// The version before the gap.
+        previous: Version,
+        /// The version after it.
+        next: Version,
+    },
     /// Discovery lists no CURRENT version, or several.
     CurrentVersions {
         /// How many are CURRENT.
@@ -296,22 +307,21 @@ impl fmt::Display for BuildError {
                      give the router to MicroversionsBuilder::version_neutral_routes"
                 ),
             },
-            BuildError::BodyBinding {
+            BuildError::Binding {
+                what,
                 path,
                 method,
                 problem,
             } => match problem {
-                BodyBindingProblem::NotRouted => write!(
-                    f,
-                    "request body schemas are bound to {method} {path}, which is not routed"
-                ),
-                BodyBindingProblem::Repeated => {
-                    write!(f, "request body schemas are bound to {method} {path} twice")
+                BindingProblem::NotRouted => {
+                    write!(f, "{what} for {method} {path}: the operation is not routed")
                 }
-                BodyBindingProblem::Unserved(versions) => write!(
+                BindingProblem::Repeated(versions) => {
+                    write!(f, "{what} for {method} {path}: {versions} is bound twice")
+                }
+                BindingProblem::Unserved(versions) => write!(
                     f,
-                    "the request body schema of {method} {path} for {versions} covers versions \
-                     no handler of {method} {path} serves"
+                    "{what} for {method} {path}: {versions} covers versions no handler serves"
                 ),
             },
             BuildError::RouteOutsideRange {
@@ -337,6 +347,11 @@ impl fmt::Display for BuildError {
             BuildError::NoDescription(version) => {
                 write!(f, "version history: {version} has no description")
             }
+            BuildError::HistoryGap { previous, next } => write!(
+                f,
+                "version history: {next} follows {previous}, but every version between them \
+                 needs its change"
+            ),
             BuildError::CurrentVersions { found } => write!(
                 f,
                 "discovery needs exactly one CURRENT API version, found {found}"
@@ -387,17 +402,16 @@ impl From<crate::openapi::InvalidReferencePage> for BuildError {
     }
 }
 
-/// Why request body schemas cannot be bound to their operation
-/// ([`BuildError::BodyBinding`]).
+/// Why something cannot be bound to its operation ([`BuildError::Binding`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum BodyBindingProblem {
+pub enum BindingProblem {
     /// No handler serves the operation.
     NotRouted,
-    /// Schemas are bound to the operation twice.
-    Repeated,
-    /// A schema covers versions (these) that no handler of the operation
-    /// serves: it could never be read.
+    /// These versions of the operation have it bound twice.
+    Repeated(microversion::VersionSpan),
+    /// It covers versions (these) that no handler of the operation
+    /// serves: it could never be used.
     Unserved(microversion::VersionSpan),
 }
 

@@ -6,20 +6,29 @@
 //! old behaviour because they keep asking for the old version. Here is how
 //! to add version `1.40` to a service built on this crate.
 //!
-//! ## 1. Describe it in the history
+//! ## 1. Declare it as a change
 //!
-//! The history is the one place where versions are listed. Add a line at
-//! the end; its last entry is the API's maximum, so the layer, discovery
-//! and the docs pick it up.
+//! Each microversion is a [`Change`](microversion::Change): a `const`
+//! with its version and one line saying what it changed. The history is
+//! the list of them, the one place where versions are listed; its last
+//! entry is the API's maximum, so the layer, discovery and the docs pick
+//! it up. The routes, schemas and responses of step 3 name the change
+//! instead of writing `1.40` again. A change whose effect is inside a
+//! handler only (a new error, a different search) is marked
+//! [`behaviour`](microversion::Change::behaviour): for every other, the
+//! API description checks that its version does change the documents.
 //!
 //! ```
+//! use microversion::Change;
 //! use microversion_server::history::VersionHistory;
 //!
-//! let history = VersionHistory::builder()
-//!     .version("1.0", "Initial version.")
-//!     // ... every version in between ...
-//!     .version("1.40", "GET /widgets/{id} returns the widget's color.")
-//!     .build()?;
+//! const COLOR: Change = Change::new("1.40", "GET /widgets/{id} returns the widget's color.");
+//!
+//! // `earlier` holds the changes of 1.0 to 1.39.
+//! # let earlier: Vec<Change> = (0..40)
+//! #     .map(|minor| Change::new(Box::leak(format!("1.{minor}").into_boxed_str()), "Earlier."))
+//! #     .collect();
+//! let history = VersionHistory::of(&[&earlier[..], &[COLOR]].concat())?;
 //! assert_eq!(history.range().max().to_string(), "1.40");
 //! # Ok::<(), microversion_server::BuildError>(())
 //! ```
@@ -32,7 +41,7 @@
 //! ```
 //! # use microversion_server::history::VersionHistory;
 //! use microversion_server::{Microversions, Profile};
-//! # let history = VersionHistory::builder().version("1.0", "a").version("1.40", "b").build()?;
+//! # let history = VersionHistory::builder().version("1.0", "a").version("1.1", "b").build()?;
 //! let api = Microversions::builder("widgets", history.range())
 //!     .profile(Profile::ApiSig)
 //!     .build()?;
@@ -68,21 +77,41 @@
 //!   }
 //!   ```
 //!
-//! - **A status changed, or a field without the derive**: branch inside
-//!   the handler with [`ServedVersion`](crate::ServedVersion) and
+//! - **A success status changed**: declare it on the route with
+//!   [`VersionedRouter::status`](crate::VersionedRouter::status); the
+//!   handler keeps answering as before:
+//!
+//!   ```
+//!   use http::{Method, StatusCode};
+//!   use microversion::Change;
+//!   use microversion_server::VersionedRouter;
+//!
+//!   const INITIAL: Change = Change::new("1.0", "Initial version.");
+//!   const PAINTED: Change = Change::new("1.40", "POST /widgets answers 200 with the widget.");
+//!
+//!   # async fn create() -> (StatusCode, &'static str) { (StatusCode::CREATED, "{}") }
+//!   let router: axum::Router = VersionedRouter::new()
+//!       .post("/widgets", INITIAL.since(), create)
+//!       .status("/widgets", &Method::POST, PAINTED.since(), StatusCode::OK)
+//!       .build()?;
+//!   # Ok::<(), microversion_server::BuildError>(())
+//!   ```
+//!
+//! - **A field without the derive, or a change of behaviour**: branch
+//!   inside the handler with [`ServedVersion`](crate::ServedVersion) and
 //!   [`VersionSpan::contains`](microversion::VersionSpan::contains):
 //!
 //!   ```
 //!   use axum::Json;
-//!   use microversion::VersionSpan;
+//!   use microversion::Change;
 //!   use microversion_server::ServedVersion;
 //!   use serde_json::{Value, json};
 //!
-//!   const COLOR: VersionSpan = VersionSpan::from_static("1.40 - latest");
+//!   const COLOR: Change = Change::new("1.40", "GET /widgets/{id} returns the widget's color.");
 //!
 //!   async fn show(version: ServedVersion) -> Json<Value> {
 //!       let mut widget = json!({"id": 7, "name": "gear"});
-//!       if COLOR.contains(version) {
+//!       if COLOR.since().contains(version) {
 //!           widget["color"] = json!("blue");
 //!       }
 //!       Json(widget)
@@ -97,14 +126,17 @@
 //!   a mistake is found at start-up, not by a client.
 //!
 //!   ```
-//!   use microversion::VersionSpan;
+//!   use microversion::Change;
 //!   use microversion_server::VersionedRouter;
+//!
+//!   const INITIAL: Change = Change::new("1.0", "Initial version.");
+//!   const PAINT: Change = Change::new("1.40", "Adds POST /widgets/{id}/paint; lists are paged.");
 //!
 //!   # async fn list_old() {} async fn list_new() {} async fn paint() {}
 //!   let router: axum::Router = VersionedRouter::new()
-//!       .get("/widgets", VersionSpan::from_static("1.0 - 1.39"), list_old)
-//!       .get("/widgets", VersionSpan::from_static("1.40 - latest"), list_new)
-//!       .post("/widgets/{id}/paint", VersionSpan::from_static("1.40 - latest"), paint)
+//!       .get("/widgets", INITIAL.until(PAINT), list_old)
+//!       .get("/widgets", PAINT.since(), list_new)
+//!       .post("/widgets/{id}/paint", PAINT.since(), paint)
 //!       .build()?;
 //!   # Ok::<(), microversion_server::BuildError>(())
 //!   ```
@@ -123,7 +155,12 @@
 //!
 //! For every change, test the last version without it (1.39) and the
 //! first with it (1.40), through a real server on loopback: status,
-//! headers and body. The route table
+//! headers and body. Give the history to the OpenAPI description
+//! ([`ApiDescriptionBuilder::history`](crate::openapi::ApiDescriptionBuilder::history)):
+//! it fails to build when a change not marked as one of behaviour makes
+//! no difference in the documents, and
+//! [`ApiDescription::differences`](crate::openapi::ApiDescription::differences)
+//! lists what each version changed. The route table
 //! ([`VersionedRouter::table`](crate::VersionedRouter::table)) shows every
 //! route's range for the reference docs, and
 //! [`VersionHistory::to_markdown`](crate::VersionHistory::to_markdown)

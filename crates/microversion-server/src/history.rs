@@ -2,20 +2,25 @@
 //! what it changed, kept in one place in code (docs/wire.md 18).
 //!
 //! The maximum version of the API is the last entry, so adding a
-//! microversion is adding a line here:
+//! microversion is adding a line here. Each is best a [`Change`], a
+//! `const` the routes and schemas of that version name too:
 //!
 //! ```
+//! use microversion::Change;
 //! use microversion_server::history::VersionHistory;
 //!
-//! let history = VersionHistory::builder()
-//!     .version("1.0", "Initial version.")
-//!     .version("1.1", "Adds GET and PUT /resource_providers/{uuid}/aggregates.")
-//!     .version("1.2", "Adds /resource_classes.")
-//!     .build()?;
+//! const INITIAL: Change = Change::new("1.0", "Initial version.");
+//! const AGGREGATES: Change =
+//!     Change::new("1.1", "Adds GET and PUT /resource_providers/{uuid}/aggregates.");
+//! const CLASSES: Change = Change::new("1.2", "Adds /resource_classes.");
+//!
+//! let history = VersionHistory::of(&[INITIAL, AGGREGATES, CLASSES])?;
 //! assert_eq!(history.range().max().to_string(), "1.2");
 //! assert!(history.to_markdown().contains("| 1.1 | Adds GET and PUT"));
 //! # Ok::<(), microversion_server::BuildError>(())
 //! ```
+//!
+//! Within a major version no version may be left out: each has its change.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -23,7 +28,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::Router;
 use axum::routing::get;
-use microversion::{Version, VersionRange};
+use microversion::{Change, Version, VersionRange};
 use serde_json::{Value, json};
 
 use crate::error::BuildError;
@@ -35,6 +40,10 @@ pub struct HistoryEntry {
     pub version: Version,
     /// What it changed, in one line.
     pub description: String,
+    /// Whether its effect is inside a handler only
+    /// ([`Change::behaviour`]): its documents may equal the previous
+    /// version's.
+    pub behaviour: bool,
 }
 
 /// The ordered history of an API's microversions. Cheap to clone.
@@ -45,6 +54,20 @@ pub struct VersionHistory {
 }
 
 impl VersionHistory {
+    /// The history of `changes`, oldest first.
+    ///
+    /// # Errors
+    ///
+    /// As [`VersionHistoryBuilder::build`].
+    pub fn of(changes: &[Change]) -> Result<VersionHistory, BuildError> {
+        changes
+            .iter()
+            .fold(VersionHistory::builder(), |builder, change| {
+                builder.change(*change)
+            })
+            .build()
+    }
+
     /// Starts a builder.
     pub fn builder() -> VersionHistoryBuilder {
         VersionHistoryBuilder {
@@ -147,11 +170,22 @@ impl VersionHistoryBuilder {
             Ok(version) => self.entries.push(HistoryEntry {
                 version,
                 description: description.into(),
+                behaviour: false,
             }),
             Err(e) => {
                 self.error.get_or_insert(BuildError::HistoryVersion(e));
             }
         }
+        self
+    }
+
+    /// Adds the next microversion as its [`Change`].
+    pub fn change(mut self, change: Change) -> Self {
+        self.entries.push(HistoryEntry {
+            version: change.version(),
+            description: change.description().to_owned(),
+            behaviour: change.is_behaviour(),
+        });
         self
     }
 
@@ -161,7 +195,9 @@ impl VersionHistoryBuilder {
     ///
     /// Returns [`BuildError::HistoryVersion`] for an invalid version text,
     /// [`BuildError::EmptyHistory`], [`BuildError::HistoryOrder`] for a
-    /// version not above the previous one, or [`BuildError::NoDescription`].
+    /// version not above the previous one, [`BuildError::HistoryGap`] for
+    /// versions of one major left out between two entries, or
+    /// [`BuildError::NoDescription`].
     pub fn build(self) -> Result<VersionHistory, BuildError> {
         if let Some(error) = self.error {
             return Err(error);
@@ -176,11 +212,12 @@ impl VersionHistoryBuilder {
             }
         })?;
         for pair in self.entries.windows(2) {
-            if pair[1].version <= pair[0].version {
-                return Err(BuildError::HistoryOrder {
-                    previous: pair[0].version,
-                    next: pair[1].version,
-                });
+            let (previous, next) = (pair[0].version, pair[1].version);
+            if next <= previous {
+                return Err(BuildError::HistoryOrder { previous, next });
+            }
+            if next.major() == previous.major() && previous.next_minor() != Some(next) {
+                return Err(BuildError::HistoryGap { previous, next });
             }
         }
         if let Some(e) = self
@@ -231,6 +268,31 @@ mod tests {
             .unwrap_err();
         assert!(matches!(err, BuildError::NoDescription(v) if v == Version::new(1, 0)));
         assert_eq!(err.to_string(), "version history: 1.0 has no description");
+        let err = VersionHistory::of(&[
+            Change::new("1.0", "a"),
+            Change::new("1.1", "b"),
+            Change::new("1.3", "c"),
+        ])
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "version history: 1.3 follows 1.1, but every version between them needs its change"
+        );
+        // A new major starts where it will.
+        let across = VersionHistory::of(&[Change::new("1.0", "a"), Change::new("2.1", "b")]);
+        assert!(across.is_ok());
+    }
+
+    #[test]
+    fn changes_keep_whether_they_are_of_behaviour() {
+        let h = VersionHistory::of(&[
+            Change::new("1.0", "first"),
+            Change::new("1.1", "second").behaviour(),
+        ])
+        .unwrap();
+        let kinds: Vec<bool> = h.entries().iter().map(|e| e.behaviour).collect();
+        assert_eq!(kinds, [false, true]);
+        assert_eq!(h.describe(Version::new(1, 1)), Some("second"));
     }
 
     #[test]

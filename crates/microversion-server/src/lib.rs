@@ -135,9 +135,7 @@ pub use crate::config::{
 };
 pub use crate::deprecation::Deprecation;
 pub use crate::discovery::{ApiVersionSpec, Discovery};
-pub use crate::error::{
-    ApiError, BodyBindingProblem, BuildError, NeutralRouteProblem, RouteConflict,
-};
+pub use crate::error::{ApiError, BindingProblem, BuildError, NeutralRouteProblem, RouteConflict};
 pub use crate::extract::{LegacyRequest, MissingLayer, RequestId, ServedVersion};
 pub use crate::history::VersionHistory;
 pub use crate::layer::{Microversion, MicroversionLayer, ResponseFuture};

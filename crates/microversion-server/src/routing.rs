@@ -43,7 +43,7 @@ use microversion::{VersionRange, VersionSpan};
 
 use crate::config::Microversions;
 use crate::deprecation::Deprecation;
-use crate::error::{ApiError, BodyBindingProblem, BuildError, NeutralRouteProblem, RouteConflict};
+use crate::error::{ApiError, BindingProblem, BuildError, NeutralRouteProblem, RouteConflict};
 use crate::extract::ServedVersion;
 use crate::schema::{BodySchemas, BoundSchemas};
 
@@ -168,6 +168,8 @@ pub struct VersionedRouter<S = ()> {
     neutral: Vec<(String, MethodRouter<S>)>,
     /// Request body schemas bound to one operation, by path and method.
     bodies: Vec<(String, Method, Arc<dyn BoundSchemas>)>,
+    /// Success statuses set by version on one operation.
+    statuses: Vec<(String, Method, VersionSpan, StatusCode)>,
 }
 
 impl<S> fmt::Debug for VersionedRouter<S> {
@@ -200,6 +202,7 @@ where
             deprecated: BTreeMap::new(),
             neutral: Vec::new(),
             bodies: Vec::new(),
+            statuses: Vec::new(),
         }
     }
 
@@ -379,34 +382,90 @@ where
             .collect()
     }
 
-    /// The problem of the first body binding that has one.
-    fn check_bodies(&self) -> Result<(), BuildError> {
-        for (i, (path, method, schemas)) in self.bodies.iter().enumerate() {
-            let mut served: Vec<VersionSpan> = self
-                .entries
+    /// At `versions`, a success answer (2xx) of `method` on `path` gets
+    /// `status`, whatever its handler set, as Nova's
+    /// `@wsgi.response(code, min, max)` does: a status that changes with
+    /// the version is declared on the route, not branched in the handler.
+    ///
+    /// ```
+    /// use http::{Method, StatusCode};
+    /// use microversion::Change;
+    /// use microversion_server::VersionedRouter;
+    ///
+    /// const INITIAL: Change = Change::new("1.0", "Initial version.");
+    /// const CREATED_AS_200: Change = Change::new("1.5", "POST /widgets answers 200 with the widget.");
+    ///
+    /// # async fn create() -> (StatusCode, &'static str) { (StatusCode::CREATED, "{}") }
+    /// let router: axum::Router = VersionedRouter::new()
+    ///     .post("/widgets", INITIAL.since(), create)
+    ///     .status("/widgets", &Method::POST, CREATED_AS_200.since(), StatusCode::OK)
+    ///     .build()?;
+    /// # Ok::<(), microversion_server::BuildError>(())
+    /// ```
+    ///
+    /// Building fails with [`BuildError::Binding`] when the operation is
+    /// not routed, two statuses of it overlap, or one covers a version no
+    /// handler of it serves.
+    pub fn status(
+        mut self,
+        path: &str,
+        method: &Method,
+        versions: VersionSpan,
+        status: StatusCode,
+    ) -> Self {
+        self.statuses
+            .push((path.to_owned(), method.clone(), versions, status));
+        self
+    }
+
+    /// The spans of the handlers of `method` on `path`, by start.
+    fn served(&self, path: &str, method: &Method) -> Vec<VersionSpan> {
+        let mut served: Vec<VersionSpan> = self
+            .entries
+            .iter()
+            .filter(|e| e.path == path && e.method == *method)
+            .map(|e| e.versions)
+            .collect();
+        served.sort_by_key(|span| span.start());
+        served
+    }
+
+    /// The problem of the first body schemas or status bound to an
+    /// operation that cannot use them.
+    fn check_bindings(&self) -> Result<(), BuildError> {
+        let bodies = self
+            .bodies
+            .iter()
+            .map(|(path, method, schemas)| ("request body schemas", path, method, schemas.spans()));
+        let statuses = self
+            .statuses
+            .iter()
+            .map(|(path, method, versions, _)| ("a success status", path, method, vec![*versions]));
+        let bindings: Vec<_> = bodies.chain(statuses).collect();
+        for (i, (what, path, method, spans)) in bindings.iter().enumerate() {
+            let served = self.served(path, method);
+            let earlier = bindings[..i]
                 .iter()
-                .filter(|e| e.path == *path && e.method == *method)
-                .map(|e| e.versions)
-                .collect();
-            served.sort_by_key(|span| span.start());
+                .filter(|(w, p, m, _)| w == what && p == path && m == method)
+                .flat_map(|(_, _, _, spans)| spans);
+            let repeated = earlier
+                .flat_map(|before| spans.iter().filter_map(|span| before.intersect(*span)))
+                .next();
             let problem = if served.is_empty() {
-                Some(BodyBindingProblem::NotRouted)
-            } else if self.bodies[..i]
-                .iter()
-                .any(|(p, m, _)| p == path && m == method)
-            {
-                Some(BodyBindingProblem::Repeated)
+                Some(BindingProblem::NotRouted)
+            } else if let Some(versions) = repeated {
+                Some(BindingProblem::Repeated(versions))
             } else {
-                schemas
-                    .spans()
-                    .into_iter()
-                    .find(|span| !covered(*span, &served))
-                    .map(BodyBindingProblem::Unserved)
+                spans
+                    .iter()
+                    .find(|span| !covered(**span, &served))
+                    .map(|span| BindingProblem::Unserved(*span))
             };
             if let Some(problem) = problem {
-                return Err(BuildError::BodyBinding {
-                    path: path.clone(),
-                    method: method.clone(),
+                return Err(BuildError::Binding {
+                    what,
+                    path: (*path).clone(),
+                    method: (*method).clone(),
                     problem,
                 });
             }
@@ -613,7 +672,7 @@ where
 
     fn build_within(self, api: Option<&Microversions>) -> Result<Router<S>, BuildError> {
         self.check_neutral(api)?;
-        self.check_bodies()?;
+        self.check_bindings()?;
         if let Some(range) = api.map(Microversions::code_range)
             && let Some(e) = self.entries.iter().find(|e| !span_fits(e.versions, range))
         {
@@ -664,9 +723,16 @@ where
                     .iter()
                     .find(|(p, m, _)| *p == path && *m == method)
                     .map(|(_, _, schemas)| Arc::clone(schemas));
+                let statuses = self
+                    .statuses
+                    .iter()
+                    .filter(|(p, m, _, _)| *p == path && *m == method)
+                    .map(|(_, _, versions, status)| (*versions, *status))
+                    .collect();
                 operations.push(Operation {
                     deprecated: deprecated.into(),
                     body,
+                    statuses,
                     method,
                     handlers: entries
                         .into_iter()
@@ -730,6 +796,8 @@ struct Operation<S> {
     deprecated: Box<[Deprecation]>,
     /// The request body schemas bound to it ([`VersionedRouter::body`]).
     body: Option<Arc<dyn BoundSchemas>>,
+    /// Its success statuses by version ([`VersionedRouter::status`]).
+    statuses: Box<[(VersionSpan, StatusCode)]>,
     method: Method,
     handlers: Box<[(VersionSpan, BoxedHandler<S>)]>,
     /// The status when no handler serves the version.
@@ -797,8 +865,13 @@ where
 /// none serves the request.
 enum Dispatched {
     Handler(BoxFuture),
-    /// A handler of a deprecated operation: its response announces it.
-    Deprecated(BoxFuture, Deprecation),
+    /// A handler whose response announces that its operation is
+    /// deprecated, or gets the status of the version on success, or both.
+    Adjusted {
+        future: BoxFuture,
+        deprecation: Option<Deprecation>,
+        status: Option<StatusCode>,
+    },
     Ready(Option<Response>),
     /// For an `HttpMetricsLayer`: the response gets the route template.
     #[cfg(feature = "metrics")]
@@ -814,9 +887,20 @@ impl Future for Dispatched {
     ) -> std::task::Poll<Response> {
         match &mut *self {
             Dispatched::Handler(future) => future.as_mut().poll(cx),
-            Dispatched::Deprecated(future, deprecation) => {
+            Dispatched::Adjusted {
+                future,
+                deprecation,
+                status,
+            } => {
                 let mut response = std::task::ready!(future.as_mut().poll(cx));
-                deprecation.annotate(response.headers_mut());
+                if let Some(deprecation) = deprecation {
+                    deprecation.annotate(response.headers_mut());
+                }
+                if let Some(status) = *status
+                    && response.status().is_success()
+                {
+                    *response.status_mut() = status;
+                }
                 std::task::Poll::Ready(response)
             }
             Dispatched::Ready(response) => match response.take() {
@@ -865,13 +949,23 @@ fn dispatch<S>(
         Some(op) => match op.handler_for(served) {
             Some(handler) => {
                 let deprecated = served.and_then(|v| Deprecation::of(&op.deprecated, *v));
+                let status = served.and_then(|v| {
+                    op.statuses
+                        .iter()
+                        .find(|(versions, _)| versions.contains(*v))
+                        .map(|(_, status)| *status)
+                });
                 if let Some(body) = &op.body {
                     Arc::clone(body).insert_into(req.extensions_mut());
                 }
                 let future = handler(req, state);
-                return match deprecated {
-                    Some(deprecation) => Dispatched::Deprecated(future, deprecation.clone()),
-                    None => Dispatched::Handler(future),
+                return match (deprecated, status) {
+                    (None, None) => Dispatched::Handler(future),
+                    (deprecation, status) => Dispatched::Adjusted {
+                        future,
+                        deprecation: deprecation.cloned(),
+                        status,
+                    },
                 };
             }
             None => op.unavailable,

@@ -337,18 +337,99 @@ mod bodies {
             assert_eq!(
                 built(span, "/things/{id}", false),
                 Err(format!(
-                    "the request body schema of PUT /things/{{id}} for {span} covers versions \
-                     no handler of PUT /things/{{id}} serves"
+                    "request body schemas for PUT /things/{{id}}: {span} covers versions no handler serves"
                 ))
             );
         }
         assert_eq!(
             built("1.2 - 1.4", "/things", false),
-            Err("request body schemas are bound to PUT /things, which is not routed".into())
+            Err("request body schemas for PUT /things: the operation is not routed".into())
         );
         assert_eq!(
             built("1.2 - 1.4", "/things/{id}", true),
-            Err("request body schemas are bound to PUT /things/{id} twice".into())
+            Err("request body schemas for PUT /things/{id}: 1.2 - 1.4 is bound twice".into())
         );
     }
+}
+
+/// A status that changes by version is declared on the route: success
+/// answers take it, errors keep theirs.
+#[tokio::test]
+async fn the_route_sets_the_success_status_by_version() {
+    use http::{Method, StatusCode};
+    use microversion::Change;
+
+    const INITIAL: Change = Change::new("1.0", "Initial version.");
+    const OK_ON_CREATE: Change = Change::new("1.5", "POST /widgets answers 200.");
+
+    async fn create(body: String) -> Result<(StatusCode, &'static str), ApiError> {
+        if body == "busy" {
+            return Err(ApiError::new(StatusCode::CONFLICT, "busy"));
+        }
+        Ok((StatusCode::CREATED, "made"))
+    }
+
+    let api = Microversions::builder("widgets", VersionRange::from_static("1.0", "1.9"))
+        .build()
+        .unwrap();
+    let app = VersionedRouter::new()
+        .post("/widgets", INITIAL.since(), create)
+        .status(
+            "/widgets",
+            &Method::POST,
+            OK_ON_CREATE.since(),
+            StatusCode::OK,
+        )
+        .build_for(&api)
+        .unwrap()
+        .layer(MicroversionLayer::new(api));
+    let base = serve(app).await;
+    let client = reqwest::Client::new();
+    let post = |version: &'static str, body: &'static str| {
+        client
+            .post(format!("{base}/widgets"))
+            .header("openstack-api-version", format!("widgets {version}"))
+            .body(body)
+            .send()
+    };
+    assert_eq!(post("1.4", "").await.unwrap().status(), 201);
+    let made = post("1.5", "").await.unwrap();
+    assert_eq!(made.status(), 200);
+    assert_eq!(made.text().await.unwrap(), "made");
+    assert_eq!(post("latest", "busy").await.unwrap().status(), 409);
+
+    let overlapping = VersionedRouter::<()>::new()
+        .post("/widgets", INITIAL.since(), create)
+        .status(
+            "/widgets",
+            &Method::POST,
+            OK_ON_CREATE.since(),
+            StatusCode::OK,
+        )
+        .status(
+            "/widgets",
+            &Method::POST,
+            VersionSpan::from_static("1.7 - 1.8"),
+            StatusCode::ACCEPTED,
+        )
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        overlapping.to_string(),
+        "a success status for POST /widgets: 1.7 - 1.8 is bound twice"
+    );
+    let unrouted = VersionedRouter::<()>::new()
+        .post("/widgets", INITIAL.until(OK_ON_CREATE), create)
+        .status(
+            "/widgets",
+            &Method::POST,
+            OK_ON_CREATE.since(),
+            StatusCode::OK,
+        )
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        unrouted.to_string(),
+        "a success status for POST /widgets: 1.5 - latest covers versions no handler serves"
+    );
 }

@@ -11,6 +11,8 @@
 //! - [`VersionRange`]: an inclusive range, and resolving a request in it;
 //! - [`VersionSpan`]: the versions a route, schema or client operation
 //!   exists at (`1.0 - 1.4`, `1.5 - latest`, `all`);
+//! - [`Change`]: one microversion as a `const` value, its version and what
+//!   it changed, that spans are made from;
 //! - [`VersionHeader`]: the `OpenStack-API-Version` header codec and the
 //!   legacy per-service headers;
 //! - [`negotiate`]: a client's choice of version from both sides' ranges;
@@ -70,6 +72,7 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod change;
 pub mod document;
 mod error;
 mod header;
@@ -82,6 +85,7 @@ mod serde;
 mod span;
 mod version;
 
+pub use crate::change::Change;
 pub use crate::document::{ApiVersion, ErrorBody, ErrorEntry, VersionStatus, VersionsDocument};
 pub use crate::error::{
     Error, InvalidRange, InvalidVersion, InvalidVersionRequest, InvalidVersionSpan,

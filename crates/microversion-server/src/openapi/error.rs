@@ -68,6 +68,14 @@ pub enum OpenApiError {
         /// Why.
         reason: String,
     },
+    /// The version history given to the description does not fit it
+    /// ([`ApiDescriptionBuilder::history`](super::ApiDescriptionBuilder::history)).
+    History {
+        /// The version.
+        version: Version,
+        /// What is wrong.
+        problem: super::HistoryProblem,
+    },
     /// A document was asked for a version outside the supported range.
     Unsupported {
         /// The version asked for.
@@ -112,6 +120,21 @@ impl fmt::Display for OpenApiError {
             OpenApiError::Undescribable { what, reason } => {
                 write!(f, "cannot describe {what}: {reason}")
             }
+            OpenApiError::History { version, problem } => match problem {
+                super::HistoryProblem::OutsideRange(range) => write!(
+                    f,
+                    "the history's change of {version} lies outside the range {range}"
+                ),
+                super::HistoryProblem::NoChange => {
+                    write!(f, "version {version} has no change in the history")
+                }
+                super::HistoryProblem::NoDifference(description) => write!(
+                    f,
+                    "the change of {version} ({description:?}) makes no difference in the \
+                     documents: describe what it changes, or mark it Change::behaviour if its \
+                     effect is inside a handler"
+                ),
+            },
             OpenApiError::Unsupported { version, range } => write!(
                 f,
                 "version {version} is not supported: the range is {range}"

@@ -86,6 +86,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod diff;
 mod error;
 mod merge;
 mod model;
@@ -103,6 +104,7 @@ use http::{Method, StatusCode};
 use microversion::{Version, VersionRange, VersionSpan};
 use serde_json::{Map, Value};
 
+pub use self::diff::{Difference, HistoryProblem};
 pub use self::error::OpenApiError;
 #[cfg(feature = "reference-page")]
 pub use self::page::{InvalidReferencePage, ReferencePage, ReferencePageBuilder};
@@ -475,6 +477,8 @@ pub struct ApiDescription {
     deprecations: Vec<Deprecation>,
     operations: Vec<Operation>,
     components: Map<String, Value>,
+    /// The history's changes, if it was given one.
+    changes: Vec<crate::history::HistoryEntry>,
 }
 
 impl fmt::Debug for ApiDescription {
@@ -498,6 +502,7 @@ impl ApiDescription {
             bodies: Vec::new(),
             deprecated: Vec::new(),
             operations: Vec::new(),
+            history: None,
         }
     }
 
@@ -599,6 +604,7 @@ pub struct ApiDescriptionBuilder {
     /// The router's deprecations of single operations.
     deprecated: Vec<(Method, String, Vec<Deprecation>)>,
     operations: Vec<OperationDoc>,
+    history: Option<crate::history::VersionHistory>,
 }
 
 impl fmt::Debug for ApiDescriptionBuilder {
@@ -635,6 +641,17 @@ impl ApiDescriptionBuilder {
         self.routes.extend(router.route_versions());
         self.bodies.extend(router.bound_bodies());
         self.deprecated.extend(router.operation_deprecations());
+        self
+    }
+
+    /// The API's version history, checked against the documents when
+    /// built: every version of the code's range has its change and none
+    /// lies outside it, and each change not marked as one of behaviour
+    /// ([`Change::behaviour`](microversion::Change::behaviour)) makes a
+    /// difference ([`ApiDescription::differences`]) against the version
+    /// before it. Each version's document then says what its change was.
+    pub fn history(mut self, history: &crate::history::VersionHistory) -> Self {
+        self.history = Some(history.clone());
         self
     }
 
@@ -731,7 +748,7 @@ impl ApiDescriptionBuilder {
             }
         }
         operations.sort_by(|a, b| (&a.path, a.method.as_str()).cmp(&(&b.path, b.method.as_str())));
-        Ok(ApiDescription {
+        let description = ApiDescription {
             title: self
                 .title
                 .unwrap_or_else(|| self.api.service_type().to_owned()),
@@ -742,7 +759,16 @@ impl ApiDescriptionBuilder {
             deprecations: self.api.deprecations().to_vec(),
             operations,
             components,
-        })
+            changes: self
+                .history
+                .as_ref()
+                .map(|h| h.entries().to_vec())
+                .unwrap_or_default(),
+        };
+        if self.history.is_some() {
+            diff::check_history(&description, self.api.code_range(), &description.changes)?;
+        }
+        Ok(description)
     }
 }
 

@@ -147,6 +147,16 @@ impl ApiDescription {
         if deprecated {
             description.push_str(&format!(" Version {version} is deprecated."));
         }
+        if let Some(change) = self.changes.iter().find(|e| e.version == version) {
+            description.push_str(&format!("\n\nVersion {version}: {}", change.description));
+            let made = self.made_by(version);
+            if !made.is_empty() {
+                description.push('\n');
+                for difference in made {
+                    description.push_str(&format!("\n- {difference}"));
+                }
+            }
+        }
         Ok(OpenApiDocument {
             document: Document {
                 openapi: "3.1.0",

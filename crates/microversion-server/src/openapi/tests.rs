@@ -603,3 +603,95 @@ fn bodies_bound_on_the_router_are_documented() {
         "documentation of DELETE /things/{id}: its request body is bound on the router and documented again"
     );
 }
+
+/// Each version's changes, as the documents show them.
+#[test]
+fn differences_between_versions_name_each_operation() {
+    let d = description();
+    let made = |from: u32, to: u32| -> Vec<String> {
+        d.differences(Version::new(1, from), Version::new(1, to))
+            .unwrap()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    };
+    assert_eq!(made(1, 2), ["GET /things: query parameters changed"]);
+    assert_eq!(made(2, 3), ["DELETE /things/{id}: added"]);
+    assert_eq!(
+        made(4, 5),
+        [
+            "POST /things: request body changed",
+            "POST /things: 200 response added",
+            "POST /things: 201 response removed",
+        ]
+    );
+    assert_eq!(made(6, 7), ["POST /things: 200 response changed"]);
+    assert_eq!(made(3, 2), ["DELETE /things/{id}: removed"]);
+    assert!(made(8, 9).is_empty());
+    assert!(matches!(
+        d.differences(Version::new(1, 0), Version::new(1, 10)),
+        Err(OpenApiError::Unsupported { .. })
+    ));
+}
+
+/// The history's changes fit the documents: every version has one, none
+/// lies outside, and each one not of behaviour changes something.
+#[test]
+fn the_history_is_checked_against_the_documents() {
+    use microversion::Change;
+
+    use crate::history::VersionHistory;
+
+    // 1.1, 1.4, 1.6, 1.8 and 1.9 change nothing the documents show.
+    let quiet = [1, 4, 6, 8, 9];
+    let changes = |behaviour: &[u32], last: u32| -> VersionHistory {
+        let changes: Vec<Change> = (0..=last)
+            .map(|minor| {
+                let version: &'static str = Box::leak(format!("1.{minor}").into_boxed_str());
+                let text: &'static str = Box::leak(format!("Change {minor}.").into_boxed_str());
+                let change = Change::new(version, text);
+                if behaviour.contains(&minor) {
+                    change.behaviour()
+                } else {
+                    change
+                }
+            })
+            .collect();
+        VersionHistory::of(&changes).unwrap()
+    };
+    let built = |history: &VersionHistory| {
+        ApiDescription::builder(&api())
+            .routes(&router())
+            .operations(docs())
+            .history(history)
+            .build()
+    };
+    let d = built(&changes(&quiet, 9)).unwrap();
+    let info = d.at(Version::new(1, 5)).unwrap().to_value()["info"]["description"].clone();
+    assert!(
+        info.as_str().unwrap().ends_with(
+            "Version 1.5: Change 5.\n\n- POST /things: request body changed\n\
+             - POST /things: 200 response added\n- POST /things: 201 response removed"
+        ),
+        "{info}"
+    );
+    let info = d.at(Version::new(1, 4)).unwrap().to_value()["info"]["description"].clone();
+    assert!(
+        info.as_str().unwrap().ends_with("Version 1.4: Change 4."),
+        "{info}"
+    );
+
+    let err = built(&changes(&[4, 6, 8, 9], 9)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the change of 1.1 (\"Change 1.\") makes no difference in the documents: describe what \
+         it changes, or mark it Change::behaviour if its effect is inside a handler"
+    );
+    let err = built(&changes(&quiet, 8)).unwrap_err();
+    assert_eq!(err.to_string(), "version 1.9 has no change in the history");
+    let err = built(&changes(&quiet, 10)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the history's change of 1.10 lies outside the range 1.0 - 1.9"
+    );
+}
