@@ -22,6 +22,11 @@
 //! person reads: Swagger UI, bundled at build time, under a picker of the
 //! versions that loads the document of the one chosen.
 //!
+//! With the `contracts` feature, [`Contracts`] keeps each released
+//! version's document committed and a test compares it with the one the
+//! code makes, saying of each difference whether it breaks that
+//! version's clients.
+//!
 //! With the `json-schema` feature too, `ResponseValidationLayer` checks
 //! what the service answers against the document of the served version,
 //! as Nova's `[api] response_validation` does (`error`, `warn`, `off`).
@@ -88,6 +93,8 @@
 
 mod diff;
 mod error;
+#[cfg(feature = "contracts")]
+mod frozen;
 mod merge;
 mod model;
 #[cfg(feature = "reference-page")]
@@ -106,6 +113,8 @@ use serde_json::{Map, Value};
 
 pub use self::diff::{Difference, HistoryProblem};
 pub use self::error::OpenApiError;
+#[cfg(feature = "contracts")]
+pub use self::frozen::{ACCEPT_VARIABLE, ContractReport, Contracts};
 #[cfg(feature = "reference-page")]
 pub use self::page::{InvalidReferencePage, ReferencePage, ReferencePageBuilder};
 pub use self::render::OpenApiDocument;
@@ -120,6 +129,10 @@ use crate::deprecation::Deprecation;
 use crate::routing::{VersionedRouter, find_overlap};
 use crate::schema::BodySchemas;
 use microversion::Rules;
+/// A difference between two documents, from the `microversion-contract`
+/// crate ([`ContractReport::deltas`]).
+#[cfg(feature = "contracts")]
+pub use microversion_contract::{Delta, Kind as DeltaKind};
 
 /// A range of versions with both ends known: a span clamped to the API's
 /// range.

@@ -443,7 +443,8 @@ pub fn description() -> Result<ApiDescription, BuildError> {
             "A Placement-compatible service: the API of OpenStack Placement 16.0.0, \
              microversions 1.0 to 1.39.",
         )
-        .routes(&router);
+        .routes(&router)
+        .history(&crate::history::history()?);
     Ok(builder.operations(docs).build()?)
 }
 
