@@ -12,7 +12,7 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0  success
   1  `check` found failures; `request --fail` got an HTTP error status;
-     Keystone refused the credentials
+     `diff` found differences; Keystone refused the credentials
   2  usage, input, configuration or connection error";
 
 /// Tools for OpenStack-style microversioned APIs: see what endpoints
@@ -49,6 +49,33 @@ pub(crate) enum Command {
     /// often, and when each was last seen.
     #[command(after_help = EXIT_CODES)]
     Impact(ImpactArgs),
+    /// Print what differs between two OpenAPI documents of an API (two
+    /// versions, or one version before and after a change), operation by
+    /// operation, marking what breaks a client of the first.
+    #[command(after_help = EXIT_CODES)]
+    Diff(DiffArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DiffArgs {
+    /// The first document: a file (`-`: standard input) or a URL; with
+    /// `--url`, a version of the server's documents (`1.19`, `latest`).
+    #[arg(value_name = "OLD")]
+    pub(crate) old: String,
+
+    /// The second document, in the same forms.
+    #[arg(value_name = "NEW")]
+    pub(crate) new: String,
+
+    /// A server serving its documents at `/openapi.json?version=X.Y`
+    /// under this URL (placement-api with `[openapi] enabled`, or any
+    /// service built on microversion-server): OLD and NEW are versions.
+    #[arg(long, value_name = "URL")]
+    pub(crate) url: Option<String>,
+
+    /// Output format.
+    #[arg(short = 'f', long, value_enum, default_value_t = ListFormat::Table)]
+    pub(crate) format: ListFormat,
 }
 
 /// How `version-list` prints.

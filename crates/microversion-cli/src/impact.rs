@@ -300,7 +300,7 @@ impl Query {
                 "--hours takes a number of hours above 0, such as 24",
             ));
         }
-        let current = parse_scrape(&load(source, timeout).await?, source)?;
+        let current = parse_scrape(&crate::net::read_source(source, timeout).await?, source)?;
         let types = service_types(&current);
         let service_type = match (&self.service_type, types.as_slice()) {
             (Some(t), _) => t.clone(),
@@ -320,7 +320,7 @@ impl Query {
         };
         let baseline = match &self.baseline {
             Some(path) => {
-                let samples = parse_scrape(&load(path, timeout).await?, path)?;
+                let samples = parse_scrape(&crate::net::read_source(path, timeout).await?, path)?;
                 Some(Counters::read(&samples, &service_type))
             }
             None => None,
@@ -595,34 +595,6 @@ fn timestamp(secs: u64) -> String {
                 .ok()
         })
         .unwrap_or_else(|| format!("{secs} s after the Unix epoch"))
-}
-
-/// Reads a scrape from a URL (GET) or a file (`-`: standard input).
-async fn load(source: &str, timeout: Duration) -> Result<String, Error> {
-    if source.starts_with("http://") || source.starts_with("https://") {
-        let url = crate::net::parse_url(source)?;
-        let client = crate::net::http_client(timeout, true, false)?;
-        let response = client
-            .get(url.clone())
-            .send()
-            .await
-            .map_err(|e| Error::with_source(format!("cannot read {url}"), e))?;
-        let status = response.status();
-        let text = response
-            .text()
-            .await
-            .map_err(|e| Error::with_source(format!("cannot read {url}"), e))?;
-        if !status.is_success() {
-            return Err(Error::new(format!("GET {url} answered {status}")));
-        }
-        return Ok(text);
-    }
-    if source == "-" {
-        return std::io::read_to_string(std::io::stdin())
-            .map_err(|e| Error::with_source("cannot read standard input", e));
-    }
-    std::fs::read_to_string(source)
-        .map_err(|e| Error::with_source(format!("cannot read {source}"), e))
 }
 
 /// Runs `impact`: the report as text to print.

@@ -58,6 +58,7 @@ mod args;
 pub mod check;
 mod cloud;
 mod cloud_list;
+mod diff;
 mod error;
 pub mod impact;
 mod net;
@@ -208,6 +209,15 @@ async fn dispatch(cli: args::Cli) -> Result<ExitCode, Error> {
             let text = impact::run(&args, timeout).await?;
             write_out(&mut stdout.lock(), &text)?;
             Ok(ExitCode::from(EXIT_SUCCESS))
+        }
+        args::Command::Diff(args) => {
+            let (text, differ) = diff::run(&args, timeout).await?;
+            write_out(&mut stdout.lock(), &text)?;
+            Ok(ExitCode::from(if differ {
+                EXIT_FAILURES
+            } else {
+                EXIT_SUCCESS
+            }))
         }
     }
 }

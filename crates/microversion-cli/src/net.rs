@@ -81,6 +81,34 @@ pub(crate) fn http_client(
         .map_err(|e| Error::with_source("cannot build the HTTP client", e))
 }
 
+/// Reads text from a URL (GET) or a file (`-`: standard input).
+pub(crate) async fn read_source(source: &str, timeout: Duration) -> Result<String, Error> {
+    if source.starts_with("http://") || source.starts_with("https://") {
+        let url = parse_url(source)?;
+        let client = http_client(timeout, true, false)?;
+        let response = client
+            .get(url.clone())
+            .send()
+            .await
+            .map_err(|e| Error::with_source(format!("cannot read {url}"), e))?;
+        let status = response.status();
+        let text = response
+            .text()
+            .await
+            .map_err(|e| Error::with_source(format!("cannot read {url}"), e))?;
+        if !status.is_success() {
+            return Err(Error::new(format!("GET {url} answered {status}")));
+        }
+        return Ok(text);
+    }
+    if source == "-" {
+        return std::io::read_to_string(std::io::stdin())
+            .map_err(|e| Error::with_source("cannot read standard input", e));
+    }
+    std::fs::read_to_string(source)
+        .map_err(|e| Error::with_source(format!("cannot read {source}"), e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -952,3 +952,93 @@ fn check_of_a_dead_server_is_a_connection_error() {
         r.stderr
     );
 }
+
+/// `microversion diff`: two versions of a live server's documents, and
+/// two document files.
+#[test]
+fn diff_lists_what_differs_and_what_breaks() {
+    use http::StatusCode;
+    use microversion::{Change, VersionRange};
+    use microversion_server::openapi::{
+        ApiDescription, DOCUMENTS_PATH, Documents, OperationDoc, ResponseDoc,
+    };
+    use microversion_server::{Microversions, VersionedRouter};
+    use serde_json::json;
+
+    const INITIAL: Change = Change::new("1.0", "Initial version.");
+    const GADGETS: Change = Change::new("1.1", "Adds GET /gadgets; widgets lose their title.");
+
+    let api = Microversions::builder("widgets", VersionRange::from_static("1.0", "1.1"))
+        .build()
+        .unwrap();
+    let router = VersionedRouter::<()>::new()
+        .get("/widgets", INITIAL.since(), || async { "[]" })
+        .get("/gadgets", GADGETS.since(), || async { "[]" });
+    let widget = |titled: bool| {
+        let mut properties = json!({"id": {"type": "integer"}});
+        if titled {
+            properties["title"] = json!({"type": "string"});
+        }
+        ResponseDoc::json(
+            "The widgets",
+            json!({"type": "object", "properties": properties}),
+        )
+    };
+    let description = ApiDescription::builder(&api)
+        .routes(&router)
+        .operation(
+            OperationDoc::get("/widgets")
+                .response(INITIAL.until(GADGETS), StatusCode::OK, widget(true))
+                .response(GADGETS.since(), StatusCode::OK, widget(false)),
+        )
+        .operation(OperationDoc::get("/gadgets").response(
+            GADGETS.since(),
+            StatusCode::OK,
+            ResponseDoc::json("The gadgets", json!({"type": "array"})),
+        ))
+        .build()
+        .unwrap();
+    let server = common::start(Documents::new(description.clone(), &api).router(DOCUMENTS_PATH));
+
+    let out = run(&["diff", "--url", &server.url, "1.0", "1.1"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(
+        out.stdout,
+        "+ GET /gadgets added\n\
+         - GET /widgets: 200 response body `title` removed  [breaks clients of OLD]\n\
+         2 differences from 1.0 to 1.1; 1 breaks clients of 1.0\n"
+    );
+    let same = run(&["diff", "--url", &server.url, "1.1", "latest"]);
+    assert_eq!(
+        (same.code, same.stdout.as_str()),
+        (0, "1.1 and latest describe the same API\n")
+    );
+
+    let scratch = Scratch::new("diff");
+    let file = |name: &str, version: u32| {
+        let path = scratch.join(name);
+        let document = description.at(Version::new(1, version)).unwrap().to_value();
+        std::fs::write(&path, document.to_string()).unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    let (old, new) = (file("old.json", 0), file("new.json", 1));
+    let json_out = run(&["diff", "-f", "json", &old, &new]);
+    assert_eq!(json_out.code, 1);
+    let listed: Value = serde_json::from_str(&json_out.stdout).unwrap();
+    assert_eq!(listed[1]["operation"], "GET /widgets");
+    assert_eq!(listed[1]["part"], "200 response body `title`");
+    assert_eq!(listed[1]["change"], "removed");
+    assert_eq!(listed[1]["breaking"], true);
+
+    let bad = scratch.join("bad.json");
+    std::fs::write(&bad, "{\"not\": \"openapi\"}").unwrap();
+    let refused = run(&["diff", &old, &bad.to_string_lossy()]);
+    assert_eq!(refused.code, 2);
+    assert!(
+        refused
+            .stderr
+            .contains("is not an OpenAPI document: it has no \"openapi\" and \"paths\""),
+        "{}",
+        refused.stderr
+    );
+}

@@ -16,7 +16,9 @@
 //!
 //! Text meant for people (`description`, `summary`, `title`, examples) and
 //! extension keys (`x-...`) are not compared: rewording the docs changes
-//! no contract.
+//! no contract. Nor is the version header parameter
+//! (`OpenStack-API-Version`, and the legacy `X-OpenStack-...-API-Version`),
+//! which names the document's own version.
 //!
 //! ```
 //! use serde_json::json;
@@ -136,8 +138,8 @@ fn is_annotation(key: &str) -> bool {
 }
 
 /// Everything that differs from `old` to `new`, two OpenAPI 3.1 documents
-/// (the same version of one API, or two versions), in the order of their
-/// paths and methods, then of the shared schemas.
+/// (the same version of one API, or two versions), by path, then method,
+/// then the shared schemas.
 #[must_use]
 pub fn compare(old: &Value, new: &Value) -> Vec<Delta> {
     let mut out = Out(Vec::new());
@@ -146,7 +148,9 @@ pub fn compare(old: &Value, new: &Value) -> Vec<Delta> {
         paths(old).unwrap_or_default(),
         paths(new).unwrap_or_default(),
     );
-    for path in union(&old_paths, &new_paths) {
+    let mut all_paths = union(&old_paths, &new_paths);
+    all_paths.sort();
+    for path in all_paths {
         let methods = |paths: &Map<String, Value>| {
             paths
                 .get(&path)
@@ -205,6 +209,18 @@ impl Out {
     }
 }
 
+/// Whether `parameter` is the header that asks for the version.
+fn is_version_header(parameter: &Value) -> bool {
+    let name = parameter
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    parameter.get("in").and_then(Value::as_str) == Some("header")
+        && (name == "openstack-api-version"
+            || (name.starts_with("x-openstack-") && name.ends_with("-api-version")))
+}
+
 fn is_method(key: &str) -> bool {
     matches!(
         key,
@@ -226,6 +242,7 @@ fn operation_delta(operation: &str, old: &Value, new: &Value, out: &mut Out) {
             .and_then(Value::as_array)
             .map(|list| {
                 list.iter()
+                    .filter(|p| !is_version_header(p))
                     .map(|p| {
                         let place = p.get("in").and_then(Value::as_str).unwrap_or("?");
                         let name = p.get("name").and_then(Value::as_str).unwrap_or("?");
@@ -632,7 +649,11 @@ mod tests {
     fn parameters_statuses_and_shared_schemas() {
         let old = json!({
             "paths": {"/a": {"get": {
-                "parameters": [{"in": "query", "name": "limit", "schema": {"type": "string"}}],
+                "parameters": [
+                    {"in": "query", "name": "limit", "schema": {"type": "string"}},
+                    {"in": "header", "name": "OpenStack-API-Version", "required": true,
+                     "schema": {"enum": ["widgets 1.1"]}}
+                ],
                 "responses": {"200": {"description": "ok"}, "404": {"description": "none"}}
             }}},
             "components": {"schemas": {"E": {"type": "object"}}}
@@ -640,6 +661,8 @@ mod tests {
         let new = json!({
             "paths": {"/a": {"get": {
                 "parameters": [
+                    {"in": "header", "name": "OpenStack-API-Version", "required": true,
+                     "schema": {"enum": ["widgets 1.2"]}},
                     {"in": "query", "name": "limit", "required": true, "schema": {"type": "string"}},
                     {"in": "query", "name": "page", "schema": {"type": "string"}}
                 ],
