@@ -1,8 +1,8 @@
 //! Helpers shared by the integration tests and benchmarks of this
 //! workspace's crates: an axum app served on a free loopback port (from
 //! async and from blocking tests), a log of the requests such a server
-//! received, scratch directories removed when a test ends, and header maps
-//! from literals.
+//! received, scratch directories removed when a test ends, header maps
+//! from literals, and `http` requests forwarded over real HTTP.
 //!
 //! Only what several crates' tests need lives here; a crate's own test
 //! doubles stay in its `tests/`. Helpers panic instead of returning errors:
@@ -20,6 +20,7 @@
 //! # }
 //! ```
 
+mod forward;
 mod headers;
 pub mod keystone;
 mod real_keystone;
@@ -27,6 +28,7 @@ mod request_log;
 mod scratch;
 mod serve;
 
+pub use forward::forward;
 pub use headers::header_map;
 pub use real_keystone::RealKeystone;
 pub use request_log::{RequestLog, SeenRequest};

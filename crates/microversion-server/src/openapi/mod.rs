@@ -29,7 +29,10 @@
 //!
 //! With the `json-schema` feature too, `ResponseValidationLayer` checks
 //! what the service answers against the document of the served version,
-//! as Nova's `[api] response_validation` does (`error`, `warn`, `off`).
+//! as Nova's `[api] response_validation` does (`error`, `warn`, `off`),
+//! and `Sweep` tests every operation at its first and last version, on
+//! both sides of each version that changes it, and just outside its
+//! life.
 //!
 //! Building the description checks that it is complete and exact: every
 //! route is documented and every documented operation is routed, every
@@ -102,6 +105,8 @@ mod page;
 mod render;
 mod serve;
 #[cfg(feature = "json-schema")]
+mod sweep;
+#[cfg(feature = "json-schema")]
 mod validate;
 
 use std::collections::BTreeMap;
@@ -119,6 +124,8 @@ pub use self::frozen::{ACCEPT_VARIABLE, ContractReport, Contracts};
 pub use self::page::{InvalidReferencePage, ReferencePage, ReferencePageBuilder};
 pub use self::render::OpenApiDocument;
 pub use self::serve::{DOCUMENTS_PATH, DocumentError, Documents, RefusalAnswer};
+#[cfg(feature = "json-schema")]
+pub use self::sweep::{Probe, Sweep, SweepReport};
 #[cfg(feature = "json-schema")]
 pub use self::validate::{
     InvalidResponseValidation, ResponseValidation, ResponseValidationLayer, ValidateResponses,

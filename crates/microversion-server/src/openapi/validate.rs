@@ -85,7 +85,7 @@ impl FromStr for ResponseValidation {
 
 /// What a response may be, for one status.
 #[derive(Debug)]
-enum Expected {
+pub(super) enum Expected {
     /// No body.
     Empty,
     /// A JSON body valid against a schema.
@@ -95,7 +95,7 @@ enum Expected {
 }
 
 /// A schema compiled when first needed.
-struct LazySchema {
+pub(super) struct LazySchema {
     schema: Value,
     compiled: OnceLock<Result<jsonschema::Validator, String>>,
 }
@@ -167,7 +167,7 @@ impl Template {
 }
 
 /// An operation's responses by status.
-type Responses = HashMap<u16, Expected>;
+pub(super) type Responses = HashMap<u16, Expected>;
 
 /// The documented operations of one version: each path's template, and
 /// by method its responses.
@@ -180,7 +180,7 @@ struct Operations {
 /// document is read when a response at that version is first checked, so
 /// that a service started for a few requests (a test's) reads only the
 /// versions they ask for.
-struct Contract {
+pub(super) struct Contract {
     description: ApiDescription,
     /// Every version of the range, in order, with its operations once
     /// read.
@@ -197,7 +197,7 @@ impl fmt::Debug for Contract {
 }
 
 impl Contract {
-    fn new(description: &ApiDescription) -> Self {
+    pub(super) fn new(description: &ApiDescription) -> Self {
         let range = description.range();
         let mut versions = Vec::new();
         let mut version = range.min();
@@ -248,7 +248,7 @@ impl Contract {
     }
 
     /// The operation's responses at `version`, if it is documented.
-    fn responses(
+    pub(super) fn responses(
         &self,
         method: &Method,
         path: &str,
@@ -526,6 +526,37 @@ where
     }
 }
 
+/// What differs between an answer with `status` and `body` (`None`: not
+/// read) and the operation's documented `responses`, if anything.
+pub(super) fn mismatch(
+    responses: &Responses,
+    status: StatusCode,
+    body: Option<&[u8]>,
+) -> Option<String> {
+    let Some(expected) = responses.get(&status.as_u16()) else {
+        let mut documented: Vec<u16> = responses.keys().copied().collect();
+        documented.sort_unstable();
+        let documented: Vec<String> = documented.iter().map(u16::to_string).collect();
+        return Some(format!(
+            "the status is not documented (documented: {})",
+            documented.join(", ")
+        ));
+    };
+    let bytes = body?;
+    match expected {
+        Expected::Empty if bytes.is_empty() => None,
+        Expected::Empty => Some(format!(
+            "it is documented without a body but has {} bytes",
+            bytes.len()
+        )),
+        Expected::Json(schema) => match serde_json::from_slice::<Value>(bytes) {
+            Err(e) => Some(format!("the body is not JSON: {e}")),
+            Ok(value) => schema.check(&value).err(),
+        },
+        Expected::Other => None,
+    }
+}
+
 /// The response, or what replaces it when it does not match.
 async fn check(
     contract: &Contract,
@@ -540,43 +571,23 @@ async fn check(
     };
     let status = response.status();
     let (parts, body) = response.into_parts();
+    // The microversion layer renders an error's body in the profile's
+    // format, the one the documents declare; a HEAD answer has none.
+    let read = method != Method::HEAD && parts.extensions.get::<ApiError>().is_none();
     let (body, mismatch) = match responses.get(&status.as_u16()) {
-        None => {
-            let mut documented: Vec<u16> = responses.keys().copied().collect();
-            documented.sort_unstable();
-            let documented: Vec<String> = documented.iter().map(u16::to_string).collect();
-            let why = format!(
-                "the status is not documented (documented: {})",
-                documented.join(", ")
-            );
-            (body, Some(why))
-        }
-        Some(_) if method == Method::HEAD => (body, None),
-        // The microversion layer renders an error's body in the profile's
-        // format, the one the documents declare.
-        Some(_) if parts.extensions.get::<ApiError>().is_some() => (body, None),
-        Some(Expected::Other) => (body, None),
-        Some(expected) => match axum::body::to_bytes(body, usize::MAX).await {
-            Err(e) => (
-                Body::empty(),
-                Some(format!("the body could not be read: {e}")),
-            ),
-            Ok(bytes) => {
-                let mismatch = match expected {
-                    Expected::Empty if bytes.is_empty() => None,
-                    Expected::Empty => Some(format!(
-                        "it is documented without a body but has {} bytes",
-                        bytes.len()
-                    )),
-                    Expected::Json(schema) => match serde_json::from_slice::<Value>(&bytes) {
-                        Err(e) => Some(format!("the body is not JSON: {e}")),
-                        Ok(value) => schema.check(&value).err(),
-                    },
-                    Expected::Other => None,
-                };
-                (Body::from(bytes), mismatch)
+        Some(Expected::Empty | Expected::Json(_)) if read => {
+            match axum::body::to_bytes(body, usize::MAX).await {
+                Err(e) => (
+                    Body::empty(),
+                    Some(format!("the body could not be read: {e}")),
+                ),
+                Ok(bytes) => {
+                    let mismatch = mismatch(responses, status, Some(&bytes));
+                    (Body::from(bytes), mismatch)
+                }
             }
-        },
+        }
+        _ => (body, mismatch(responses, status, None)),
     };
     let Some(mismatch) = mismatch else {
         return Response::from_parts(parts, body);
