@@ -32,6 +32,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
+use crate::history;
 use microversion::{Version, VersionSpan};
 use serde_json::{Map, Value};
 
@@ -230,13 +231,13 @@ pub struct MemberOf {
 }
 
 /// Several `member_of` from this version.
-const MULTI_MEMBER_OF: VersionSpan = VersionSpan::from_static("1.24 - latest");
+const MULTI_MEMBER_OF: VersionSpan = history::MULTIPLE_MEMBER_OF.since();
 /// `!` (forbidden aggregates) from this version.
-const FORBIDDEN_AGGREGATES: VersionSpan = VersionSpan::from_static("1.32 - latest");
+const FORBIDDEN_AGGREGATES: VersionSpan = history::FORBIDDEN_AGGREGATES.since();
 /// `!` (forbidden traits) from this version.
-const FORBIDDEN_TRAITS: VersionSpan = VersionSpan::from_static("1.22 - latest");
+const FORBIDDEN_TRAITS: VersionSpan = history::FORBIDDEN_TRAITS.since();
 /// `in:` and several `required` from this version.
-const ANY_TRAITS: VersionSpan = VersionSpan::from_static("1.39 - latest");
+const ANY_TRAITS: VersionSpan = history::ANY_TRAITS.since();
 
 /// Parses every `member_of{suffix}` parameter as the served `version`
 /// allows: a UUID, `!UUID`, `in:U1,U2` or `!in:U1,U2`; several parameters

@@ -20,6 +20,7 @@ use crate::error::{Error, Result, code};
 use crate::handlers::resource_provider::{Missing, existing};
 use crate::handlers::util::{Path, body_schemas, check_accept, json_response_dated, require_json};
 use crate::handlers::{RequestSchemas, RouterState};
+use crate::history;
 use crate::objects::aggregate::{self, SetError};
 use crate::policy::Action;
 use crate::state::AppState;
@@ -28,16 +29,12 @@ const AGGREGATES: &str = "/resource_providers/{uuid}/aggregates";
 
 pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router
-        .get(AGGREGATES, VersionSpan::from_static("1.1 - latest"), list)
-        .put(
-            AGGREGATES,
-            VersionSpan::from_static("1.1 - latest"),
-            replace,
-        )
+        .get(AGGREGATES, history::AGGREGATES.since(), list)
+        .put(AGGREGATES, history::AGGREGATES.since(), replace)
 }
 
 /// From this version bodies carry the provider generation.
-const WITH_GENERATION: VersionSpan = VersionSpan::from_static("1.19 - latest");
+const WITH_GENERATION: VersionSpan = history::AGGREGATE_GENERATIONS.since();
 
 /// A PUT body: a list of uuids before 1.19, an object with the
 /// generation from 1.19 (the schema of the version decides which).
@@ -89,9 +86,12 @@ pub(crate) struct Schemas {
 impl Schemas {
     pub(crate) fn build() -> std::result::Result<Schemas, BuildError> {
         let put = body_schemas("PUT /resource_providers/{uuid}/aggregates")
-            .json_schema(VersionSpan::from_static("1.1 - 1.18"), &list_schema())
             .json_schema(
-                VersionSpan::from_static("1.19 - latest"),
+                history::AGGREGATES.until(history::AGGREGATE_GENERATIONS),
+                &list_schema(),
+            )
+            .json_schema(
+                history::AGGREGATE_GENERATIONS.since(),
                 &json!({
                     "type": "object",
                     "properties": {

@@ -23,6 +23,7 @@ use crate::error::{Error, Result, code};
 use crate::handlers::resource_provider::{Missing, existing};
 use crate::handlers::util::{Path, body_schemas, check_accept, json_response, require_json};
 use crate::handlers::{RequestSchemas, RouterState};
+use crate::history;
 use crate::objects::allocation::{
     self, ConsumerWrite, ProviderResources, Rules, WriteError, last_modified,
 };
@@ -47,11 +48,7 @@ pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<Ro
             VersionSpan::ALL,
             delete_for_consumer,
         )
-        .post(
-            "/allocations",
-            VersionSpan::from_static("1.13 - latest"),
-            set_many,
-        )
+        .post("/allocations", history::POST_ALLOCATIONS.since(), set_many)
         // Upstream declares POST on /allocations at every version: other
         // methods are 405 even before 1.13.
         .methods_at_every_version("/allocations")
@@ -63,11 +60,11 @@ pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<Ro
 }
 
 /// Dict-form allocations and project and user in GET and PUT.
-const DICT_FORM: VersionSpan = VersionSpan::from_static("1.12 - latest");
+const DICT_FORM: VersionSpan = history::DICT_ALLOCATIONS.since();
 /// Consumer generations.
-const CONSUMER_GENERATION: VersionSpan = VersionSpan::from_static("1.28 - latest");
+const CONSUMER_GENERATION: VersionSpan = history::CONSUMER_GENERATIONS.since();
 /// Consumer types.
-const CONSUMER_TYPE: VersionSpan = VersionSpan::from_static("1.38 - latest");
+const CONSUMER_TYPE: VersionSpan = history::CONSUMER_TYPES.since();
 
 /// The upstream patterns of the schemas.
 pub(crate) const UUID_PATTERN: &str = "^[0-9a-fA-F-]{36}$";
@@ -203,22 +200,28 @@ impl Schemas {
         let put = by_version(
             "PUT /allocations/{consumer_uuid}",
             vec![
-                (VersionSpan::from_static("1.0 - 1.7"), list_schema(false)),
-                (VersionSpan::from_static("1.8 - 1.11"), list_schema(true)),
                 (
-                    VersionSpan::from_static("1.12 - 1.27"),
+                    history::INITIAL.until(history::PROJECT_AND_USER),
+                    list_schema(false),
+                ),
+                (
+                    history::PROJECT_AND_USER.until(history::DICT_ALLOCATIONS),
+                    list_schema(true),
+                ),
+                (
+                    history::DICT_ALLOCATIONS.until(history::CONSUMER_GENERATIONS),
                     dict_schema(false, DICT_FORM.start()),
                 ),
                 (
-                    VersionSpan::from_static("1.28 - 1.33"),
+                    history::CONSUMER_GENERATIONS.until(history::MAPPINGS),
                     dict_schema(true, CONSUMER_GENERATION.start()),
                 ),
                 (
-                    VersionSpan::from_static("1.34 - 1.37"),
+                    history::MAPPINGS.until(history::CONSUMER_TYPES),
                     dict_schema(true, Version::new(1, 34)),
                 ),
                 (
-                    VersionSpan::from_static("1.38 - latest"),
+                    history::CONSUMER_TYPES.since(),
                     dict_schema(true, CONSUMER_TYPE.start()),
                 ),
             ],
@@ -227,19 +230,19 @@ impl Schemas {
             "POST /allocations",
             vec![
                 (
-                    VersionSpan::from_static("1.13 - 1.27"),
+                    history::POST_ALLOCATIONS.until(history::CONSUMER_GENERATIONS),
                     many_schema(Version::new(1, 13), 1),
                 ),
                 (
-                    VersionSpan::from_static("1.28 - 1.33"),
+                    history::CONSUMER_GENERATIONS.until(history::MAPPINGS),
                     many_schema(CONSUMER_GENERATION.start(), 1),
                 ),
                 (
-                    VersionSpan::from_static("1.34 - 1.37"),
+                    history::MAPPINGS.until(history::CONSUMER_TYPES),
                     many_schema(Version::new(1, 34), 1),
                 ),
                 (
-                    VersionSpan::from_static("1.38 - latest"),
+                    history::CONSUMER_TYPES.since(),
                     many_schema(CONSUMER_TYPE.start(), 1),
                 ),
             ],
@@ -642,7 +645,7 @@ mod tests {
         let invalid = by_version(
             "POST /things",
             vec![(
-                VersionSpan::from_static("1.2 - latest"),
+                history::RESOURCE_CLASSES.since(),
                 json!({"type": "nonsense"}),
             )],
         );
@@ -660,11 +663,11 @@ mod tests {
             "POST /things",
             vec![
                 (
-                    VersionSpan::from_static("1.0 - 1.5"),
+                    history::INITIAL.until(history::TRAITS),
                     json!({"type": "object"}),
                 ),
                 (
-                    VersionSpan::from_static("1.5 - latest"),
+                    history::DELETE_INVENTORIES.since(),
                     json!({"type": "object"}),
                 ),
             ],

@@ -24,6 +24,7 @@ use crate::handlers::pieces::Pieces;
 use crate::handlers::query::{invalid, query_schemas, validate};
 use crate::handlers::util::{cache_headers, check_accept, is_uuid_like, push_int, push_plain_str};
 use crate::handlers::{RequestSchemas, RouterState};
+use crate::history;
 use crate::limits::MAX_REQUEST_GROUPS;
 use crate::objects::candidate::{
     self, AllocationRequest, Candidates, Group, RequestWide, SearchError, Summary, SummaryResource,
@@ -35,28 +36,28 @@ use crate::state::AppState;
 pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router.get(
         "/allocation_candidates",
-        VersionSpan::from_static("1.10 - latest"),
+        history::ALLOCATION_CANDIDATES.since(),
         list,
     )
 }
 
 /// Dict-form allocations (as PUT /allocations/{consumer} takes them).
-const DICT_ALLOCATIONS: VersionSpan = VersionSpan::from_static("1.12 - latest");
+const DICT_ALLOCATIONS: VersionSpan = history::DICT_ALLOCATIONS.since();
 /// Traits in the summaries.
-const SUMMARY_TRAITS: VersionSpan = VersionSpan::from_static("1.17 - latest");
+const SUMMARY_TRAITS: VersionSpan = history::REQUIRED_TRAITS.since();
 /// Forbidden traits (and the check of conflicts).
-const FORBIDDEN_TRAITS: VersionSpan = VersionSpan::from_static("1.22 - latest");
+const FORBIDDEN_TRAITS: VersionSpan = history::FORBIDDEN_TRAITS.since();
 /// Every inventory in the summaries, not only the classes asked for.
-const ALL_RESOURCES: VersionSpan = VersionSpan::from_static("1.27 - latest");
+const ALL_RESOURCES: VersionSpan = history::ALL_RESOURCES_IN_SUMMARIES.since();
 /// Nested providers: a group may spread over a tree; parent and root in
 /// the summaries.
-const NESTED: VersionSpan = VersionSpan::from_static("1.29 - latest");
+const NESTED: VersionSpan = history::NESTED_CANDIDATES.since();
 /// Group suffixes of letters, digits, `_` and `-`.
-const VERBOSE_SUFFIX: VersionSpan = VersionSpan::from_static("1.33 - latest");
+const VERBOSE_SUFFIX: VersionSpan = history::LONG_SUFFIXES.since();
 /// `mappings` in the allocation requests.
-const MAPPINGS: VersionSpan = VersionSpan::from_static("1.34 - latest");
+const MAPPINGS: VersionSpan = history::MAPPINGS.since();
 /// `same_subtree` and resourceless groups.
-const SAME_SUBTREE: VersionSpan = VersionSpan::from_static("1.36 - latest");
+const SAME_SUBTREE: VersionSpan = history::SAME_SUBTREE.since();
 
 /// A numbered suffix (1.25) and a named one (1.33).
 const NUMBERED: &str = "[1-9][0-9]*";
@@ -117,17 +118,20 @@ fn list_query_schemas() -> std::result::Result<BodySchemas<Value>, BuildError> {
     let three = ["resources", "required", "member_of"];
     let four = ["resources", "required", "member_of", "in_tree"];
     query_schemas("GET /allocation_candidates query")
-        .json_schema(VersionSpan::from_static("1.10 - 1.15"), &plain(&[]))
         .json_schema(
-            VersionSpan::from_static("1.16 - 1.16"),
+            history::ALLOCATION_CANDIDATES.until(history::CANDIDATE_LIMIT),
+            &plain(&[]),
+        )
+        .json_schema(
+            history::CANDIDATE_LIMIT.until(history::REQUIRED_TRAITS),
             &plain(&[("limit", &limit)]),
         )
         .json_schema(
-            VersionSpan::from_static("1.17 - 1.20"),
+            history::REQUIRED_TRAITS.until(history::CANDIDATE_MEMBER_OF),
             &plain(&[("limit", &limit), ("required", &string)]),
         )
         .json_schema(
-            VersionSpan::from_static("1.21 - 1.24"),
+            history::CANDIDATE_MEMBER_OF.until(history::GRANULAR_GROUPS),
             &plain(&[
                 ("limit", &limit),
                 ("required", &string),
@@ -135,23 +139,23 @@ fn list_query_schemas() -> std::result::Result<BodySchemas<Value>, BuildError> {
             ]),
         )
         .json_schema(
-            VersionSpan::from_static("1.25 - 1.30"),
+            history::GRANULAR_GROUPS.until(history::CANDIDATE_IN_TREE),
             &granular(NUMBERED, &three, &[]),
         )
         .json_schema(
-            VersionSpan::from_static("1.31 - 1.32"),
+            history::CANDIDATE_IN_TREE.until(history::LONG_SUFFIXES),
             &granular(NUMBERED, &four, &[]),
         )
         .json_schema(
-            VersionSpan::from_static("1.33 - 1.34"),
+            history::LONG_SUFFIXES.until(history::ROOT_REQUIRED),
             &granular(NAMED, &four, &[]),
         )
         .json_schema(
-            VersionSpan::from_static("1.35 - 1.35"),
+            history::ROOT_REQUIRED.until(history::SAME_SUBTREE),
             &granular(NAMED, &four, &["root_required"]),
         )
         .json_schema(
-            VersionSpan::from_static("1.36 - latest"),
+            history::SAME_SUBTREE.since(),
             &granular(NAMED, &four, &["root_required", "same_subtree"]),
         )
         .build()

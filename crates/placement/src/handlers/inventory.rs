@@ -21,6 +21,7 @@ use crate::error::{Error, Result, code};
 use crate::handlers::resource_provider::{self, Missing, existing};
 use crate::handlers::util::{Path, body_schemas, check_accept, json_response_dated, require_json};
 use crate::handlers::{RequestSchemas, RouterState};
+use crate::history;
 use crate::objects::inventory::{self, Inventory, WriteError};
 use crate::policy::Action;
 use crate::proxy::Origin;
@@ -34,11 +35,7 @@ pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<Ro
         .get(INVENTORIES, VersionSpan::ALL, list)
         .post(INVENTORIES, VersionSpan::ALL, create)
         .put(INVENTORIES, VersionSpan::ALL, replace)
-        .delete(
-            INVENTORIES,
-            VersionSpan::from_static("1.5 - latest"),
-            delete_all,
-        )
+        .delete(INVENTORIES, history::DELETE_INVENTORIES.since(), delete_all)
         .unavailable_status(INVENTORIES, &Method::DELETE, StatusCode::METHOD_NOT_ALLOWED)
         .get(INVENTORY, VersionSpan::ALL, show)
         .put(INVENTORY, VersionSpan::ALL, update)
@@ -46,7 +43,7 @@ pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<Ro
 }
 
 /// Reserved may equal total from this version.
-const RESERVED_CAN_BE_TOTAL: VersionSpan = VersionSpan::from_static("1.26 - latest");
+const RESERVED_CAN_BE_TOTAL: VersionSpan = history::RESERVED_EQUALS_TOTAL.since();
 
 /// The largest integer the database keeps.
 const MAX_INT: i64 = 2_147_483_647;

@@ -8,7 +8,7 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
-use microversion::{Version, VersionSpan};
+use microversion::Version;
 use microversion_server::{BodySchemas, BuildError, ServedVersion, VersionedRouter};
 use serde_json::{Value, json};
 
@@ -19,6 +19,7 @@ use crate::handlers::allocation::{
 };
 use crate::handlers::util::{body_schemas, require_json};
 use crate::handlers::{RequestSchemas, RouterState};
+use crate::history;
 use crate::objects::allocation::{self, WriteError};
 use crate::objects::inventory::Inventory;
 use crate::objects::reshaper::InventoryReplacement;
@@ -27,11 +28,7 @@ use crate::state::AppState;
 
 pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router
-        .post(
-            "/reshaper",
-            VersionSpan::from_static("1.30 - latest"),
-            reshape,
-        )
+        .post("/reshaper", history::RESHAPER.since(), reshape)
         .methods_at_every_version("/reshaper")
 }
 
@@ -101,15 +98,15 @@ impl Schemas {
     pub(crate) fn build() -> std::result::Result<Schemas, BuildError> {
         let body = body_schemas("POST /reshaper")
             .json_schema(
-                VersionSpan::from_static("1.30 - 1.33"),
+                history::RESHAPER.until(history::MAPPINGS),
                 &schema(Version::new(1, 28)),
             )
             .json_schema(
-                VersionSpan::from_static("1.34 - 1.37"),
+                history::MAPPINGS.until(history::CONSUMER_TYPES),
                 &schema(Version::new(1, 34)),
             )
             .json_schema(
-                VersionSpan::from_static("1.38 - latest"),
+                history::CONSUMER_TYPES.since(),
                 &schema(Version::new(1, 38)),
             )
             .build()?;

@@ -18,13 +18,14 @@ use crate::db::standard;
 use crate::error::{Error, Result};
 use crate::handlers::util::{Path, body_schemas, check_accept, json_body, json_response, later};
 use crate::handlers::{RequestSchemas, RouterState};
+use crate::history;
 use crate::objects::resource_class::{self, Deleted, ResourceClass};
 use crate::policy::Action;
 use crate::proxy::Origin;
 use crate::state::AppState;
 
 /// Resource classes came in 1.2.
-const RESOURCE_CLASSES: VersionSpan = VersionSpan::from_static("1.2 - latest");
+const RESOURCE_CLASSES: VersionSpan = history::RESOURCE_CLASSES.since();
 
 pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router
@@ -33,12 +34,12 @@ pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<Ro
         .get("/resource_classes/{name}", RESOURCE_CLASSES, show)
         .put(
             "/resource_classes/{name}",
-            VersionSpan::from_static("1.2 - 1.6"),
+            history::RESOURCE_CLASSES.until(history::PUT_RESOURCE_CLASS),
             update,
         )
         .put(
             "/resource_classes/{name}",
-            VersionSpan::from_static("1.7 - latest"),
+            history::PUT_RESOURCE_CLASS.since(),
             create_or_validate,
         )
         .delete("/resource_classes/{name}", RESOURCE_CLASSES, delete)

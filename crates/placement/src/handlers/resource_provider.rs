@@ -26,6 +26,7 @@ use crate::handlers::util::{
     require_json,
 };
 use crate::handlers::{RequestSchemas, RouterState};
+use crate::history;
 use crate::objects::provider::{
     self, Filters, ListError, Provider, ProviderRef, ProviderView, Update, WriteError,
 };
@@ -44,15 +45,15 @@ pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<Ro
 }
 
 /// Aggregates link (1.1), traits link (1.6), allocations link (1.11).
-const AGGREGATES: VersionSpan = VersionSpan::from_static("1.1 - latest");
-const TRAITS: VersionSpan = VersionSpan::from_static("1.6 - latest");
-const ALLOCATIONS: VersionSpan = VersionSpan::from_static("1.11 - latest");
+const AGGREGATES: VersionSpan = history::AGGREGATES.since();
+const TRAITS: VersionSpan = history::TRAITS.since();
+const ALLOCATIONS: VersionSpan = history::ALLOCATIONS_LINK.since();
 /// Nested providers: parent and root in the representation and bodies.
-const NESTED: VersionSpan = VersionSpan::from_static("1.14 - latest");
+const NESTED: VersionSpan = history::NESTED_PROVIDERS.since();
 /// POST answers 200 with the provider.
-const CREATE_RETURNS_BODY: VersionSpan = VersionSpan::from_static("1.20 - latest");
+const CREATE_RETURNS_BODY: VersionSpan = history::CREATE_ANSWERS_PROVIDER.since();
 /// Re-parenting and un-parenting.
-const REPARENTING: VersionSpan = VersionSpan::from_static("1.37 - latest");
+const REPARENTING: VersionSpan = history::REPARENTING.since();
 
 /// The URL of a provider (at the root: [`Origin`] puts the prefix
 /// before it).
@@ -271,17 +272,17 @@ fn list_query_schemas() -> std::result::Result<BodySchemas<Value>, BuildError> {
         json!({"type": "object", "properties": properties, "additionalProperties": false})
     };
     query_schemas("GET /resource_providers query")
-        .json_schema(VersionSpan::from_static("1.0 - 1.2"), &schema(&[]))
+        .json_schema(history::INITIAL.until(history::MEMBER_OF), &schema(&[]))
         .json_schema(
-            VersionSpan::from_static("1.3 - 1.3"),
+            history::MEMBER_OF.until(history::RESOURCES_FILTER),
             &schema(&[("member_of", &string)]),
         )
         .json_schema(
-            VersionSpan::from_static("1.4 - 1.13"),
+            history::RESOURCES_FILTER.until(history::NESTED_PROVIDERS),
             &schema(&[("member_of", &string), ("resources", &string)]),
         )
         .json_schema(
-            VersionSpan::from_static("1.14 - 1.17"),
+            history::NESTED_PROVIDERS.until(history::PROVIDER_REQUIRED_TRAITS),
             &schema(&[
                 ("member_of", &string),
                 ("resources", &string),
@@ -289,7 +290,7 @@ fn list_query_schemas() -> std::result::Result<BodySchemas<Value>, BuildError> {
             ]),
         )
         .json_schema(
-            VersionSpan::from_static("1.18 - latest"),
+            history::PROVIDER_REQUIRED_TRAITS.since(),
             &schema(&[
                 ("member_of", &string),
                 ("resources", &string),
@@ -488,21 +489,21 @@ impl Schemas {
     pub(crate) fn build() -> std::result::Result<Schemas, BuildError> {
         let create = body_schemas("POST /resource_providers")
             .json_schema(
-                VersionSpan::from_static("1.0 - 1.13"),
+                history::INITIAL.until(history::NESTED_PROVIDERS),
                 &provider_schema(true, false),
             )
             .json_schema(
-                VersionSpan::from_static("1.14 - latest"),
+                history::NESTED_PROVIDERS.since(),
                 &provider_schema(true, true),
             )
             .build()?;
         let update = body_schemas("PUT /resource_providers/{uuid}")
             .json_schema(
-                VersionSpan::from_static("1.0 - 1.13"),
+                history::INITIAL.until(history::NESTED_PROVIDERS),
                 &provider_schema(false, false),
             )
             .json_schema(
-                VersionSpan::from_static("1.14 - latest"),
+                history::NESTED_PROVIDERS.since(),
                 &provider_schema(false, true),
             )
             .build()?;

@@ -23,6 +23,7 @@ use crate::handlers::util::{
     Path, body_schemas, cache_headers, check_accept, json_response_dated, require_json,
 };
 use crate::handlers::{RequestSchemas, RouterState};
+use crate::history;
 use crate::objects::traits::{self, CUSTOM_NAMESPACE, DeleteError, Filters, SetError, Trait};
 use crate::policy::Action;
 use crate::proxy::Origin;
@@ -32,7 +33,7 @@ use crate::state::AppState;
 const PROVIDER_TRAITS: &str = "/resource_providers/{uuid}/traits";
 
 /// Traits and provider traits came in 1.6.
-const TRAITS: VersionSpan = VersionSpan::from_static("1.6 - latest");
+const TRAITS: VersionSpan = history::TRAITS.since();
 
 pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<RouterState> {
     router

@@ -17,6 +17,7 @@ use crate::error::Result;
 use crate::handlers::resource_provider::{Missing, existing};
 use crate::handlers::util::{Path, check_accept, json_response, validate_query};
 use crate::handlers::{RequestSchemas, RouterState};
+use crate::history;
 use crate::objects::usage;
 use crate::policy::{Action, Target};
 use crate::state::AppState;
@@ -28,12 +29,12 @@ pub(crate) fn routes(router: VersionedRouter<RouterState>) -> VersionedRouter<Ro
             VersionSpan::ALL,
             for_provider,
         )
-        .get("/usages", VersionSpan::from_static("1.9 - latest"), total)
+        .get("/usages", history::USAGES.since(), total)
         .methods_at_every_version("/usages")
 }
 
 /// Usages grouped by consumer type.
-const BY_CONSUMER_TYPE: VersionSpan = VersionSpan::from_static("1.38 - latest");
+const BY_CONSUMER_TYPE: VersionSpan = history::CONSUMER_TYPES.since();
 
 pub(crate) fn query_schema(consumer_type: bool) -> Value {
     let string = json!({"type": "string", "minLength": 1, "maxLength": 255});
@@ -74,7 +75,7 @@ impl Schemas {
             })
         };
         Ok(Schemas {
-            query: compile(false, VersionSpan::from_static("1.9 - 1.37"))?,
+            query: compile(false, history::USAGES.until(history::CONSUMER_TYPES))?,
             query_by_type: compile(true, BY_CONSUMER_TYPE)?,
         })
     }

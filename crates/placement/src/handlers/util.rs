@@ -17,6 +17,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
+use crate::history;
 
 /// The path parameters of a route, as axum's `Path` reads them, refused
 /// with Placement's errors body: a parameter that is not UTF-8 once
@@ -37,7 +38,7 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for Path<T>
 
 /// From this version GET responses carry `Last-Modified` and
 /// `Cache-Control: no-cache`.
-pub(crate) const CACHE_HEADERS: VersionSpan = VersionSpan::from_static("1.15 - latest");
+pub(crate) const CACHE_HEADERS: VersionSpan = history::CACHE_HEADERS.since();
 
 /// 406 unless `Accept` (when given) allows JSON.
 pub(crate) fn check_accept(headers: &HeaderMap) -> Result<()> {

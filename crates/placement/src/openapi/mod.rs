@@ -25,16 +25,13 @@ use serde_json::{Value, json};
 
 use self::responses::Candidates;
 use crate::handlers::{self, RequestSchemas};
+use crate::history;
 
 /// The path the documents are served at, when enabled.
 pub const OPENAPI_PATH: &str = microversion_server::openapi::DOCUMENTS_PATH;
 
 /// The path of the API reference page, when enabled.
 pub const REFERENCE_PAGE_PATH: &str = "/api-ref";
-
-fn span(text: &'static str) -> VersionSpan {
-    VersionSpan::from_static(text)
-}
 
 /// The errors every operation but `GET /` may answer: a query string
 /// with too many parameters or too long, no or a bad token, a refusal
@@ -118,19 +115,19 @@ pub fn description() -> Result<ApiDescription, BuildError> {
         // Resource classes (1.2).
         common(OperationDoc::get("/resource_classes"))
             .summary("List resource classes")
-            .response(span("1.2 - latest"), StatusCode::OK, json("The resource classes", responses::resource_classes())),
+            .response(history::RESOURCE_CLASSES.since(), StatusCode::OK, json("The resource classes", responses::resource_classes())),
         conflict(
             with_body(OperationDoc::post("/resource_classes"))
                 .summary("Create resource class")
                 .body(&schemas.resource_class.name)
-                .response(span("1.2 - latest"), StatusCode::CREATED, empty("Created; `Location` names it.")),
+                .response(history::RESOURCE_CLASSES.since(), StatusCode::CREATED, empty("Created; `Location` names it.")),
             "A resource class of that name exists.",
         ),
         not_found(
             common(OperationDoc::get("/resource_classes/{name}"))
                 .summary("Show resource class")
                 .path_parameter("name", "The resource class.", rc_name.clone())
-                .response(span("1.2 - latest"), StatusCode::OK, json("The resource class", responses::resource_class())),
+                .response(history::RESOURCE_CLASSES.since(), StatusCode::OK, json("The resource class", responses::resource_class())),
             "No resource class has that name.",
         ),
         not_found(
@@ -142,10 +139,10 @@ pub fn description() -> Result<ApiDescription, BuildError> {
                          custom class `{name}` (201) or finds it exists (204), without a body.",
                     )
                     .path_parameter("name", "The resource class.", rc_name.clone())
-                    .body_at(span("1.2 - 1.6"), &schemas.resource_class.name)
-                    .response(span("1.2 - 1.6"), StatusCode::OK, json("The renamed class", responses::resource_class()))
-                    .response(span("1.7 - latest"), StatusCode::CREATED, empty("Created"))
-                    .response(span("1.7 - latest"), StatusCode::NO_CONTENT, empty("It exists already")),
+                    .body_at(history::RESOURCE_CLASSES.until(history::PUT_RESOURCE_CLASS), &schemas.resource_class.name)
+                    .response(history::RESOURCE_CLASSES.until(history::PUT_RESOURCE_CLASS), StatusCode::OK, json("The renamed class", responses::resource_class()))
+                    .response(history::PUT_RESOURCE_CLASS.since(), StatusCode::CREATED, empty("Created"))
+                    .response(history::PUT_RESOURCE_CLASS.since(), StatusCode::NO_CONTENT, empty("It exists already")),
                 "A resource class of the new name exists.",
             ),
             "No resource class has that name.",
@@ -155,7 +152,7 @@ pub fn description() -> Result<ApiDescription, BuildError> {
                 common(OperationDoc::delete("/resource_classes/{name}"))
                     .summary("Delete resource class")
                     .path_parameter("name", "The resource class.", rc_name.clone())
-                    .response(span("1.2 - latest"), StatusCode::NO_CONTENT, empty("Deleted"))
+                    .response(history::RESOURCE_CLASSES.since(), StatusCode::NO_CONTENT, empty("Deleted"))
                     .error(StatusCode::BAD_REQUEST, "Standard resource classes cannot be deleted."),
                 "The class has inventories.",
             ),
@@ -171,22 +168,22 @@ pub fn description() -> Result<ApiDescription, BuildError> {
             .query_description("resources", "Only providers with capacity for these amounts: `VCPU:4,DISK_GB:64`.")
             .query_description("in_tree", "Only providers in the tree of this provider.")
             .query_description("required", "Only providers with these traits (`!` forbidden from 1.22; `in:` and repeated from 1.39).")
-            .response(span("1.0 - 1.13"), StatusCode::OK, json("The providers", responses::providers(false)))
-            .response(span("1.14 - latest"), StatusCode::OK, json("The providers", responses::providers(true)))
+            .response(history::INITIAL.until(history::NESTED_PROVIDERS), StatusCode::OK, json("The providers", responses::providers(false)))
+            .response(history::NESTED_PROVIDERS.since(), StatusCode::OK, json("The providers", responses::providers(true)))
             .error(StatusCode::BAD_REQUEST, "A parameter is not valid."),
         conflict(
             with_body(OperationDoc::post("/resource_providers"))
                 .summary("Create resource provider")
                 .body(&schemas.resource_provider.create)
-                .response(span("1.0 - 1.19"), StatusCode::CREATED, empty("Created; `Location` names it."))
-                .response(span("1.20 - latest"), StatusCode::OK, json("The new provider", responses::provider(true))),
+                .response(history::INITIAL.until(history::CREATE_ANSWERS_PROVIDER), StatusCode::CREATED, empty("Created; `Location` names it."))
+                .response(history::CREATE_ANSWERS_PROVIDER.since(), StatusCode::OK, json("The new provider", responses::provider(true))),
             "A provider of that name or UUID exists.",
         ),
         not_found(
             provider_path(common(OperationDoc::get("/resource_providers/{uuid}")))
                 .summary("Show resource provider")
-                .response(span("1.0 - 1.13"), StatusCode::OK, json("The provider", responses::provider(false)))
-                .response(span("1.14 - latest"), StatusCode::OK, json("The provider", responses::provider(true))),
+                .response(history::INITIAL.until(history::NESTED_PROVIDERS), StatusCode::OK, json("The provider", responses::provider(false)))
+                .response(history::NESTED_PROVIDERS.since(), StatusCode::OK, json("The provider", responses::provider(true))),
             no_provider,
         ),
         not_found(
@@ -194,8 +191,8 @@ pub fn description() -> Result<ApiDescription, BuildError> {
                 provider_path(with_body(OperationDoc::put("/resource_providers/{uuid}")))
                     .summary("Update resource provider")
                     .body(&schemas.resource_provider.update)
-                    .response(span("1.0 - 1.13"), StatusCode::OK, json("The provider", responses::provider(false)))
-                    .response(span("1.14 - latest"), StatusCode::OK, json("The provider", responses::provider(true))),
+                    .response(history::INITIAL.until(history::NESTED_PROVIDERS), StatusCode::OK, json("The provider", responses::provider(false)))
+                    .response(history::NESTED_PROVIDERS.since(), StatusCode::OK, json("The provider", responses::provider(true))),
                 "Another provider has that name, or the new parent is not allowed.",
             ),
             no_provider,
@@ -240,7 +237,7 @@ pub fn description() -> Result<ApiDescription, BuildError> {
             conflict(
                 provider_path(common(OperationDoc::delete("/resource_providers/{uuid}/inventories")))
                     .summary("Delete resource provider inventories")
-                    .response(span("1.5 - latest"), StatusCode::NO_CONTENT, empty("Deleted")),
+                    .response(history::DELETE_INVENTORIES.since(), StatusCode::NO_CONTENT, empty("Deleted")),
                 "The provider has allocations, or changed meanwhile.",
             ),
             no_provider,
@@ -277,8 +274,8 @@ pub fn description() -> Result<ApiDescription, BuildError> {
         not_found(
             provider_path(common(OperationDoc::get("/resource_providers/{uuid}/aggregates")))
                 .summary("List resource provider aggregates")
-                .response(span("1.1 - 1.18"), StatusCode::OK, json("The aggregates", responses::aggregates(false)))
-                .response(span("1.19 - latest"), StatusCode::OK, json("The aggregates", responses::aggregates(true))),
+                .response(history::AGGREGATES.until(history::AGGREGATE_GENERATIONS), StatusCode::OK, json("The aggregates", responses::aggregates(false)))
+                .response(history::AGGREGATE_GENERATIONS.since(), StatusCode::OK, json("The aggregates", responses::aggregates(true))),
             no_provider,
         ),
         not_found(
@@ -286,8 +283,8 @@ pub fn description() -> Result<ApiDescription, BuildError> {
                 provider_path(with_body(OperationDoc::put("/resource_providers/{uuid}/aggregates")))
                     .summary("Update resource provider aggregates")
                     .body(&schemas.aggregate.put)
-                    .response(span("1.1 - 1.18"), StatusCode::OK, json("The aggregates", responses::aggregates(false)))
-                    .response(span("1.19 - latest"), StatusCode::OK, json("The aggregates", responses::aggregates(true))),
+                    .response(history::AGGREGATES.until(history::AGGREGATE_GENERATIONS), StatusCode::OK, json("The aggregates", responses::aggregates(false)))
+                    .response(history::AGGREGATE_GENERATIONS.since(), StatusCode::OK, json("The aggregates", responses::aggregates(true))),
                 generation_conflict,
             ),
             no_provider,
@@ -298,28 +295,28 @@ pub fn description() -> Result<ApiDescription, BuildError> {
             .query(&schemas.trait_.list_query)
             .query_description("name", "`startswith:PREFIX` or `in:A,B`.")
             .query_description("associated", "`true`: only traits some provider has; `false`: only traits none has.")
-            .response(span("1.6 - latest"), StatusCode::OK, json("The traits", responses::traits()))
+            .response(history::TRAITS.since(), StatusCode::OK, json("The traits", responses::traits()))
             .error(StatusCode::BAD_REQUEST, "A parameter is not valid."),
         not_found(
             common(OperationDoc::get("/traits/{name}"))
                 .summary("Show traits")
                 .path_parameter("name", "The trait.", json!({"type": "string"}))
-                .response(span("1.6 - latest"), StatusCode::NO_CONTENT, empty("The trait exists")),
+                .response(history::TRAITS.since(), StatusCode::NO_CONTENT, empty("The trait exists")),
             "No trait has that name.",
         ),
         common(OperationDoc::put("/traits/{name}"))
             .summary("Update traits")
             .description("Creates the custom trait `{name}` (201), or finds it exists (204).")
             .path_parameter("name", "The trait.", json!({"type": "string"}))
-            .response(span("1.6 - latest"), StatusCode::CREATED, empty("Created"))
-            .response(span("1.6 - latest"), StatusCode::NO_CONTENT, empty("It exists already"))
+            .response(history::TRAITS.since(), StatusCode::CREATED, empty("Created"))
+            .response(history::TRAITS.since(), StatusCode::NO_CONTENT, empty("It exists already"))
             .error(StatusCode::BAD_REQUEST, "The name is not that of a custom trait."),
         not_found(
             conflict(
                 common(OperationDoc::delete("/traits/{name}"))
                     .summary("Delete traits")
                     .path_parameter("name", "The trait.", json!({"type": "string"}))
-                    .response(span("1.6 - latest"), StatusCode::NO_CONTENT, empty("Deleted"))
+                    .response(history::TRAITS.since(), StatusCode::NO_CONTENT, empty("Deleted"))
                     .error(StatusCode::BAD_REQUEST, "Standard traits cannot be deleted."),
                 "A provider has the trait.",
             ),
@@ -328,7 +325,7 @@ pub fn description() -> Result<ApiDescription, BuildError> {
         not_found(
             provider_path(common(OperationDoc::get("/resource_providers/{uuid}/traits")))
                 .summary("List resource provider traits")
-                .response(span("1.6 - latest"), StatusCode::OK, json("The traits", responses::provider_traits())),
+                .response(history::TRAITS.since(), StatusCode::OK, json("The traits", responses::provider_traits())),
             no_provider,
         ),
         not_found(
@@ -336,7 +333,7 @@ pub fn description() -> Result<ApiDescription, BuildError> {
                 provider_path(with_body(OperationDoc::put("/resource_providers/{uuid}/traits")))
                     .summary("Update resource provider traits")
                     .body(&schemas.trait_.set)
-                    .response(span("1.6 - latest"), StatusCode::OK, json("The traits", responses::provider_traits())),
+                    .response(history::TRAITS.since(), StatusCode::OK, json("The traits", responses::provider_traits())),
                 generation_conflict,
             ),
             no_provider,
@@ -345,7 +342,7 @@ pub fn description() -> Result<ApiDescription, BuildError> {
             conflict(
                 provider_path(common(OperationDoc::delete("/resource_providers/{uuid}/traits")))
                     .summary("Delete resource provider traits")
-                    .response(span("1.6 - latest"), StatusCode::NO_CONTENT, empty("Deleted")),
+                    .response(history::TRAITS.since(), StatusCode::NO_CONTENT, empty("Deleted")),
                 "The provider changed meanwhile.",
             ),
             no_provider,
@@ -354,10 +351,10 @@ pub fn description() -> Result<ApiDescription, BuildError> {
         common(OperationDoc::get("/allocations/{consumer_uuid}"))
             .summary("List allocations")
             .path_parameter("consumer_uuid", "The consumer's UUID.", json!({"type": "string"}))
-            .response(span("1.0 - 1.11"), StatusCode::OK, json("The consumer's allocations", responses::consumer_allocations(false, false, false)))
-            .response(span("1.12 - 1.27"), StatusCode::OK, json("The consumer's allocations", responses::consumer_allocations(true, false, false)))
-            .response(span("1.28 - 1.37"), StatusCode::OK, json("The consumer's allocations", responses::consumer_allocations(true, true, false)))
-            .response(span("1.38 - latest"), StatusCode::OK, json("The consumer's allocations", responses::consumer_allocations(true, true, true))),
+            .response(history::INITIAL.until(history::DICT_ALLOCATIONS), StatusCode::OK, json("The consumer's allocations", responses::consumer_allocations(false, false, false)))
+            .response(history::DICT_ALLOCATIONS.until(history::CONSUMER_GENERATIONS), StatusCode::OK, json("The consumer's allocations", responses::consumer_allocations(true, false, false)))
+            .response(history::CONSUMER_GENERATIONS.until(history::CONSUMER_TYPES), StatusCode::OK, json("The consumer's allocations", responses::consumer_allocations(true, true, false)))
+            .response(history::CONSUMER_TYPES.since(), StatusCode::OK, json("The consumer's allocations", responses::consumer_allocations(true, true, true))),
         not_found(
             conflict(
                 with_body(OperationDoc::put("/allocations/{consumer_uuid}"))
@@ -383,14 +380,14 @@ pub fn description() -> Result<ApiDescription, BuildError> {
             with_body(OperationDoc::post("/allocations"))
                 .summary("Manage allocations")
                 .body(&schemas.allocation.post)
-                .response(span("1.13 - latest"), StatusCode::NO_CONTENT, empty("Written")),
+                .response(history::POST_ALLOCATIONS.since(), StatusCode::NO_CONTENT, empty("Written")),
             "Not enough capacity, or a provider or consumer changed meanwhile.",
         ),
         not_found(
             provider_path(common(OperationDoc::get("/resource_providers/{uuid}/allocations")))
                 .summary("List resource provider allocations")
-                .response(span("1.0 - 1.27"), StatusCode::OK, json("The allocations", responses::provider_allocations(false)))
-                .response(span("1.28 - latest"), StatusCode::OK, json("The allocations", responses::provider_allocations(true))),
+                .response(history::INITIAL.until(history::CONSUMER_GENERATIONS), StatusCode::OK, json("The allocations", responses::provider_allocations(false)))
+                .response(history::CONSUMER_GENERATIONS.since(), StatusCode::OK, json("The allocations", responses::provider_allocations(true))),
             no_provider,
         ),
         // Allocation candidates (1.10).
@@ -405,11 +402,11 @@ pub fn description() -> Result<ApiDescription, BuildError> {
             .query_description("group_policy", "With several groups: `none`, or `isolate` (each group on its own provider).")
             .query_description("root_required", "Traits the root provider must (or must not) have.")
             .query_description("same_subtree", "Suffixes of groups whose providers share a subtree.")
-            .response(span("1.10 - 1.11"), StatusCode::OK, json("The candidates", responses::candidates(Candidates { keyed: false, traits: false, nested: false, mappings: false })))
-            .response(span("1.12 - 1.16"), StatusCode::OK, json("The candidates", responses::candidates(Candidates { keyed: true, traits: false, nested: false, mappings: false })))
-            .response(span("1.17 - 1.28"), StatusCode::OK, json("The candidates", responses::candidates(Candidates { keyed: true, traits: true, nested: false, mappings: false })))
-            .response(span("1.29 - 1.33"), StatusCode::OK, json("The candidates", responses::candidates(Candidates { keyed: true, traits: true, nested: true, mappings: false })))
-            .response(span("1.34 - latest"), StatusCode::OK, json("The candidates", responses::candidates(Candidates { keyed: true, traits: true, nested: true, mappings: true })))
+            .response(history::ALLOCATION_CANDIDATES.until(history::DICT_ALLOCATIONS), StatusCode::OK, json("The candidates", responses::candidates(Candidates { keyed: false, traits: false, nested: false, mappings: false })))
+            .response(history::DICT_ALLOCATIONS.until(history::REQUIRED_TRAITS), StatusCode::OK, json("The candidates", responses::candidates(Candidates { keyed: true, traits: false, nested: false, mappings: false })))
+            .response(history::REQUIRED_TRAITS.until(history::NESTED_CANDIDATES), StatusCode::OK, json("The candidates", responses::candidates(Candidates { keyed: true, traits: true, nested: false, mappings: false })))
+            .response(history::NESTED_CANDIDATES.until(history::MAPPINGS), StatusCode::OK, json("The candidates", responses::candidates(Candidates { keyed: true, traits: true, nested: true, mappings: false })))
+            .response(history::MAPPINGS.since(), StatusCode::OK, json("The candidates", responses::candidates(Candidates { keyed: true, traits: true, nested: true, mappings: true })))
             .error(StatusCode::BAD_REQUEST, "A parameter is not valid."),
         // Usages.
         not_found(
@@ -420,20 +417,20 @@ pub fn description() -> Result<ApiDescription, BuildError> {
         ),
         common(OperationDoc::get("/usages"))
             .summary("List usages")
-            .query_schema(span("1.9 - 1.37"), handlers::usage::query_schema(false))
-            .query_schema(span("1.38 - latest"), handlers::usage::query_schema(true))
+            .query_schema(history::USAGES.until(history::CONSUMER_TYPES), handlers::usage::query_schema(false))
+            .query_schema(history::CONSUMER_TYPES.since(), handlers::usage::query_schema(true))
             .query_description("project_id", "The project whose usages to add up.")
             .query_description("user_id", "Only this user's usages.")
             .query_description("consumer_type", "Group by consumer type: one type, `all` or `unknown`.")
-            .response(span("1.9 - 1.37"), StatusCode::OK, json("The usages", responses::usages(false)))
-            .response(span("1.38 - latest"), StatusCode::OK, json("The usages by consumer type", responses::usages(true)))
+            .response(history::USAGES.until(history::CONSUMER_TYPES), StatusCode::OK, json("The usages", responses::usages(false)))
+            .response(history::CONSUMER_TYPES.since(), StatusCode::OK, json("The usages by consumer type", responses::usages(true)))
             .error(StatusCode::BAD_REQUEST, "A parameter is not valid."),
         // Reshaper (1.30).
         conflict(
             with_body(OperationDoc::post("/reshaper"))
                 .summary("Reshaper")
                 .body(&schemas.reshaper.body)
-                .response(span("1.30 - latest"), StatusCode::NO_CONTENT, empty("Reshaped")),
+                .response(history::RESHAPER.since(), StatusCode::NO_CONTENT, empty("Reshaped")),
             "A provider changed meanwhile, or the inventories would not hold the allocations.",
         ),
     ];
