@@ -13,9 +13,11 @@ pub(crate) fn expand(container: &Container) -> TokenStream {
     let schema = schema(container);
     let serialize = container.response.then(|| serialize(container));
     let deserialize = container.request.then(|| deserialize(container));
+    let checks = container.fields.iter().map(change_checks);
     quote! {
         const _: () = {
             use ::microversion_server::versioned::__private as __p;
+            #(#checks)*
             #schema
             #serialize
             #deserialize
@@ -44,6 +46,82 @@ fn contains(span: VersionSpan) -> TokenStream {
         (None, Some(e)) => e,
         (None, None) => quote! { true },
     }
+}
+
+/// An expression: whether the field exists at `__version`, its bounds
+/// given as changes read from their consts.
+fn present(field: &Field) -> TokenStream {
+    if !field.has_change_bound() {
+        return contains(field.span);
+    }
+    let start = match &field.since_change {
+        Some(change) => Some(quote! { __version >= #change.version() }),
+        None => (field.span.start() != VersionSpan::ALL.start()).then(|| {
+            let start = version(field.span.start());
+            quote! { __version >= #start }
+        }),
+    };
+    let end = match &field.removed_by {
+        Some(change) => Some(quote! { __version < #change.version() }),
+        None => field.span.end().map(|end| {
+            let end = version(end);
+            quote! { __version <= #end }
+        }),
+    };
+    match (start, end) {
+        (Some(s), Some(e)) => quote! { (#s && #e) },
+        (Some(s), None) => s,
+        (None, Some(e)) => e,
+        (None, None) => quote! { true },
+    }
+}
+
+/// Checks, made when the program is compiled, of what the macro cannot
+/// see: a field's change bounds in order, its forms inside them.
+fn change_checks(field: &Field) -> TokenStream {
+    let name = field.ident.to_string();
+    let mut checks = Vec::new();
+    let start = field.since_change.as_ref().map(|c| quote! { #c.version() });
+    let end_before = field.removed_by.as_ref().map(|c| quote! { #c.version() });
+    if let (Some(start), Some(end)) = (&start, &end_before) {
+        let message =
+            format!("field `{name}`: its `since` change must come before its `removed` one");
+        checks.push(quote! { assert!(__p::version_before(#start, #end), #message); });
+    }
+    if let (Some(start), Some(last)) = (&start, field.span.end()) {
+        let last = version(last);
+        let message = format!("field `{name}`: its `since` change comes after its `until`");
+        checks.push(quote! { assert!(!__p::version_before(#last, #start), #message); });
+    }
+    if let (Some(end), true) = (&end_before, field.span.start() != VersionSpan::ALL.start()) {
+        let first = version(field.span.start());
+        let message = format!("field `{name}`: its `removed` change comes before its `since`");
+        checks.push(quote! { assert!(__p::version_before(#first, #end), #message); });
+    }
+    for form in &field.forms {
+        let message = format!(
+            "field `{name}`: the form's versions ({}) reach outside the field's",
+            form.span
+        );
+        if let Some(start) = &start {
+            let first = version(form.span.start());
+            checks.push(quote! { assert!(!__p::version_before(#first, #start), #message); });
+        }
+        if let Some(end) = &end_before {
+            let check = match form.span.end() {
+                Some(last) => {
+                    let last = version(last);
+                    quote! { __p::version_before(#last, #end) }
+                }
+                None => quote! { false },
+            };
+            checks.push(quote! { assert!(#check, #message); });
+        }
+    }
+    if checks.is_empty() {
+        return TokenStream::new();
+    }
+    quote! { const _: () = { #(#checks)* }; }
 }
 
 /// An expression: which of the field's forms `__version` is in
@@ -94,14 +172,19 @@ fn schema(container: &Container) -> TokenStream {
             let v = version(v);
             quote! { __out.push(#v); }
         });
+        let changes = field
+            .since_change
+            .iter()
+            .chain(&field.removed_by)
+            .map(|change| quote! { __out.push(#change.version()); });
         let nested = field.nested.then(|| {
             let ty = &field.ty;
             quote! { <#ty as __p::VersionedSchema>::boundaries(__out); }
         });
-        quote! { #(#pushed)* #nested }
+        quote! { #(#pushed)* #(#changes)* #nested }
     });
     let properties = container.fields.iter().map(|field| {
-        let present = contains(field.span);
+        let present = present(field);
         let index = form_index(field);
         let ty = &field.ty;
         let required = !(container.request && field.optional);
@@ -144,11 +227,11 @@ fn serialize(container: &Container) -> TokenStream {
     let ident = &container.ident;
     let title = ident.to_string();
     let counted = container.fields.iter().map(|field| {
-        let present = contains(field.span);
+        let present = present(field);
         quote! { if #present { __len += 1; } }
     });
     let written = container.fields.iter().map(|field| {
-        let present = contains(field.span);
+        let present = present(field);
         let index = form_index(field);
         let member = &field.ident;
         let ty = &field.ty;
@@ -202,7 +285,7 @@ fn deserialize(container: &Container) -> TokenStream {
         .collect();
     let states = container.fields.iter().zip(&slots).map(|(field, slot)| {
         let ty = &field.ty;
-        let present = contains(field.span);
+        let present = present(field);
         let index = form_index(field);
         let form = quote::format_ident!("{slot}_form");
         let here = quote::format_ident!("{slot}_here");
@@ -271,7 +354,7 @@ fn deserialize(container: &Container) -> TokenStream {
         };
         // A field of every version needs no default; one of some
         // versions takes its type's default where it does not exist.
-        if field.span.is_all() {
+        if field.span.is_all() && !field.has_change_bound() {
             quote! {
                 #member: match #slot {
                     Some(__value) => __value,

@@ -10,7 +10,10 @@
 //! `#[versioned(request)]` or both:
 //!
 //! - `#[versioned(since = "1.1")]`: the field exists from 1.1 on;
+//!   `since = CHANGE`: from the version of a `microversion::Change` const;
 //! - `#[versioned(until = "1.4")]`: 1.4 is the last version it exists in;
+//! - `#[versioned(removed = "1.5")]` or `removed = CHANGE`: it is gone
+//!   from that version on;
 //! - `#[versioned(rename = "name")]`: its name on the wire;
 //! - `#[versioned(form(versions = "1.0 - 1.2", rename = "title", via = Type))]`:
 //!   at those versions it has another name, or stands on the wire as
@@ -24,7 +27,10 @@
 //! The version literals are read by the `microversion` crate's parser
 //! when the program is compiled: a malformed one, an empty span, a form
 //! reaching outside its field's versions, two forms over one version and
-//! two fields with one name at one version are compile errors.
+//! two fields with one name at one version are compile errors. A change's
+//! version is read from its const when the program is compiled: the
+//! order of a field's bounds and forms is checked then, by const
+//! assertions the derive emits.
 
 mod expand;
 mod model;

@@ -22,8 +22,15 @@ pub(crate) struct Field {
     pub(crate) ty: Type,
     /// Its name on the wire where no form renames it.
     pub(crate) wire: String,
-    /// The versions it exists in.
+    /// The versions it exists in, as far as literals say: a bound given
+    /// as a change is open here ([`Field::since_change`],
+    /// [`Field::removed_by`]).
     pub(crate) span: VersionSpan,
+    /// The change it appears with (`since = CHANGE`), a `Change` const.
+    pub(crate) since_change: Option<syn::Path>,
+    /// The change that removes it (`removed = CHANGE`): it exists until
+    /// the version before.
+    pub(crate) removed_by: Option<syn::Path>,
     /// Where it differs from its usual form, in the order declared.
     pub(crate) forms: Vec<Form>,
     /// Its type is versioned too: serialized, read and described at the
@@ -119,6 +126,7 @@ fn read_field(field: &syn::Field) -> syn::Result<Field> {
         wire = raw.to_owned();
     }
     let (mut since, mut until) = (None, None);
+    let (mut since_change, mut removed_by) = (None, None);
     let (mut forms, mut nested, mut default) = (Vec::new(), false, false);
     for attr in field
         .attrs
@@ -127,9 +135,29 @@ fn read_field(field: &syn::Field) -> syn::Result<Field> {
     {
         attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("since") {
-                since = Some(version(&meta.value()?.parse()?)?);
+                match literal_or_change(&meta)? {
+                    Bound::Literal(literal) => since = Some(version(&literal)?),
+                    Bound::Change(path) => since_change = Some(path),
+                }
             } else if meta.path.is_ident("until") {
                 until = Some(version(&meta.value()?.parse()?)?);
+            } else if meta.path.is_ident("removed") {
+                match literal_or_change(&meta)? {
+                    Bound::Literal(literal) => {
+                        let (first_without, at) = version(&literal)?;
+                        let last = first_without.previous_minor().ok_or_else(|| {
+                            syn::Error::new(
+                                at,
+                                format!(
+                                    "a field removed at {first_without} has no last version in \
+                                     its major; write `until = \"X.Y\"`"
+                                ),
+                            )
+                        })?;
+                        until = Some((last, at));
+                    }
+                    Bound::Change(path) => removed_by = Some(path),
+                }
             } else if meta.path.is_ident("rename") {
                 wire = meta.value()?.parse::<LitStr>()?.value();
             } else if meta.path.is_ident("nested") {
@@ -140,13 +168,23 @@ fn read_field(field: &syn::Field) -> syn::Result<Field> {
                 forms.push(read_form(&meta)?);
             } else {
                 return Err(meta.error(
-                    "unknown field attribute; expected `since = \"X.Y\"`, `until = \"X.Y\"`, \
+                    "unknown field attribute; expected `since = \"X.Y\"` or `since = CHANGE`, \
+                     `until = \"X.Y\"`, `removed = \"X.Y\"` or `removed = CHANGE`, \
                      `rename = \"name\"`, `nested`, `default` or \
                      `form(versions = \"X.Y - X.Y\", rename = \"name\", via = Type)`",
                 ));
             }
             Ok(())
         })?;
+    }
+    if since.is_some() && since_change.is_some() {
+        return Err(syn::Error::new(field.span(), "give `since` once"));
+    }
+    if until.is_some() && removed_by.is_some() {
+        return Err(syn::Error::new(
+            field.span(),
+            "give one end: `until` (its last version) or `removed` (the change that removes it)",
+        ));
     }
     let start = since.map_or(VersionSpan::ALL.start(), |(v, _)| v);
     let span = match until {
@@ -192,6 +230,8 @@ fn read_field(field: &syn::Field) -> syn::Result<Field> {
         ty: field.ty.clone(),
         wire,
         span,
+        since_change,
+        removed_by,
         forms: checked,
         nested,
         doc: doc(&field.attrs),
@@ -232,6 +272,22 @@ fn read_form(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<(Form, Span)>
     Ok((Form { span, rename, via }, at))
 }
 
+/// A bound of a field's versions as written: a version literal, or the
+/// path of a `Change` const.
+enum Bound {
+    Literal(LitStr),
+    Change(syn::Path),
+}
+
+fn literal_or_change(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<Bound> {
+    let value = meta.value()?;
+    if value.peek(LitStr) {
+        Ok(Bound::Literal(value.parse()?))
+    } else {
+        Ok(Bound::Change(value.parse()?))
+    }
+}
+
 /// A version literal, read by the core's parser.
 fn version(literal: &LitStr) -> syn::Result<(Version, Span)> {
     literal
@@ -249,9 +305,14 @@ fn check_names(fields: &[Field]) -> syn::Result<()> {
     }
     boundaries.sort_unstable();
     boundaries.dedup();
+    // Fields bounded by a change are left out: their versions are known
+    // only when the program is compiled, after the macro.
     for at in boundaries {
         let mut seen: Vec<(&str, &syn::Ident)> = Vec::new();
-        for field in fields.iter().filter(|f| f.span.contains(at)) {
+        for field in fields
+            .iter()
+            .filter(|f| !f.has_change_bound() && f.span.contains(at))
+        {
             let name = field.name_in(field.form_at(at));
             if let Some((_, other)) = seen.iter().find(|(n, _)| *n == name) {
                 return Err(syn::Error::new(
@@ -269,6 +330,11 @@ fn check_names(fields: &[Field]) -> syn::Result<()> {
 }
 
 impl Field {
+    /// Whether a bound of its versions is a change's.
+    pub(crate) fn has_change_bound(&self) -> bool {
+        self.since_change.is_some() || self.removed_by.is_some()
+    }
+
     /// The form it takes at `version`, if not its usual one.
     pub(crate) fn form_at(&self, version: Version) -> Option<&Form> {
         self.forms.iter().find(|f| f.span.contains(version))

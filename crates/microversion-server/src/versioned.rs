@@ -31,7 +31,9 @@
 //! | attribute | meaning |
 //! |---|---|
 //! | `since = "1.1"` | the field exists from 1.1 on |
+//! | `since = COLOR` | the field exists from the version of the [`Change`](microversion::Change) const `COLOR` on |
 //! | `until = "1.4"` | 1.4 is the last version it exists in |
+//! | `removed = "1.5"`, `removed = NO_LEGACY` | the field is gone from 1.5, or from the version of the change `NO_LEGACY`, on |
 //! | `rename = "name"` | its name on the wire (default: the field's) |
 //! | `form(versions = "1.0 - 1.2", rename = "title")` | another name at those versions |
 //! | `form(versions = "1.0 - 1.2", via = Legacy)` | at those versions it stands on the wire as a `Legacy`: `Legacy: From<&Field> + Serialize` for a response, `Legacy: Deserialize + Into<Field>` for a request, `Legacy: JsonSchema` always |
@@ -46,7 +48,24 @@
 //! The version literals are read by the core crate's one parser when the
 //! program is compiled: a malformed version, an empty span, a form that
 //! reaches outside its field's versions, two forms over one version and
-//! two fields named alike at one version fail the build.
+//! two fields named alike at one version fail the build. A bound given as
+//! a change is read from its const when the program is compiled, after
+//! the derive: its order against the field's other bound and its forms is
+//! checked then (a build error too), but two fields named alike are found
+//! only among fields bounded by literals.
+//!
+//! ```compile_fail
+//! # use microversion::Change;
+//! # use microversion_server::versioned::Versioned;
+//! const COLOR: Change = Change::new("1.4", "Widgets have a color.");
+//! const PAINT: Change = Change::new("1.2", "Widgets can be painted.");
+//! #[derive(Versioned)]
+//! #[versioned(response)]
+//! struct Widget {
+//!     #[versioned(since = COLOR, removed = PAINT)] // removed before it appears
+//!     color: Option<String>,
+//! }
+//! ```
 //!
 //! ```compile_fail
 //! # use microversion_server::versioned::Versioned;
@@ -684,6 +703,13 @@ pub mod __private {
 
     use serde::de::DeserializeSeed;
     use serde_json::{Map, Value};
+
+    /// Whether `a` comes before `b`, when the program is compiled (the
+    /// order of the versions a field's changes name).
+    #[must_use]
+    pub const fn version_before(a: Version, b: Version) -> bool {
+        a.major() < b.major() || (a.major() == b.major() && a.minor() < b.minor())
+    }
 
     /// A key of a body: one of the type's names (by position), or not.
     #[derive(Debug)]

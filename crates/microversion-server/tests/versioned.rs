@@ -522,3 +522,73 @@ fn the_documents_take_each_versions_query_from_the_type() {
     assert_eq!(names(1), ["OpenStack-API-Version", "name"]);
     assert_eq!(names(2), ["OpenStack-API-Version", "name", "limit"]);
 }
+
+/// Versions named by the changes that make them.
+mod by_change {
+    use microversion::Change;
+    use microversion_server::schema::BodySchemas;
+    use microversion_server::versioned::{Versioned, segments};
+
+    use super::v;
+
+    const COLORS: Change = Change::new("1.1", "Gadgets have a color.");
+    const NO_LEGACY: Change = Change::new("1.4", "Gadgets lose their legacy flag.");
+
+    #[derive(Clone, Debug, PartialEq, Versioned)]
+    #[versioned(response, request)]
+    struct Gadget {
+        id: u64,
+        /// Spelt `colour` before 1.3.
+        #[versioned(since = COLORS, form(versions = "1.1 - 1.2", rename = "colour"))]
+        color: Option<String>,
+        #[versioned(removed = NO_LEGACY)]
+        legacy: bool,
+    }
+
+    fn gadget() -> Gadget {
+        Gadget {
+            id: 1,
+            color: Some("red".into()),
+            legacy: true,
+        }
+    }
+
+    #[test]
+    fn fields_follow_the_changes_that_name_them() {
+        let written = |minor| serde_json::to_string(&Versioned::new(v(minor), gadget())).unwrap();
+        assert_eq!(written(0), r#"{"id":1,"legacy":true}"#);
+        assert_eq!(written(1), r#"{"id":1,"colour":"red","legacy":true}"#);
+        assert_eq!(written(3), r#"{"id":1,"color":"red","legacy":true}"#);
+        assert_eq!(written(4), r#"{"id":1,"color":"red"}"#);
+        let pieces: Vec<String> = segments::<Gadget>(microversion::VersionSpan::ALL)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            pieces,
+            ["1.0 - 1.0", "1.1 - 1.2", "1.3 - 1.3", "1.4 - latest"]
+        );
+
+        let schemas = BodySchemas::<Gadget>::builder("POST /gadgets")
+            .versioned::<Gadget>(microversion::VersionSpan::ALL)
+            .build()
+            .unwrap();
+        let read = |minor, body: &str| {
+            schemas
+                .parse(v(minor), body.as_bytes())
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            read(4, r#"{"id": 1, "color": "red"}"#).unwrap(),
+            Gadget {
+                legacy: false,
+                ..gadget()
+            }
+        );
+        let refused = read(0, r#"{"id": 1, "color": "red", "legacy": true}"#).unwrap_err();
+        assert!(
+            refused.contains("field `color` does not exist at version 1.0"),
+            "{refused}"
+        );
+    }
+}
