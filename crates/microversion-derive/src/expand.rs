@@ -30,16 +30,24 @@ fn version(v: Version) -> TokenStream {
     quote! { __p::Version::new(#major, #minor) }
 }
 
-/// An expression: whether `__version` lies in `span`.
-fn contains(span: VersionSpan) -> TokenStream {
-    let start = (span.start() != VersionSpan::ALL.start()).then(|| {
+/// The test of `span`'s first version, if it has one below every version.
+fn from_start(span: VersionSpan) -> Option<TokenStream> {
+    (span.start() != VersionSpan::ALL.start()).then(|| {
         let start = version(span.start());
         quote! { __version >= #start }
-    });
-    let end = span.end().map(|end| {
+    })
+}
+
+/// The test of `span`'s last version, if it has one.
+fn to_end(span: VersionSpan) -> Option<TokenStream> {
+    span.end().map(|end| {
         let end = version(end);
         quote! { __version <= #end }
-    });
+    })
+}
+
+/// An expression: both tests, those given.
+fn both(start: Option<TokenStream>, end: Option<TokenStream>) -> TokenStream {
     match (start, end) {
         (Some(s), Some(e)) => quote! { (#s && #e) },
         (Some(s), None) => s,
@@ -48,32 +56,23 @@ fn contains(span: VersionSpan) -> TokenStream {
     }
 }
 
+/// An expression: whether `__version` lies in `span`.
+fn contains(span: VersionSpan) -> TokenStream {
+    both(from_start(span), to_end(span))
+}
+
 /// An expression: whether the field exists at `__version`, its bounds
 /// given as changes read from their consts.
 fn present(field: &Field) -> TokenStream {
-    if !field.has_change_bound() {
-        return contains(field.span);
-    }
     let start = match &field.since_change {
         Some(change) => Some(quote! { __version >= #change.version() }),
-        None => (field.span.start() != VersionSpan::ALL.start()).then(|| {
-            let start = version(field.span.start());
-            quote! { __version >= #start }
-        }),
+        None => from_start(field.span),
     };
     let end = match &field.removed_by {
         Some(change) => Some(quote! { __version < #change.version() }),
-        None => field.span.end().map(|end| {
-            let end = version(end);
-            quote! { __version <= #end }
-        }),
+        None => to_end(field.span),
     };
-    match (start, end) {
-        (Some(s), Some(e)) => quote! { (#s && #e) },
-        (Some(s), None) => s,
-        (None, Some(e)) => e,
-        (None, None) => quote! { true },
-    }
+    both(start, end)
 }
 
 /// Checks, made when the program is compiled, of what the macro cannot

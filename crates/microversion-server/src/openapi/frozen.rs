@@ -149,7 +149,7 @@ impl Contracts {
             unreadable: Vec::new(),
         };
         let range = description.range();
-        for version in versions_of(description) {
+        for version in description.versions() {
             let path = self.path_of(version);
             let text = match std::fs::read_to_string(&path) {
                 Ok(text) => text,
@@ -204,7 +204,7 @@ impl Contracts {
     pub fn accept(&self, description: &ApiDescription) -> std::io::Result<usize> {
         std::fs::create_dir_all(&self.dir)?;
         let mut written = 0;
-        for version in versions_of(description) {
+        for version in description.versions() {
             let document = description
                 .at(version)
                 .map_err(|e| std::io::Error::other(e.to_string()))?;
@@ -247,20 +247,6 @@ impl Contracts {
         }
         self.check(description)
     }
-}
-
-/// Every version of the description's range, oldest first.
-fn versions_of(description: &ApiDescription) -> Vec<Version> {
-    let range = description.range();
-    let mut versions = vec![range.min()];
-    while let Some(next) = versions
-        .last()
-        .and_then(|v| v.next_minor())
-        .filter(|v| *v <= range.max())
-    {
-        versions.push(next);
-    }
-    versions
 }
 
 #[cfg(test)]

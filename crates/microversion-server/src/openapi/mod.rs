@@ -512,6 +512,20 @@ impl fmt::Debug for ApiDescription {
 }
 
 impl ApiDescription {
+    /// Every version of its range, oldest first (within the range's
+    /// major versions, minor by minor).
+    pub(crate) fn versions(&self) -> Vec<Version> {
+        let mut versions = vec![self.range.min()];
+        while let Some(next) = versions
+            .last()
+            .and_then(|v| v.next_minor())
+            .filter(|v| *v <= self.range.max())
+        {
+            versions.push(next);
+        }
+        versions
+    }
+
     /// Starts the description of the API versioned by `api`.
     pub fn builder(api: &Microversions) -> ApiDescriptionBuilder {
         ApiDescriptionBuilder {

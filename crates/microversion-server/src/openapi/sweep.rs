@@ -140,14 +140,7 @@ impl Sweep {
     #[must_use]
     pub fn new(description: &ApiDescription) -> Self {
         let range = description.range;
-        let mut versions = vec![range.min()];
-        while let Some(next) = versions
-            .last()
-            .and_then(|v| v.next_minor())
-            .filter(|v| *v <= range.max())
-        {
-            versions.push(next);
-        }
+        let versions = description.versions();
         // What each version changes, against the one before it.
         let changes: Vec<(Version, Vec<super::Difference>)> = versions
             .iter()

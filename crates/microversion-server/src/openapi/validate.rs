@@ -198,16 +198,11 @@ impl fmt::Debug for Contract {
 
 impl Contract {
     pub(super) fn new(description: &ApiDescription) -> Self {
-        let range = description.range();
-        let mut versions = Vec::new();
-        let mut version = range.min();
-        loop {
-            versions.push((version, OnceLock::new()));
-            match version.next_minor() {
-                Some(next) if next <= range.max() => version = next,
-                _ => break,
-            }
-        }
+        let versions = description
+            .versions()
+            .into_iter()
+            .map(|version| (version, OnceLock::new()))
+            .collect();
         Contract {
             description: description.clone(),
             versions,
