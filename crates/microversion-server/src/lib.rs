@@ -127,6 +127,7 @@ pub mod routing;
 pub mod schema;
 mod served;
 pub mod telemetry;
+pub mod tutorial;
 #[cfg(feature = "derive")]
 pub mod versioned;
 
