@@ -24,7 +24,8 @@
 //! and everything else names the change.** Routes, success statuses,
 //! request bodies and documented responses take spans made from changes
 //! (`NAME.since()`, `INITIAL.until(NO_DETAIL)`); bodies say at which
-//! versions each field exists (`#[derive(Versioned)]`); the API
+//! versions each field exists, naming changes too (`#[derive(Versioned)]`,
+//! `#[versioned(since = NAME)]`); the API
 //! description is given the history and refuses to build when a change
 //! makes no difference it can see, unless the change says it is one of
 //! behaviour.
@@ -214,20 +215,22 @@
 //! ## 1.3: a field added
 //!
 //! Nodes get a `name`, shown in answers and accepted when a node is
-//! created. One attribute on each type: the derive writes, reads and
-//! describes each version from it, and the description's documents
-//! follow without any range restated.
+//! created. One attribute on each type, naming the change: the derive
+//! writes, reads and describes each version from it, and the
+//! description's documents follow without any range restated.
 //!
 //! ```rust
-//! use microversion::Version;
+//! use microversion::{Change, Version};
 //! use microversion_server::schema::BodySchemas;
 //! use microversion_server::versioned::Versioned;
+//!
+//! const NAME: Change = Change::new("1.3", "Nodes have a name, given when created.");
 //!
 //! #[derive(Versioned)]
 //! #[versioned(response)]
 //! struct Node {
 //!     uuid: String,
-//!     #[versioned(since = "1.3")]
+//!     #[versioned(since = NAME)]
 //!     name: Option<String>,
 //!     driver: String,
 //! }
@@ -236,7 +239,7 @@
 //! #[versioned(request)]
 //! struct NewNode {
 //!     driver: String,
-//!     #[versioned(since = "1.3")]
+//!     #[versioned(since = NAME)]
 //!     name: Option<String>,
 //! }
 //!
@@ -262,7 +265,9 @@
 //!
 //! `extra` becomes `metadata`. The field takes its new name, and a
 //! `form` keeps the old one over the versions that had it, in answers and
-//! in requests alike.
+//! in requests alike. A form's versions are a literal span, checked when
+//! the program is compiled; were it to disagree with the change, the
+//! description's history check would find a version that changes nothing.
 //!
 //! ```rust
 //! use std::collections::BTreeMap;
@@ -338,17 +343,20 @@
 //!
 //! `power_state` leaves the node's body (the states route has it). The
 //! field stays in the type, for the versions that still show it:
-//! `until` names the last of them.
+//! `removed` names the change it goes with (`until = "1.5"` would name
+//! the last version that has it).
 //!
 //! ```rust
-//! use microversion::Version;
+//! use microversion::{Change, Version};
 //! use microversion_server::versioned::{Versioned, response_schema};
+//!
+//! const NO_POWER_FIELD: Change = Change::new("1.6", "Nodes lose power_state.");
 //!
 //! #[derive(Versioned)]
 //! #[versioned(response)]
 //! struct Node {
 //!     uuid: String,
-//!     #[versioned(until = "1.5")]
+//!     #[versioned(removed = NO_POWER_FIELD)]
 //!     power_state: String,
 //! }
 //!
@@ -528,7 +536,7 @@
 //! #[derive(Debug, Versioned)]
 //! #[versioned(request)]
 //! struct NodeQuery {
-//!     #[versioned(since = "1.10")]
+//!     #[versioned(since = DRIVER_FILTER)]
 //!     driver: Option<String>,
 //! }
 //!

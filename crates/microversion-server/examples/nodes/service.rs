@@ -16,9 +16,12 @@
 //! | 1.9 | `GET /nodes/detail` is gone | route removed |
 //! | 1.10 | `GET /nodes?driver=` | query parameter added |
 //!
-//! Every version appears once, as a [`Change`]; the routes, statuses and
-//! documents name the changes, and the bodies say at which versions each
-//! field exists (`#[derive(Versioned)]`, whose attributes take literals).
+//! Every version appears once, as a [`Change`]; the routes, statuses,
+//! documents and the bodies' fields (`#[derive(Versioned)]`: `since =
+//! NAME`, `removed = NO_POWER_FIELD`) name the changes. Only a field's
+//! `form` takes its versions as a literal span (`"1.1 - 1.3"`), which the
+//! derive checks when the program is compiled and the description's
+//! history check catches when it disagrees with the changes.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -109,14 +112,14 @@ pub(crate) struct Node {
     /// The node's UUID.
     uuid: String,
     /// A name for people (from 1.3).
-    #[versioned(since = "1.3")]
+    #[versioned(since = NAME)]
     name: Option<String>,
     /// The driver that manages the node.
     driver: String,
     /// Where the node is in its life: `available` or `enroll` when new.
     provision_state: String,
-    /// Whether the node is powered (until 1.5; `/states` has it after).
-    #[versioned(until = "1.5")]
+    /// Whether the node is powered (until 1.5; `/states` has it from 1.5).
+    #[versioned(removed = NO_POWER_FIELD)]
     power_state: String,
     /// Whether the node is in maintenance.
     maintenance: bool,
@@ -134,7 +137,7 @@ pub(crate) struct NodeSummary {
     /// The node's UUID.
     uuid: String,
     /// A name for people (from 1.3).
-    #[versioned(since = "1.3")]
+    #[versioned(since = NAME)]
     name: Option<String>,
     /// Where the node is in its life.
     provision_state: String,
@@ -215,7 +218,7 @@ pub(crate) struct NewNode {
     #[versioned(form(versions = "1.8 - latest", via = KnownDriver))]
     driver: String,
     /// A name for people (from 1.3).
-    #[versioned(since = "1.3")]
+    #[versioned(since = NAME)]
     name: Option<String>,
     /// Free-form data about the node (`extra` before 1.4).
     #[versioned(default, form(versions = "1.1 - 1.3", rename = "extra"))]
@@ -235,7 +238,7 @@ pub(crate) struct Maintenance {
 #[versioned(request)]
 pub(crate) struct NodeQuery {
     /// Only the nodes of this driver (from 1.10).
-    #[versioned(since = "1.10")]
+    #[versioned(since = DRIVER_FILTER)]
     driver: Option<String>,
 }
 
