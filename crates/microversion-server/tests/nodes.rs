@@ -1,6 +1,7 @@
 //! The nodes sample (`examples/nodes`): its released documents frozen,
 //! each of its changes on both sides of its version over a real loopback
-//! server, and `microversion check` passing on it in Ironic's profile.
+//! server, a `Sweep` of every operation around each change, and
+//! `microversion check` passing on it in Ironic's profile.
 
 #[path = "../examples/nodes/service.rs"]
 mod service;
@@ -11,8 +12,9 @@ use http::{HeaderMap, Method, StatusCode};
 use microversion::Version;
 use microversion_cli::check::{Check, Status};
 use microversion_server::Profile;
-use microversion_server::openapi::{Contracts, ResponseValidation};
+use microversion_server::openapi::{Contracts, ResponseValidation, Sweep};
 use serde_json::{Value, json};
+use tower::ServiceExt as _;
 
 use crate::service::{CHANGES, Nodes};
 
@@ -491,4 +493,74 @@ async fn microversion_check_passes_in_the_ironic_profile() {
         );
         assert_eq!(report.judge(), "the ironic profile");
     }
+}
+
+/// Creates a node through `app`, in process; its UUID.
+async fn create_in(app: &axum::Router) -> String {
+    let request = http::Request::post("/nodes")
+        .header("openstack-api-version", "baremetal latest")
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from(r#"{"driver": "ipmi"}"#))
+        .unwrap();
+    let answer = app.clone().oneshot(request).await.unwrap();
+    assert_eq!(answer.status(), StatusCode::CREATED);
+    let body = axum::body::to_bytes(answer.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let node: Value = serde_json::from_slice(&body).unwrap();
+    node["uuid"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn a_sweep_around_every_change_passes() {
+    let nodes = Nodes::build().unwrap();
+    let sweep = Sweep::new(&nodes.description);
+    let shown: Vec<String> = sweep.probes().iter().map(ToString::to_string).collect();
+    for expected in [
+        "GET /nodes/{node_ident}/states at 1.4 (before it exists)",
+        "GET /nodes/detail at 1.9 (after it is gone)",
+        "PUT /nodes/{node_ident}/maintenance at 1.6 (before 1.7 changes it)",
+        "PUT /nodes/{node_ident}/maintenance at 1.7 (1.7 changes it)",
+    ] {
+        assert!(
+            shown.iter().any(|p| p == expected),
+            "{expected}: {shown:#?}"
+        );
+    }
+    let app = nodes.app(ResponseValidation::Error).unwrap();
+    let report = sweep
+        .run(
+            |probe| {
+                let app = app.clone();
+                async move {
+                    // Each probe of a node's operations gets a node of its
+                    // own (a DELETE removes it).
+                    let path = if probe.path.contains("{node_ident}") {
+                        probe.path.replace("{node_ident}", &create_in(&app).await)
+                    } else {
+                        probe.path.clone()
+                    };
+                    let body = match (&probe.method, probe.path.as_str()) {
+                        (&Method::POST, "/nodes") => json!({"driver": "ipmi"}).to_string(),
+                        (&Method::PUT, _) => json!({"reason": "sweep"}).to_string(),
+                        _ => String::new(),
+                    };
+                    Some(
+                        http::Request::builder()
+                            .method(probe.method)
+                            .uri(path)
+                            .header("content-type", "application/json")
+                            .body(axum::body::Body::from(body)),
+                    )
+                }
+            },
+            |request| app.clone().oneshot(request),
+        )
+        .await;
+    assert!(report.passed(), "{report}");
+    assert!(report.skipped.is_empty(), "{report}");
+    assert_eq!(report.checked, sweep.probes().len());
+    // Seven operations at their ends, around each change and outside
+    // their lives.
+    assert_eq!(report.checked, 38, "{shown:#?}");
 }
