@@ -11,14 +11,14 @@
 //! its tests in `tests/nodes.rs`:
 //!
 //! ```text
-//! cargo run -p microversion-server --example nodes -- --bind 127.0.0.1:6385
+//! cargo run -p microversion-server --features derive,json-schema,contracts \
+//!     --example nodes -- --bind 127.0.0.1:6385
 //! curl -s -H 'OpenStack-API-Version: baremetal 1.3' localhost:6385/nodes
 //! curl -s 'localhost:6385/openapi.json?version=1.5'
 //! ```
 //!
 //! It needs the features `derive`, `json-schema` and `contracts` (the
-//! example's `required-features`, which `cargo run` turns on with
-//! `--features derive,json-schema,contracts`).
+//! example's `required-features`: without them `cargo run` refuses it).
 //!
 //! The habit throughout: **every microversion is a [`Change`] named once,
 //! and everything else names the change.** Routes, success statuses,

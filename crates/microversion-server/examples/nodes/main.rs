@@ -3,7 +3,8 @@
 //! table is in `service.rs`), built only on the crates' public API.
 //!
 //! ```text
-//! cargo run -p microversion-server --example nodes -- --bind 127.0.0.1:6385
+//! cargo run -p microversion-server --features derive,json-schema,contracts \
+//!     --example nodes -- --bind 127.0.0.1:6385
 //! curl -s localhost:6385/ ; curl -s -H 'OpenStack-API-Version: baremetal 1.3' localhost:6385/nodes
 //! curl -s 'localhost:6385/openapi.json?version=1.5'
 //! ```
