@@ -346,7 +346,7 @@ where
     /// # Ok::<(), microversion_server::BuildError>(())
     /// ```
     ///
-    /// Building fails with [`BuildError::BodyBinding`] when the operation
+    /// Building fails with [`BuildError::Binding`] when the operation
     /// is not routed, has schemas bound twice, or a schema covers a version
     /// none of its handlers serves.
     ///

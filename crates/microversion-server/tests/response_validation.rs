@@ -41,7 +41,12 @@ async fn show(Path(what): Path<String>, version: ServedVersion) -> Response {
         "old" => axum::Json(json!({"id": 1})).into_response(),
         "typo" => axum::Json(json!({"id": "one"})).into_response(),
         "teapot" => StatusCode::IM_A_TEAPOT.into_response(),
-        "text" => "not json".into_response(),
+        "text" => (
+            [(http::header::CONTENT_TYPE, "application/json")],
+            "not json",
+        )
+            .into_response(),
+        "plain" => r#"{"id": 1}"#.into_response(),
         _ => ApiError::new(StatusCode::NOT_FOUND, format!("No thing {what}.")).into_response(),
     }
 }
@@ -166,6 +171,12 @@ async fn error_mode_answers_500_naming_the_mismatch() {
         detail(&body)
             .ends_with("answered 200: the body is not JSON: expected ident at line 1 column 2"),
         "{body}"
+    );
+    let (_, body) = ask(&base, "GET", "/things/plain", "1.0").await;
+    assert_eq!(
+        detail(&body),
+        "Response validation failed: GET /things/{what} at 1.0 answered 200: its Content-Type is \
+         text/plain; charset=utf-8, documented application/json"
     );
     let (_, body) = ask(&base, "DELETE", "/things/chatty", "1.0").await;
     assert_eq!(

@@ -266,6 +266,7 @@ impl Sweep {
     /// What is wrong with the answer to `probe`, if anything.
     async fn judge(&self, probe: &Probe, path: &str, response: Response<Body>) -> Option<String> {
         let status = response.status();
+        let content_type = response.headers().get(http::header::CONTENT_TYPE).cloned();
         let body = match axum::body::to_bytes(response.into_body(), usize::MAX).await {
             Ok(body) => body,
             Err(e) => return Some(format!("the body could not be read: {e}")),
@@ -295,6 +296,7 @@ impl Sweep {
             ));
         };
         let body = (probe.method != Method::HEAD).then_some(&body[..]);
-        mismatch(responses, status, body).map(|why| format!("answered {}: {why}", status.as_u16()))
+        mismatch(responses, status, content_type.as_ref(), body)
+            .map(|why| format!("answered {}: {why}", status.as_u16()))
     }
 }

@@ -376,7 +376,8 @@ impl Shared {
 ///
 /// - the status is one the operation documents at that version;
 /// - a response documented without a body has none;
-/// - a response documented as JSON is JSON and valid against its schema
+/// - a response documented as JSON says so (`Content-Type:
+///   application/json`), is JSON and is valid against its schema
 ///   (JSON Schema 2020-12, references into the document's `components`
 ///   resolved); the body of a `HEAD` answer is not read, nor that of an
 ///   [`ApiError`], which the microversion layer renders in the profile's
@@ -521,11 +522,13 @@ where
     }
 }
 
-/// What differs between an answer with `status` and `body` (`None`: not
-/// read) and the operation's documented `responses`, if anything.
+/// What differs between an answer with `status`, `content_type` and
+/// `body` (`None`: not read) and the operation's documented `responses`,
+/// if anything.
 pub(super) fn mismatch(
     responses: &Responses,
     status: StatusCode,
+    content_type: Option<&http::HeaderValue>,
     body: Option<&[u8]>,
 ) -> Option<String> {
     let Some(expected) = responses.get(&status.as_u16()) else {
@@ -544,10 +547,25 @@ pub(super) fn mismatch(
             "it is documented without a body but has {} bytes",
             bytes.len()
         )),
-        Expected::Json(schema) => match serde_json::from_slice::<Value>(bytes) {
-            Err(e) => Some(format!("the body is not JSON: {e}")),
-            Ok(value) => schema.check(&value).err(),
-        },
+        Expected::Json(schema) => {
+            let media = content_type
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.split(';').next())
+                .map(str::trim);
+            if !media.is_some_and(|m| m.eq_ignore_ascii_case("application/json")) {
+                let given = content_type.map_or_else(
+                    || "missing".to_owned(),
+                    |v| String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                );
+                return Some(format!(
+                    "its Content-Type is {given}, documented application/json"
+                ));
+            }
+            match serde_json::from_slice::<Value>(bytes) {
+                Err(e) => Some(format!("the body is not JSON: {e}")),
+                Ok(value) => schema.check(&value).err(),
+            }
+        }
         Expected::Other => None,
     }
 }
@@ -577,12 +595,13 @@ async fn check(
                     Some(format!("the body could not be read: {e}")),
                 ),
                 Ok(bytes) => {
-                    let mismatch = mismatch(responses, status, Some(&bytes));
+                    let content_type = parts.headers.get(http::header::CONTENT_TYPE);
+                    let mismatch = mismatch(responses, status, content_type, Some(&bytes));
                     (Body::from(bytes), mismatch)
                 }
             }
         }
-        _ => (body, mismatch(responses, status, None)),
+        _ => (body, mismatch(responses, status, None, None)),
     };
     let Some(mismatch) = mismatch else {
         return Response::from_parts(parts, body);
