@@ -134,7 +134,67 @@ pub enum MessageStyle {
 struct PendingSchema<T> {
     versions: VersionSpan,
     schema: serde_json::Value,
-    convert: Arc<dyn Fn(serde_json::Value) -> Result<T, BodyError> + Send + Sync>,
+    convert: Convert<T>,
+}
+
+/// A body's value made a `T`.
+#[cfg(feature = "json-schema")]
+type FromValue<T> = Arc<dyn Fn(serde_json::Value) -> Result<T, BodyError> + Send + Sync>;
+
+/// A body read as a `T` at a version.
+#[cfg(feature = "json-schema")]
+type ReadAt<T> = Arc<dyn Fn(Source<'_>, Version) -> Result<T, BodyError> + Send + Sync>;
+
+/// How a body that is JSON becomes a `T`.
+#[cfg(feature = "json-schema")]
+enum Convert<T> {
+    /// Validated against the schema, then deserialized.
+    AfterSchema(FromValue<T>),
+    /// Read by its type at the request's version first (whose refusals
+    /// name the version's fields), then held to the schema for what the
+    /// type does not check (bounds, patterns, formats): from the body's
+    /// text, or from its value where the legacy root relaxed it.
+    BeforeSchema(ReadAt<T>),
+}
+
+/// What a type reads a body from.
+#[cfg(feature = "json-schema")]
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    /// The text, whose errors say where.
+    Text(&'a [u8]),
+    /// The value, with what the legacy root drops dropped.
+    Value(&'a serde_json::Value),
+}
+
+#[cfg(feature = "json-schema")]
+impl<T> Convert<T> {
+    /// The body (`text`, read as `value`, relaxed or not) converted at
+    /// `version`, `check` run where this order puts it.
+    fn run(
+        &self,
+        text: &[u8],
+        value: serde_json::Value,
+        strictness: Strictness,
+        version: Version,
+        check: impl FnOnce(&serde_json::Value) -> Result<(), BodyError>,
+    ) -> Result<T, BodyError> {
+        match self {
+            Convert::AfterSchema(convert) => {
+                check(&value)?;
+                convert(value)
+            }
+            Convert::BeforeSchema(convert) => {
+                let source = match strictness {
+                    Strictness::Strict => Source::Text(text),
+                    Strictness::Relaxed => Source::Value(&value),
+                };
+                let converted = convert(source, version)?;
+                check(&value)?;
+                Ok(converted)
+            }
+        }
+    }
 }
 
 /// A schema of the builder: ready, or a JSON Schema compiled at `build`.
@@ -441,7 +501,11 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
     /// [`versioned`](crate::versioned)), converted into `T`: a schema per
     /// piece of `versions` where `U` keeps one shape, each described by
     /// the JSON Schema the derive makes, so the OpenAPI documents take
-    /// them as they are.
+    /// them as they are. With the `json-schema` feature, a body the type
+    /// reads is also held to that schema, so that what the documents say
+    /// of a field (a `maxLength`, a `pattern` of its type's schema) is
+    /// what is enforced; the type's own refusals (a field the version
+    /// does not have, a missing or mistyped one) come first.
     #[cfg(feature = "derive")]
     pub fn versioned<U>(mut self, versions: VersionSpan) -> Self
     where
@@ -451,9 +515,45 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
             + 'static,
     {
         for piece in crate::versioned::segments::<U>(versions) {
-            let schema = Arc::new(crate::versioned::request_schema::<U>(piece.start()));
-            let reader = AtVersion::<U>(std::marker::PhantomData);
-            self = self.read_with(piece, Some(schema), None, reader);
+            let schema = crate::versioned::request_schema::<U>(piece.start());
+            #[cfg(feature = "json-schema")]
+            {
+                let convert = Convert::BeforeSchema(Arc::new(|source: Source<'_>, version| {
+                    let mut track = serde_path_to_error::Track::new();
+                    let read = match source {
+                        Source::Text(text) => {
+                            let mut de = serde_json::Deserializer::from_slice(text);
+                            de.disable_recursion_limit();
+                            U::deserialize_at(
+                                version,
+                                serde_path_to_error::Deserializer::new(&mut de, &mut track),
+                            )
+                        }
+                        Source::Value(value) => U::deserialize_at(
+                            version,
+                            serde_path_to_error::Deserializer::new(value, &mut track),
+                        ),
+                    };
+                    read.map(Into::into).map_err(|e| BodyError::Invalid {
+                        field: track.path().to_string(),
+                        reason: e.to_string(),
+                    })
+                }));
+                self.described.push((piece, Some(Arc::new(schema.clone()))));
+                self.entries.push((
+                    piece,
+                    Entry::JsonSchema(PendingSchema {
+                        versions: piece,
+                        schema,
+                        convert,
+                    }),
+                ));
+            }
+            #[cfg(not(feature = "json-schema"))]
+            {
+                let reader = AtVersion::<U>(std::marker::PhantomData);
+                self = self.read_with(piece, Some(Arc::new(schema)), None, reader);
+            }
         }
         self
     }
@@ -476,7 +576,7 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
     where
         T: DeserializeOwned,
     {
-        let convert = Arc::new(from_value::<T>);
+        let convert = Convert::AfterSchema(Arc::new(from_value::<T>));
         self.described
             .push((versions, Some(Arc::new(schema.clone()))));
         self.entries.push((
@@ -510,34 +610,43 @@ impl<T: Send + Sync + 'static> BodySchemasBuilder<T> {
                 if let Some(formats) = &self.formats {
                     validator = validator.with_format_checker(formats.clone());
                 }
-                Ok(Box::new(move |body: &[u8], nesting, strictness, _| {
-                    let mut value = python_value(body, nesting)?;
-                    if strictness == Strictness::Relaxed {
-                        relax::strip_unknown(&mut value, &schema);
-                    }
-                    validator.validate(&value).map_err(BodyError::Schema)?;
-                    convert(value)
-                }))
+                Ok(Box::new(
+                    move |body: &[u8], nesting, strictness, version| {
+                        let mut value = python_value(body, nesting)?;
+                        if strictness == Strictness::Relaxed {
+                            relax::strip_unknown(&mut value, &schema);
+                        }
+                        convert.run(body, value, strictness, version, |value| {
+                            validator.validate(value).map_err(BodyError::Schema)
+                        })
+                    },
+                ))
             }
             MessageStyle::Default => {
                 let validator = jsonschema::validator_for(&schema)
                     .map_err(|e| invalid(Box::new(e.to_owned())))?;
-                Ok(Box::new(move |body: &[u8], nesting, strictness, _| {
-                    check_depth(body, nesting)?;
-                    let mut value: serde_json::Value = from_bounded_slice(body)
-                        .map_err(|e| BodyError::Malformed(e.to_string()))?;
-                    if strictness == Strictness::Relaxed {
-                        relax::strip_unknown(&mut value, &schema);
-                    }
-                    if let Some(error) = validator.iter_errors(&value).next() {
-                        let field = error.instance_path().to_string();
-                        return Err(BodyError::Invalid {
-                            field: field.trim_start_matches('/').replace('/', "."),
-                            reason: error.to_string(),
-                        });
-                    }
-                    convert(value)
-                }))
+                Ok(Box::new(
+                    move |body: &[u8], nesting, strictness, version| {
+                        check_depth(body, nesting)?;
+                        let mut value: serde_json::Value = from_bounded_slice(body)
+                            .map_err(|e| BodyError::Malformed(e.to_string()))?;
+                        if strictness == Strictness::Relaxed {
+                            relax::strip_unknown(&mut value, &schema);
+                        }
+                        convert.run(body, value, strictness, version, |value| {
+                            match validator.iter_errors(value).next() {
+                                Some(error) => {
+                                    let field = error.instance_path().to_string();
+                                    Err(BodyError::Invalid {
+                                        field: field.trim_start_matches('/').replace('/', "."),
+                                        reason: error.to_string(),
+                                    })
+                                }
+                                None => Ok(()),
+                            }
+                        })
+                    },
+                ))
             }
         }
     }
@@ -614,10 +723,10 @@ impl<U: DeserializeOwned> Reader for Plain<U> {
 }
 
 /// A versioned type, read at the request's version.
-#[cfg(feature = "derive")]
+#[cfg(all(feature = "derive", not(feature = "json-schema")))]
 struct AtVersion<U>(std::marker::PhantomData<fn() -> U>);
 
-#[cfg(feature = "derive")]
+#[cfg(all(feature = "derive", not(feature = "json-schema")))]
 impl<U: for<'de> crate::versioned::DeserializeAt<'de>> Reader for AtVersion<U> {
     type Output = U;
 

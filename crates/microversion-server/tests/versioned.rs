@@ -592,3 +592,68 @@ mod by_change {
         );
     }
 }
+
+/// What a request type's schema says of a field is enforced, after the
+/// type's own refusals.
+mod schema_enforced {
+    use microversion_server::schema::BodySchemas;
+    use microversion_server::versioned::Versioned;
+    use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+
+    use super::v;
+
+    /// A name of at most three characters, as its schema says.
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct Short(String);
+
+    impl JsonSchema for Short {
+        fn schema_name() -> std::borrow::Cow<'static, str> {
+            "Short".into()
+        }
+
+        fn json_schema(_: &mut SchemaGenerator) -> Schema {
+            json_schema!({"type": "string", "maxLength": 3})
+        }
+    }
+
+    #[derive(Debug, PartialEq, Versioned)]
+    #[versioned(request)]
+    struct Tag {
+        name: Short,
+        #[versioned(since = "1.2")]
+        color: Option<String>,
+    }
+
+    #[test]
+    fn a_body_is_held_to_its_versions_schema() {
+        let schemas = BodySchemas::<Tag>::builder("POST /tags")
+            .versioned::<Tag>(microversion::VersionSpan::ALL)
+            .build()
+            .unwrap();
+        let read = |minor, body: &str| {
+            schemas
+                .parse(v(minor), body.as_bytes())
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            read(2, r#"{"name": "abc"}"#).unwrap(),
+            Tag {
+                name: Short("abc".into()),
+                color: None
+            }
+        );
+        let long = read(2, r#"{"name": "toolong"}"#).unwrap_err();
+        assert!(
+            long.contains("\"toolong\" is longer than 3 characters"),
+            "{long}"
+        );
+        // The type's refusal, naming the version's fields, comes first.
+        let unknown = read(1, r#"{"name": "toolong", "color": "red"}"#).unwrap_err();
+        assert!(
+            unknown.contains(
+                "field `color` does not exist at version 1.1; the fields at 1.1 are `name` at line 1 column 27"
+            ),
+            "{unknown}"
+        );
+    }
+}

@@ -514,6 +514,7 @@ impl fmt::Debug for ApiDescription {
 impl ApiDescription {
     /// Every version of its range, oldest first (within the range's
     /// major versions, minor by minor).
+    #[cfg(any(feature = "json-schema", feature = "contracts"))]
     pub(crate) fn versions(&self) -> Vec<Version> {
         let mut versions = vec![self.range.min()];
         while let Some(next) = versions
