@@ -366,6 +366,18 @@ where
         self
     }
 
+    /// The success statuses set by version on each operation
+    /// ([`VersionedRouter::status`]), for its documents.
+    #[cfg(feature = "openapi")]
+    pub(crate) fn success_statuses(&self) -> Vec<(Method, String, VersionSpan, StatusCode)> {
+        self.statuses
+            .iter()
+            .map(|(path, method, versions, status)| {
+                (method.clone(), path.clone(), *versions, *status)
+            })
+            .collect()
+    }
+
     /// The request body schemas bound to each operation, for its documents.
     #[cfg(feature = "openapi")]
     pub(crate) fn bound_bodies(&self) -> Vec<crate::openapi::BoundBody> {
@@ -405,7 +417,10 @@ where
     ///
     /// Building fails with [`BuildError::Binding`] when the operation is
     /// not routed, two statuses of it overlap, or one covers a version no
-    /// handler of it serves.
+    /// handler of it serves; the API description
+    /// ([`ApiDescriptionBuilder::routes`](crate::openapi::ApiDescriptionBuilder::routes))
+    /// fails to build when the documents declare another success at one
+    /// of those versions.
     pub fn status(
         mut self,
         path: &str,

@@ -68,6 +68,21 @@ pub enum OpenApiError {
         /// Why.
         reason: String,
     },
+    /// The router sets a success status at a version
+    /// ([`VersionedRouter::status`](crate::VersionedRouter::status)) whose
+    /// documents declare other successes.
+    SuccessStatus {
+        /// The method.
+        method: Method,
+        /// The path pattern.
+        path: String,
+        /// The first version where they differ.
+        version: Version,
+        /// The status the router sets.
+        status: http::StatusCode,
+        /// The success statuses documented there.
+        documented: Vec<http::StatusCode>,
+    },
     /// The version history given to the description does not fit it
     /// ([`ApiDescriptionBuilder::history`](super::ApiDescriptionBuilder::history)).
     History {
@@ -119,6 +134,27 @@ impl fmt::Display for OpenApiError {
             ),
             OpenApiError::Undescribable { what, reason } => {
                 write!(f, "cannot describe {what}: {reason}")
+            }
+            OpenApiError::SuccessStatus {
+                method,
+                path,
+                version,
+                status,
+                documented,
+            } => {
+                let documented: Vec<String> =
+                    documented.iter().map(|s| s.as_u16().to_string()).collect();
+                let documented = if documented.is_empty() {
+                    "none".to_owned()
+                } else {
+                    documented.join(", ")
+                };
+                write!(
+                    f,
+                    "{method} {path} answers {} at {version} (VersionedRouter::status), but its \
+                     documents declare as its success there: {documented}",
+                    status.as_u16()
+                )
             }
             OpenApiError::History { version, problem } => match problem {
                 super::HistoryProblem::OutsideRange(range) => write!(

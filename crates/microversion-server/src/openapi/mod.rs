@@ -535,6 +535,7 @@ impl ApiDescription {
             description: None,
             routes: Vec::new(),
             bodies: Vec::new(),
+            statuses: Vec::new(),
             deprecated: Vec::new(),
             operations: Vec::new(),
             history: None,
@@ -636,6 +637,8 @@ pub struct ApiDescriptionBuilder {
     routes: Vec<RouteVersions>,
     /// The request bodies the router binds to operations.
     bodies: Vec<BoundBody>,
+    /// The success statuses the router sets by version.
+    statuses: Vec<(Method, String, VersionSpan, StatusCode)>,
     /// The router's deprecations of single operations.
     deprecated: Vec<(Method, String, Vec<Deprecation>)>,
     operations: Vec<OperationDoc>,
@@ -675,6 +678,7 @@ impl ApiDescriptionBuilder {
     {
         self.routes.extend(router.route_versions());
         self.bodies.extend(router.bound_bodies());
+        self.statuses.extend(router.success_statuses());
         self.deprecated.extend(router.operation_deprecations());
         self
     }
@@ -783,6 +787,7 @@ impl ApiDescriptionBuilder {
             }
         }
         operations.sort_by(|a, b| (&a.path, a.method.as_str()).cmp(&(&b.path, b.method.as_str())));
+        check_statuses(&operations, &self.statuses)?;
         let description = ApiDescription {
             title: self
                 .title
@@ -805,6 +810,45 @@ impl ApiDescriptionBuilder {
         }
         Ok(description)
     }
+}
+
+/// The problem of the first success status the router sets at a version
+/// whose documents declare another success.
+fn check_statuses(
+    operations: &[Operation],
+    statuses: &[(Method, String, VersionSpan, StatusCode)],
+) -> Result<(), OpenApiError> {
+    for (method, path, versions, status) in statuses {
+        let Some(op) = operations
+            .iter()
+            .find(|op| op.method == *method && op.path == *path)
+        else {
+            continue;
+        };
+        let mut version = versions.start().max(op.life.0);
+        while contains(op.life, version) && versions.contains(version) {
+            let documented: Vec<StatusCode> = op
+                .responses
+                .iter()
+                .filter(|(range, s, _)| contains(*range, version) && s.is_success())
+                .map(|(_, s, _)| *s)
+                .collect();
+            if documented != [*status] {
+                return Err(OpenApiError::SuccessStatus {
+                    method: method.clone(),
+                    path: path.clone(),
+                    version,
+                    status: *status,
+                    documented,
+                });
+            }
+            match version.next_minor() {
+                Some(next) => version = next,
+                None => break,
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Checks one operation against its route; `None` when it is served at

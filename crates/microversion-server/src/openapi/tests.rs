@@ -695,3 +695,27 @@ fn the_history_is_checked_against_the_documents() {
         "the history's change of 1.10 lies outside the range 1.0 - 1.9"
     );
 }
+
+/// A success status the router sets by version must be the one the
+/// documents declare at each of those versions.
+#[test]
+fn the_routers_success_statuses_match_the_documents() {
+    let built = |versions: &'static str| {
+        let routes = router().status("/things", &Method::POST, span(versions), StatusCode::OK);
+        ApiDescription::builder(&api())
+            .routes(&routes)
+            .operations(docs())
+            .build()
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(built("1.5 - latest"), Ok(()));
+    assert_eq!(
+        built("1.3 - latest"),
+        Err(
+            "POST /things answers 200 at 1.3 (VersionedRouter::status), but its documents declare \
+             as its success there: 201"
+                .to_owned()
+        )
+    );
+}
