@@ -133,6 +133,15 @@ impl Contracts {
         versions
     }
 
+    /// The committed documents of versions outside `description`'s range.
+    fn stale(&self, description: &ApiDescription) -> Vec<Version> {
+        let range = description.range();
+        self.committed()
+            .into_iter()
+            .filter(|v| !range.contains(*v))
+            .collect()
+    }
+
     /// Compares the document of each version of `description`'s range
     /// with the committed one.
     ///
@@ -148,7 +157,6 @@ impl Contracts {
             stale: Vec::new(),
             unreadable: Vec::new(),
         };
-        let range = description.range();
         for version in description.versions() {
             let path = self.path_of(version);
             let text = match std::fs::read_to_string(&path) {
@@ -182,11 +190,7 @@ impl Contracts {
                     .map(|delta| (version, delta)),
             );
         }
-        report.stale = self
-            .committed()
-            .into_iter()
-            .filter(|v| !range.contains(*v))
-            .collect();
+        report.stale = self.stale(description);
         let clean = report.deltas.is_empty()
             && report.missing.is_empty()
             && report.stale.is_empty()
@@ -214,11 +218,7 @@ impl Contracts {
             std::fs::write(self.path_of(version), text)?;
             written += 1;
         }
-        for stale in self
-            .committed()
-            .into_iter()
-            .filter(|v| !description.range().contains(*v))
-        {
+        for stale in self.stale(description) {
             std::fs::remove_file(self.path_of(stale))?;
         }
         Ok(written)
