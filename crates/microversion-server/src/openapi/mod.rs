@@ -512,17 +512,40 @@ impl fmt::Debug for ApiDescription {
 }
 
 impl ApiDescription {
-    /// Every version of its range, oldest first (within the range's
-    /// major versions, minor by minor).
-    #[cfg(any(feature = "json-schema", feature = "contracts"))]
+    /// Every version of its range, oldest first, minor by minor. Where
+    /// the range crosses into a later major version, the earlier major's
+    /// versions end at the last one any range of the description names:
+    /// nothing says how far that major went.
     pub(crate) fn versions(&self) -> Vec<Version> {
-        let mut versions = vec![self.range.min()];
-        while let Some(next) = versions
-            .last()
-            .and_then(|v| v.next_minor())
-            .filter(|v| *v <= self.range.max())
-        {
-            versions.push(next);
+        let (min, max) = (self.range.min(), self.range.max());
+        let mut named = vec![min, max];
+        for op in &self.operations {
+            let ranges = std::iter::once(op.life)
+                .chain(op.query.iter().map(|(r, _)| *r))
+                .chain(op.body.iter().map(|(r, _)| *r))
+                .chain(op.responses.iter().map(|(r, _, _)| *r))
+                .chain(op.errors.iter().map(|(r, _, _)| *r));
+            for (start, end) in ranges {
+                named.extend([start, end]);
+            }
+        }
+        let mut versions = Vec::new();
+        for major in min.major()..=max.major() {
+            let first = if major == min.major() { min.minor() } else { 0 };
+            let last = if major == max.major() {
+                max.minor()
+            } else {
+                match named
+                    .iter()
+                    .filter(|v| v.major() == major)
+                    .map(|v| v.minor())
+                    .max()
+                {
+                    Some(last) => last,
+                    None => continue,
+                }
+            };
+            versions.extend((first..=last).map(|minor| Version::new(major, minor)));
         }
         versions
     }
@@ -787,7 +810,6 @@ impl ApiDescriptionBuilder {
             }
         }
         operations.sort_by(|a, b| (&a.path, a.method.as_str()).cmp(&(&b.path, b.method.as_str())));
-        check_statuses(&operations, &self.statuses)?;
         let description = ApiDescription {
             title: self
                 .title
@@ -805,6 +827,7 @@ impl ApiDescriptionBuilder {
                 .map(|h| h.entries().to_vec())
                 .unwrap_or_default(),
         };
+        check_statuses(&description, &self.statuses)?;
         if self.history.is_some() {
             diff::check_history(&description, self.api.code_range(), &description.changes)?;
         }
@@ -815,18 +838,23 @@ impl ApiDescriptionBuilder {
 /// The problem of the first success status the router sets at a version
 /// whose documents declare another success.
 fn check_statuses(
-    operations: &[Operation],
+    description: &ApiDescription,
     statuses: &[(Method, String, VersionSpan, StatusCode)],
 ) -> Result<(), OpenApiError> {
+    let all = description.versions();
     for (method, path, versions, status) in statuses {
-        let Some(op) = operations
+        let Some(op) = description
+            .operations
             .iter()
             .find(|op| op.method == *method && op.path == *path)
         else {
             continue;
         };
-        let mut version = versions.start().max(op.life.0);
-        while contains(op.life, version) && versions.contains(version) {
+        let covered = all
+            .iter()
+            .copied()
+            .filter(|v| contains(op.life, *v) && versions.contains(*v));
+        for version in covered {
             let documented: Vec<StatusCode> = op
                 .responses
                 .iter()
@@ -841,10 +869,6 @@ fn check_statuses(
                     status: *status,
                     documented,
                 });
-            }
-            match version.next_minor() {
-                Some(next) => version = next,
-                None => break,
             }
         }
     }

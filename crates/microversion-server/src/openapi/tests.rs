@@ -719,3 +719,25 @@ fn the_routers_success_statuses_match_the_documents() {
         )
     );
 }
+
+/// A range across majors ends the earlier major where the description's
+/// last range in it does, instead of walking every possible minor.
+#[test]
+fn versions_across_majors_stop_where_the_description_does() {
+    let api = Microversions::builder("things", VersionRange::from_static("1.5", "2.1"))
+        .build()
+        .unwrap();
+    let routes = VersionedRouter::<()>::new().get("/a", VersionSpan::ALL, || async { "" });
+    let answer = || ResponseDoc::json("A", json!({"type": "object"}));
+    let d = ApiDescription::builder(&api)
+        .routes(&routes)
+        .operation(
+            OperationDoc::get("/a")
+                .response(span("1.0 - 1.7"), StatusCode::OK, answer())
+                .response(span("1.8 - latest"), StatusCode::OK, answer()),
+        )
+        .build()
+        .unwrap();
+    let versions: Vec<String> = d.versions().iter().map(ToString::to_string).collect();
+    assert_eq!(versions, ["1.5", "1.6", "1.7", "1.8", "2.0", "2.1"]);
+}
